@@ -1,0 +1,121 @@
+// Package scorers defines what a reward function is to rewardd: the Scorer
+// interface, the Result it returns, and the compiler that turns a function
+// spec (name, kind, parameters) into a Scorer.
+//
+// Each kind lives in its own package (scorers/exactmatch, scorers/regex, …)
+// with a concrete New(Params) constructor. The set of kinds a process serves is
+// a Registry value built by the caller; nothing registers itself.
+//
+// Scorers are pure: no logging, no metrics, no globals. Anything that needs to
+// be observed is returned in the Result.
+package scorers
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Outcome says what a scorer decided about one rollout. The numbering matches
+// reward.v1.ScoreStatus. The zero value is not a valid outcome: a Result that
+// nobody filled in is treated as an error, never as a score of 0.
+type Outcome uint8
+
+const (
+	// OK means Value holds the score. A wrong answer is OK with a low value.
+	OK Outcome = 1
+	// NotApplicable means the function does not apply to this rollout (TRL's
+	// None), e.g. the row has no reference answer. Value is NaN.
+	NotApplicable Outcome = 2
+	// Error means the verifier itself could not decide (sandbox failure,
+	// internal timeout, malformed row field). Value is NaN and Reason says why.
+	Error Outcome = 3
+)
+
+// String returns the outcome as it appears in metrics and JSON output.
+func (o Outcome) String() string {
+	switch o {
+	case OK:
+		return "ok"
+	case NotApplicable:
+		return "not_applicable"
+	case Error:
+		return "error"
+	default:
+		return fmt.Sprintf("outcome(%d)", uint8(o))
+	}
+}
+
+// Result is the verdict of one function on one rollout.
+type Result struct {
+	// Value is the score when Outcome is OK, NaN otherwise.
+	Value float64
+	// Outcome is OK, NotApplicable or Error.
+	Outcome Outcome
+	// Reason explains a NotApplicable or Error outcome, and may explain an OK
+	// one (e.g. "no answer found"). It is meant for humans and logs.
+	Reason string
+}
+
+// Score returns an OK result with value v.
+func Score(v float64) Result { return Result{Value: v, Outcome: OK} }
+
+// ScoreWhy returns an OK result with value v and a reason (for example why a
+// rollout scored 0).
+func ScoreWhy(v float64, reason string) Result { return Result{Value: v, Outcome: OK, Reason: reason} }
+
+// Skip returns a NotApplicable result.
+func Skip(reason string) Result {
+	return Result{Value: math.NaN(), Outcome: NotApplicable, Reason: reason}
+}
+
+// Errorf returns an Error result whose reason is formatted as fmt.Sprintf.
+func Errorf(format string, args ...any) Result {
+	return Result{Value: math.NaN(), Outcome: Error, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Rollout is one completion as scorers see it.
+type Rollout struct {
+	// ID is the caller's identifier of the rollout; scorers do not use it.
+	ID string
+	// Group identifies the prompt the rollout answers (the GRPO group).
+	Group string
+	// Prompt is the prompt text (for chat format, as rendered by the caller).
+	Prompt string
+	// Completion is the text being scored.
+	Completion string
+	// Fields holds the dataset row's other columns (reference answers,
+	// tests, per-row patterns). It may be nil.
+	Fields map[string]*structpb.Value
+}
+
+// Field returns the row field called name, and whether it is present and not
+// null.
+func (r *Rollout) Field(name string) (*structpb.Value, bool) {
+	v, ok := r.Fields[name]
+	if !ok || v == nil {
+		return nil, false
+	}
+	if _, null := v.Kind.(*structpb.Value_NullValue); null || v.Kind == nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// Scorer scores rollouts for one reward function.
+//
+// Score must be safe for concurrent use by many goroutines, deterministic (the
+// same rollout always gives the same Result), and must never panic on any
+// input; the engine still recovers a panic into an Error result for that one
+// rollout. Score should return promptly once ctx is done; a scorer that does
+// slow work (running a program) must stop it and return an Error result. A
+// scorer whose work is a few microseconds of string processing may ignore ctx:
+// the engine checks it between rollouts.
+//
+// An OK Result carries a finite Value; the engine turns a non-finite OK value
+// into an Error so that a NaN never reaches a trainer disguised as a score.
+type Scorer interface {
+	Score(ctx context.Context, r *Rollout) Result
+}
