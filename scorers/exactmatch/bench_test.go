@@ -1,0 +1,92 @@
+package exactmatch_test
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/rewardd/rewardd/scorers"
+)
+
+// benchRollouts builds GSM8K-sized rollouts (about 400 bytes) from the gold
+// solutions in testdata, each ending its answer the way the named style does.
+func benchRollouts(b *testing.B, style string) []*scorers.Rollout {
+	rows := loadGSM8K(b, "testdata/gsm8k_sample.jsonl")
+	rs := make([]*scorers.Rollout, len(rows))
+	for i, row := range rows {
+		var c string
+		switch style {
+		case "gsm8k":
+			c = row.solution
+		case "last_number":
+			c = row.body + "So the answer is " + row.final + "."
+		case "boxed":
+			c = row.body + `The final answer is $\boxed{` + row.final + `}$.`
+		case "answer_tag":
+			c = "<think>" + row.body + "</think>\n<answer>" + row.final + "</answer>"
+		case "wrong":
+			c = row.body + "So the answer is " + row.final + "1."
+		}
+		rs[i] = rollout(c, structpb.NewStringValue(row.final))
+	}
+	return rs
+}
+
+// BenchmarkScore is one evaluation (one function on one rollout) with the
+// typical configuration, per style of completion.
+func BenchmarkScore(b *testing.B) {
+	s := mustNew(b, typical)
+	ctx := context.Background()
+	for _, style := range []string{"gsm8k", "last_number", "boxed", "answer_tag", "wrong"} {
+		b.Run(style, func(b *testing.B) {
+			rs := benchRollouts(b, style)
+			b.SetBytes(int64(len(rs[0].Completion)))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if res := s.Score(ctx, rs[i%len(rs)]); res.Outcome != scorers.OK {
+					b.Fatal(res)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkScoreParallel reports evaluations per second on all cores
+// (GOMAXPROCS, see -cpu).
+func BenchmarkScoreParallel(b *testing.B) {
+	s := mustNew(b, typical)
+	rs := benchRollouts(b, "last_number")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		i := 0
+		for pb.Next() {
+			if res := s.Score(ctx, rs[i%len(rs)]); res.Value != 1 {
+				b.Fatal(res)
+			}
+			i++
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
+}
+
+// BenchmarkScoreRegex is the regex extractor for comparison: the slow path.
+func BenchmarkScoreRegex(b *testing.B) {
+	p := typical
+	p.Extract = []string{"regex"}
+	p.ExtractPattern = `answer is \$?(-?[\d,]*\.?\d+)`
+	s := mustNew(b, p)
+	rs := benchRollouts(b, "last_number")
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if res := s.Score(ctx, rs[i%len(rs)]); res.Value != 1 {
+			b.Fatal(res)
+		}
+		i++
+	}
+}

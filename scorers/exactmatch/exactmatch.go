@@ -1,0 +1,256 @@
+// Package exactmatch implements the exact_match scorer kind: 1 when the
+// answer extracted from the completion equals one of the row's reference
+// answers after normalization, else 0.
+package exactmatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/extract"
+)
+
+// Params configures an exact_match function.
+type Params struct {
+	// ReferenceField is the row field holding the reference answer: a
+	// string, a number, or a list of acceptable answers. Default "answer".
+	ReferenceField string `yaml:"reference_field"`
+	// Extract lists the extractors tried on the completion, in order; the
+	// first that finds an answer wins. Names: boxed, answer_tag, gsm8k,
+	// last_number, regex, none (the whole completion). Default [none].
+	Extract []string `yaml:"extract"`
+	// ExtractPattern is the regular expression (RE2 syntax) of the regex
+	// extractor: the answer is its group named "answer", else its first
+	// group, else the whole match, in the last match. It is required by
+	// regex, and refused without it; extract and reference_extract share
+	// it.
+	ExtractPattern string `yaml:"extract_pattern"`
+	// Normalize lists the normalizers applied to both sides, in order:
+	// strip, lower, whitespace, punctuation, numeric. Default [strip].
+	// With numeric, two answers that both read as numbers compare as
+	// numbers (see extract.ParseNumber; the number is read from the
+	// extracted text before the other normalizers); otherwise they compare
+	// as strings after the other normalizers.
+	Normalize []string `yaml:"normalize"`
+	// Tolerance is the relative tolerance of numeric comparisons, in
+	// [0, 1); 0 means exact. It needs the numeric normalizer.
+	Tolerance float64 `yaml:"tolerance"`
+	// ReferenceExtract lists extractors applied to each reference, as
+	// Extract is to the completion (for example [gsm8k] when the reference
+	// is a whole GSM8K solution ending in "#### 18"). Default: none, the
+	// reference is used as it is.
+	ReferenceExtract []string `yaml:"reference_extract"`
+}
+
+// Scorer scores rollouts for one exact_match function. It is safe for
+// concurrent use.
+type Scorer struct {
+	field      string
+	extract    []extractor
+	refExtract []extractor
+	normalize  []func(string) string
+	numeric    bool
+	tolerance  float64
+
+	noReference, noRefAnswer string // NotApplicable reasons
+}
+
+// extractor finds an answer in a text; see package extract.
+type extractor func(string) (string, bool)
+
+// New builds a scorer from p, filling in defaults. A bad parameter is
+// reported as a *scorers.ParamError naming its key.
+func New(p Params) (*Scorer, error) {
+	s := &Scorer{field: p.ReferenceField, tolerance: p.Tolerance}
+	if s.field == "" {
+		s.field = "answer"
+	}
+	var re *extract.Regexp
+	if p.ExtractPattern != "" {
+		if !slices.Contains(p.Extract, "regex") && !slices.Contains(p.ReferenceExtract, "regex") {
+			return nil, &scorers.ParamError{Key: "extract_pattern", Err: errors.New("is set but no extract list has regex")}
+		}
+		var err error
+		if re, err = extract.NewRegexp(p.ExtractPattern); err != nil {
+			return nil, &scorers.ParamError{Key: "extract_pattern", Err: fmt.Errorf("compile %q: %w", p.ExtractPattern, err)}
+		}
+	}
+	var err error
+	if s.extract, err = extractors("extract", p.Extract, []string{"none"}, re); err != nil {
+		return nil, err
+	}
+	if s.refExtract, err = extractors("reference_extract", p.ReferenceExtract, nil, re); err != nil {
+		return nil, err
+	}
+	normalize := p.Normalize
+	if len(normalize) == 0 {
+		normalize = []string{"strip"}
+	}
+	for _, name := range normalize {
+		if name == "numeric" {
+			s.numeric = true
+			continue
+		}
+		f, err := normalizer(name)
+		if err != nil {
+			return nil, &scorers.ParamError{Key: "normalize", Err: err}
+		}
+		s.normalize = append(s.normalize, f)
+	}
+	switch t := p.Tolerance; {
+	case math.IsNaN(t) || t < 0 || t >= 1:
+		return nil, &scorers.ParamError{Key: "tolerance", Err: fmt.Errorf("%v is not in [0, 1)", t)}
+	case t > 0 && !s.numeric:
+		return nil, &scorers.ParamError{Key: "tolerance", Err: errors.New("needs the numeric normalizer")}
+	}
+	s.noReference = fmt.Sprintf("no reference in field %q", s.field)
+	s.noRefAnswer = fmt.Sprintf("no answer found in the reference in field %q", s.field)
+	return s, nil
+}
+
+// extractors resolves a list of extractor names; key is the parameter that
+// holds them.
+func extractors(key string, names, def []string, re *extract.Regexp) ([]extractor, error) {
+	if len(names) == 0 {
+		names = def
+	}
+	fs := make([]extractor, 0, len(names))
+	for _, name := range names {
+		var f extractor
+		switch name {
+		case "boxed":
+			f = extract.Boxed
+		case "answer_tag":
+			f = extract.AnswerTag
+		case "gsm8k":
+			f = extract.GSM8K
+		case "last_number":
+			f = extract.LastNumber
+		case "none":
+			f = whole
+		case "regex":
+			if re == nil {
+				return nil, &scorers.ParamError{Key: key, Err: errors.New("regex needs extract_pattern")}
+			}
+			f = re.Extract
+		default:
+			return nil, &scorers.ParamError{Key: key, Err: fmt.Errorf(
+				"unknown extractor %q (one of boxed, answer_tag, gsm8k, last_number, regex, none)", name)}
+		}
+		fs = append(fs, f)
+	}
+	return fs, nil
+}
+
+func normalizer(name string) (func(string) string, error) {
+	switch name {
+	case "strip":
+		return extract.Strip, nil
+	case "lower":
+		return extract.Lower, nil
+	case "whitespace":
+		return extract.Whitespace, nil
+	case "punctuation":
+		return extract.Punctuation, nil
+	}
+	return nil, fmt.Errorf("unknown normalizer %q (one of strip, lower, whitespace, punctuation, numeric)", name)
+}
+
+// whole is the "none" extractor: the answer is the whole text.
+func whole(s string) (string, bool) { return s, strings.TrimSpace(s) != "" }
+
+// Score returns 1 when the completion's answer matches a reference, 0 when it
+// does not or when no answer is found, NotApplicable when the row has no
+// reference, and Error when the reference field holds something other than
+// strings or numbers. It costs a few hundred nanoseconds of string scanning
+// per rollout (microseconds with the regex extractor) and does not look at
+// ctx.
+func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
+	refs, found, err := scorers.Strings(r, s.field)
+	if err != nil {
+		return scorers.Errorf("%v", err)
+	}
+	if !found {
+		return scorers.Skip(s.noReference)
+	}
+	var ans answer
+	answered := false // ans holds the completion's answer
+	for _, ref := range refs {
+		ref, ok := s.reference(ref)
+		if !ok {
+			continue
+		}
+		if !answered {
+			text, ok := find(s.extract, r.Completion)
+			if !ok {
+				return scorers.ScoreWhy(0, "no answer found")
+			}
+			ans, answered = s.prepare(text), true
+		}
+		if s.match(ans, s.prepare(ref)) {
+			return scorers.Score(1)
+		}
+	}
+	switch {
+	case answered:
+		return scorers.Score(0)
+	case len(s.refExtract) > 0 && hasText(refs):
+		return scorers.Skip(s.noRefAnswer)
+	default:
+		return scorers.Skip(s.noReference)
+	}
+}
+
+// reference applies the reference extractors to ref; it reports false when
+// ref is blank or holds no answer.
+func (s *Scorer) reference(ref string) (string, bool) {
+	if len(s.refExtract) == 0 {
+		return whole(ref)
+	}
+	return find(s.refExtract, ref)
+}
+
+// answer is a text ready for comparison.
+type answer struct {
+	text   string // after the string normalizers
+	num    extract.Number
+	number bool // num holds the text's value
+}
+
+func (s *Scorer) prepare(text string) answer {
+	var a answer
+	if s.numeric {
+		a.num, a.number = extract.ParseNumber(text)
+	}
+	for _, f := range s.normalize {
+		text = f(text)
+	}
+	a.text = text
+	return a
+}
+
+func (s *Scorer) match(a, b answer) bool {
+	if a.number && b.number {
+		return a.num.Equal(b.num, s.tolerance)
+	}
+	return a.text == b.text && a.text != "" // "?" and "!" are not equal once punctuation is gone
+}
+
+// find returns the answer of the first extractor that finds one.
+func find(fs []extractor, text string) (string, bool) {
+	for _, f := range fs {
+		if ans, ok := f(text); ok {
+			return ans, true
+		}
+	}
+	return "", false
+}
+
+func hasText(refs []string) bool {
+	return slices.ContainsFunc(refs, func(r string) bool { return strings.TrimSpace(r) != "" })
+}

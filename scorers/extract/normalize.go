@@ -1,0 +1,105 @@
+package extract
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The string normalizers below return s itself, without allocating, when
+// there is nothing to change.
+
+// Strip removes leading and trailing white space.
+func Strip(s string) string { return strings.TrimSpace(s) }
+
+// Lower maps s to lower case (Unicode).
+func Lower(s string) string { return strings.ToLower(s) }
+
+// Whitespace replaces every run of white space (Unicode) with one space and
+// removes leading and trailing white space. Bytes that are not valid UTF-8
+// are kept as they are.
+func Whitespace(s string) string {
+	if collapsed(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	s = strings.TrimSpace(s)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			space = true
+		} else {
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteString(s[i : i+n]) // keeps invalid bytes as they are
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// collapsed reports whether s is ASCII and already in the form Whitespace
+// gives.
+func collapsed(s string) bool {
+	prevSpace := true // no leading space
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || c != ' ' && asciiSpace(c) {
+			return false
+		}
+		if c == ' ' {
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		} else {
+			prevSpace = false
+		}
+	}
+	return s == "" || s[len(s)-1] != ' '
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// Punctuation removes every Unicode punctuation character (category P:
+// .,;:!?'"()[]{}-_/\@#%&* and their non-ASCII kin). Symbols such as $ + = ^
+// are kept. Bytes that are not valid UTF-8 are kept as they are.
+func Punctuation(s string) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if isPunct(r, n) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !isPunct(r, n) {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// isPunct reports whether the rune r, decoded from n bytes, is punctuation.
+// An invalid byte (RuneError of width 1) is not.
+func isPunct(r rune, n int) bool {
+	if r == utf8.RuneError && n == 1 {
+		return false
+	}
+	return unicode.IsPunct(r)
+}

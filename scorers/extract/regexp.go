@@ -1,0 +1,53 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Regexp extracts the answer with a regular expression (RE2 syntax) compiled
+// once. It is the slow path: prefer the scans of this package where one fits.
+type Regexp struct {
+	re    *regexp.Regexp
+	group int
+	// prefix is a literal that every match begins with; when the text does
+	// not contain it, the regexp engine is not run at all.
+	prefix string
+}
+
+// NewRegexp compiles pattern. The answer is the submatch named "answer" if
+// the pattern has one, else its first group, else the whole match.
+func NewRegexp(pattern string) (*Regexp, error) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	group := re.SubexpIndex("answer")
+	if group < 0 {
+		group = min(1, re.NumSubexp())
+	}
+	prefix, _ := re.LiteralPrefix()
+	return &Regexp{re: re, group: group, prefix: prefix}, nil
+}
+
+// Extract returns the answer group of the last match of the pattern in s
+// whose answer group took part in the match and is not blank.
+func (r *Regexp) Extract(s string) (string, bool) {
+	if r.prefix != "" && !strings.Contains(s, r.prefix) {
+		return "", false
+	}
+	matches := r.re.FindAllStringSubmatchIndex(s, -1)
+	for k := len(matches) - 1; k >= 0; k-- {
+		lo, hi := matches[k][2*r.group], matches[k][2*r.group+1]
+		if lo < 0 {
+			continue
+		}
+		if ans, ok := nonBlank(s[lo:hi]); ok {
+			return ans, true
+		}
+	}
+	return "", false
+}
+
+// String returns the pattern.
+func (r *Regexp) String() string { return r.re.String() }
