@@ -1,0 +1,272 @@
+// Package format implements the format scorer kind: it scores the structure
+// of a completion, not its content.
+//
+// Modes:
+//
+//   - strict: the whole completion, after trimming outer whitespace, is one
+//     block per tag in the order of Tags (<think>…</think><answer>…</answer>
+//     by default), each tag opened and closed exactly once, only whitespace
+//     between blocks. Score 1, or 0 with a reason naming the first problem.
+//     A block may be empty.
+//   - partial: open-r1's tag_count partial credit. Each of the 2·len(Tags)
+//     open and close tags present exactly once earns 1/(2·len(Tags)): 0.25
+//     each for <think>, </think>, <answer>, </answer>. Unlike open-r1, which
+//     counts "<think>\n", "\n</think>\n", "\n<answer>\n" and "\n</answer>",
+//     the tags are counted bare, without the newlines around them, and any
+//     list of tags may be used.
+//   - json: the completion, or its last ```json fenced block if it has one,
+//     is JSON (a JSON object holding every one of RequiredKeys at its top
+//     level, when they are given). Score 1, or 0 with a reason.
+//
+// Tags are matched case-sensitively, as open-r1 does.
+package format
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rewardd/rewardd/scorers"
+)
+
+// Params configures a format function.
+type Params struct {
+	// Mode is strict (the default), partial or json.
+	Mode string `yaml:"mode,omitempty"`
+	// Tags are the tag names in their required order; default think, answer.
+	// Strict and partial modes only.
+	Tags []string `yaml:"tags,omitempty"`
+	// RequiredKeys are keys the JSON object must have at its top level.
+	// JSON mode only.
+	RequiredKeys []string `yaml:"required_keys,omitempty"`
+}
+
+// Modes.
+const (
+	Strict  = "strict"
+	Partial = "partial"
+	JSON    = "json"
+)
+
+// Scorer scores the format of completions. It is safe for concurrent use.
+type Scorer struct {
+	mode string
+	// tags[i] is the i-th tag's open and close strings with the reasons
+	// about them, prepared once so that scoring does not format strings.
+	tags []tag
+	// order explains tags out of order.
+	order string
+	keys  []string
+	// missingKey[i] explains the absence of keys[i].
+	missingKey []string
+}
+
+type tag struct {
+	name        string // answer
+	open, close string // <answer>, </answer>
+	// missing and repeated explain a count of 0 or more than 1, for open
+	// ([0]) and close ([1]).
+	missing, repeated [2]string
+	// before is the reason for text before the first tag; after for text
+	// after the last; between for text between this tag's block and the
+	// next one's.
+	before, after, between string
+}
+
+// New returns a scorer for p. Errors are *scorers.ParamError naming the key
+// at fault.
+func New(p Params) (*Scorer, error) {
+	s := &Scorer{mode: p.Mode}
+	switch s.mode {
+	case "":
+		s.mode = Strict
+	case Strict, Partial, JSON:
+	default:
+		return nil, &scorers.ParamError{Key: "mode", Err: fmt.Errorf("unknown mode %q (one of strict, partial, json)", p.Mode)}
+	}
+	if s.mode == JSON {
+		if p.Tags != nil {
+			return nil, &scorers.ParamError{Key: "tags", Err: errors.New("is not used in json mode")}
+		}
+		s.keys = p.RequiredKeys
+		for _, k := range p.RequiredKeys {
+			s.missingKey = append(s.missingKey, fmt.Sprintf("key %q missing", k))
+		}
+		return s, nil
+	}
+	if p.RequiredKeys != nil {
+		return nil, &scorers.ParamError{Key: "required_keys", Err: fmt.Errorf("is only used in json mode, not %s", s.mode)}
+	}
+	names := p.Tags
+	if names == nil {
+		names = []string{"think", "answer"}
+	}
+	if len(names) == 0 {
+		return nil, &scorers.ParamError{Key: "tags", Err: errors.New("is empty")}
+	}
+	seen := make(map[string]bool, len(names))
+	for i, name := range names {
+		switch {
+		case name == "":
+			return nil, &scorers.ParamError{Key: "tags", Err: fmt.Errorf("tag %d is empty", i+1)}
+		case strings.ContainsAny(name, "<>"):
+			return nil, &scorers.ParamError{Key: "tags", Err: fmt.Errorf("tag %q holds < or >; give the name only", name)}
+		case strings.HasPrefix(name, "/"):
+			return nil, &scorers.ParamError{Key: "tags", Err: fmt.Errorf("tag %q starts with /; give the name only", name)}
+		case seen[name]:
+			return nil, &scorers.ParamError{Key: "tags", Err: fmt.Errorf("tag %q is listed twice", name)}
+		}
+		seen[name] = true
+		t := tag{name: name, open: "<" + name + ">", close: "</" + name + ">"}
+		t.missing = [2]string{"tag " + t.open + " missing", "tag " + t.close + " missing"}
+		t.repeated = [2]string{"tag " + t.open + " repeated", "tag " + t.close + " repeated"}
+		t.before, t.after = "text before "+t.open, "text after "+t.close
+		if i > 0 {
+			s.tags[i-1].between = "text between " + s.tags[i-1].close + " and " + t.open
+		}
+		s.tags = append(s.tags, t)
+		s.order += t.open + "…" + t.close
+	}
+	s.order = "tags out of order (want " + s.order + ")"
+	return s, nil
+}
+
+// Score scores the completion's format. It does not use ctx: its work is a
+// scan of the completion.
+func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
+	switch s.mode {
+	case Partial:
+		return s.partial(r.Completion)
+	case JSON:
+		return s.scoreJSON(r.Completion)
+	default:
+		return s.strict(r.Completion)
+	}
+}
+
+// mark records how often one tag string occurs and where it first does.
+type mark struct{ count, pos int }
+
+// maxStackTags is the number of tags whose marks fit on the stack.
+const maxStackTags = 8
+
+// scan fills marks[2i] and marks[2i+1] with the occurrences of tags[i]'s open
+// and close strings in text. It visits each '<' of text once.
+func (s *Scorer) scan(text string, marks []mark) {
+	clear(marks)
+	for i := 0; ; i++ {
+		j := strings.IndexByte(text[i:], '<')
+		if j < 0 {
+			return
+		}
+		i += j
+		rest, closing := text[i+1:], 0
+		if strings.HasPrefix(rest, "/") {
+			rest, closing = rest[1:], 1
+		}
+		for k := range s.tags {
+			name := s.tags[k].name
+			if len(rest) > len(name) && rest[len(name)] == '>' && rest[:len(name)] == name {
+				m := &marks[2*k+closing]
+				if m.count == 0 {
+					m.pos = i
+				}
+				m.count++
+				break
+			}
+		}
+	}
+}
+
+// marks returns a slice for scan, on the stack when tags are few.
+func (s *Scorer) marks(buf *[2 * maxStackTags]mark) []mark {
+	if n := 2 * len(s.tags); n <= len(buf) {
+		return buf[:n]
+	}
+	return make([]mark, 2*len(s.tags))
+}
+
+func (s *Scorer) strict(text string) scorers.Result {
+	text = strings.TrimSpace(text)
+	var buf [2 * maxStackTags]mark
+	marks := s.marks(&buf)
+	s.scan(text, marks)
+	for i, m := range marks {
+		switch {
+		case m.count == 0:
+			return scorers.ScoreWhy(0, s.tags[i/2].missing[i%2])
+		case m.count > 1:
+			return scorers.ScoreWhy(0, s.tags[i/2].repeated[i%2])
+		}
+	}
+	for i := 1; i < len(marks); i++ {
+		if marks[i].pos < marks[i-1].pos {
+			return scorers.ScoreWhy(0, s.order)
+		}
+	}
+	if marks[0].pos != 0 {
+		return scorers.ScoreWhy(0, s.tags[0].before)
+	}
+	for i := 0; i+1 < len(s.tags); i++ {
+		end := marks[2*i+1].pos + len(s.tags[i].close)
+		if strings.TrimSpace(text[end:marks[2*i+2].pos]) != "" {
+			return scorers.ScoreWhy(0, s.tags[i].between)
+		}
+	}
+	last := len(s.tags) - 1
+	if marks[2*last+1].pos+len(s.tags[last].close) != len(text) {
+		return scorers.ScoreWhy(0, s.tags[last].after)
+	}
+	return scorers.Score(1)
+}
+
+func (s *Scorer) partial(text string) scorers.Result {
+	var buf [2 * maxStackTags]mark
+	marks := s.marks(&buf)
+	s.scan(text, marks)
+	once, reason := 0, ""
+	for i, m := range marks {
+		switch {
+		case m.count == 1:
+			once++
+		case reason != "":
+		case m.count == 0:
+			reason = s.tags[i/2].missing[i%2]
+		default:
+			reason = s.tags[i/2].repeated[i%2]
+		}
+	}
+	return scorers.ScoreWhy(float64(once)/float64(len(marks)), reason)
+}
+
+func (s *Scorer) scoreJSON(text string) scorers.Result {
+	doc := text
+	if body, found, closed := lastJSONBlock(text); found {
+		if !closed {
+			return scorers.ScoreWhy(0, "```json block not closed")
+		}
+		doc = body
+	}
+	if !json.Valid([]byte(doc)) {
+		if len(s.keys) == 0 {
+			return scorers.ScoreWhy(0, "not valid JSON")
+		}
+		var v any
+		return scorers.ScoreWhy(0, "not valid JSON: "+json.Unmarshal([]byte(doc), &v).Error())
+	}
+	if len(s.keys) == 0 {
+		return scorers.Score(1)
+	}
+	missing, isObject := missingKey(doc, s.keys)
+	switch {
+	case !isObject:
+		return scorers.ScoreWhy(0, "JSON is not an object")
+	case missing >= 0:
+		return scorers.ScoreWhy(0, s.missingKey[missing])
+	}
+	return scorers.Score(1)
+}
+
+var _ scorers.Scorer = (*Scorer)(nil)

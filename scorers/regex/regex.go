@@ -1,0 +1,268 @@
+// Package regex implements the regex scorer kind: a pattern (RE2 syntax,
+// linear time) tested against the completion.
+//
+// The modes follow Python's re: match anchors at the start of the text,
+// fullmatch at both ends, search finds a match anywhere (each scores 1 or 0),
+// and count scores min(1, count/count_target) where count is the number of
+// non-overlapping matches. Anchoring uses \A and \z, so the m flag changes
+// only what ^ and $ inside the pattern mean.
+//
+// Go's regexp engine is several times slower than CPython's re on typical
+// completions, so each pattern is analysed once for literal text every match
+// must contain, start or end with; strings.Contains, HasPrefix and Index then
+// reject most non-matching texts, and narrow the others, before the engine
+// runs. Where the pattern is plain text the engine does not run at all.
+//
+// Differences from Python's re, beyond RE2 syntax: without the m flag $
+// matches only at the very end (Python's $ also matches before a final
+// newline; write \n?$ for that), and count ignores an empty match right after
+// a previous match (Python's findall counts it).
+package regex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp/syntax"
+	"sync"
+
+	"github.com/rewardd/rewardd/scorers"
+)
+
+// Params configures a regex function.
+type Params struct {
+	// Pattern is the regular expression, in RE2 syntax.
+	Pattern string `yaml:"pattern,omitempty"`
+	// PatternField names the row field that holds the pattern, for datasets
+	// with a pattern per row. Exactly one of Pattern and PatternField is set.
+	PatternField string `yaml:"pattern_field,omitempty"`
+	// Mode is match, fullmatch, search (the default) or count.
+	Mode string `yaml:"mode,omitempty"`
+	// CountTarget is n in count mode's score min(1, count/n). 0 means 1; it
+	// may be set in count mode only.
+	CountTarget int `yaml:"count_target,omitempty"`
+	// Flags holds any of the letters i (case-insensitive), m (^ and $ match
+	// at line breaks) and s (. matches a newline).
+	Flags string `yaml:"flags,omitempty"`
+}
+
+// Modes.
+const (
+	Match     = "match"
+	FullMatch = "fullmatch"
+	Search    = "search"
+	Count     = "count"
+)
+
+// rowCacheSize bounds the compiled row patterns a scorer keeps.
+const rowCacheSize = 1024
+
+// Scorer scores completions against a pattern. It is safe for concurrent use.
+type Scorer struct {
+	mode  string
+	n     int
+	flags syntax.Flags
+	// fixed is the compiled Pattern; nil when patterns come from a row field.
+	fixed *matcher
+	field string
+	rows  *cache
+	// noPattern is the reason given for a row without a pattern.
+	noPattern string
+}
+
+// New returns a scorer for p. Errors are *scorers.ParamError naming the key
+// at fault; a pattern that does not compile is reported under "pattern" with
+// the pattern quoted.
+func New(p Params) (*Scorer, error) {
+	s := &Scorer{mode: p.Mode, n: p.CountTarget, field: p.PatternField}
+	switch s.mode {
+	case "":
+		s.mode = Search
+	case Match, FullMatch, Search, Count:
+	default:
+		return nil, &scorers.ParamError{Key: "mode", Err: fmt.Errorf("unknown mode %q (one of match, fullmatch, search, count)", p.Mode)}
+	}
+	switch {
+	case s.n < 0:
+		return nil, &scorers.ParamError{Key: "count_target", Err: fmt.Errorf("is %d, want at least 1", s.n)}
+	case s.n > 0 && s.mode != Count:
+		return nil, &scorers.ParamError{Key: "count_target", Err: fmt.Errorf("is only used in count mode, not %s", s.mode)}
+	case s.n == 0:
+		s.n = 1
+	}
+	s.flags = syntax.Perl
+	for _, f := range p.Flags {
+		switch f {
+		case 'i':
+			s.flags |= syntax.FoldCase
+		case 'm':
+			s.flags &^= syntax.OneLine
+		case 's':
+			s.flags |= syntax.DotNL
+		default:
+			return nil, &scorers.ParamError{Key: "flags", Err: fmt.Errorf("unknown flag %q (any of i, m, s)", f)}
+		}
+	}
+	switch {
+	case p.Pattern == "" && p.PatternField == "":
+		return nil, &scorers.ParamError{Key: "pattern", Err: errors.New("is missing (set pattern or pattern_field)")}
+	case p.Pattern != "" && p.PatternField != "":
+		return nil, &scorers.ParamError{Key: "pattern_field", Err: errors.New("is set together with pattern (set only one)")}
+	case p.PatternField != "":
+		s.rows = newCache(rowCacheSize, s.compile)
+		s.noPattern = "no pattern in field " + s.field
+		return s, nil
+	}
+	m, err := s.compile(p.Pattern)
+	if err != nil {
+		return nil, &scorers.ParamError{Key: "pattern", Err: err}
+	}
+	s.fixed = m
+	return s, nil
+}
+
+// Score tests the completion against the pattern. A row without the pattern
+// field (or with an empty one) is NotApplicable; a row pattern that does not
+// compile is an Error. Score does not use ctx: its work is bounded by the
+// completion's length (RE2 matching is linear in it).
+func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
+	m := s.fixed
+	if m == nil {
+		pat, found, err := scorers.String(r, s.field)
+		switch {
+		case err != nil:
+			return scorers.Errorf("%v", err)
+		case !found || pat == "":
+			return scorers.Skip(s.noPattern)
+		}
+		if m, err = s.rows.get(pat); err != nil {
+			return scorers.Errorf("field %s: %v", s.field, err)
+		}
+	}
+	return m.score(r.Completion)
+}
+
+// matcher is one compiled pattern in the scorer's mode.
+type matcher struct {
+	n int
+	// find answers whether there is a match (all modes but count with n > 1).
+	find *check
+	// all counts matches (count mode with n > 1).
+	all *check
+}
+
+func (m *matcher) score(text string) scorers.Result {
+	if m.all != nil {
+		c := m.all.count(text, m.n)
+		if c == 0 {
+			return scorers.ScoreWhy(0, "no match")
+		}
+		return scorers.Score(float64(c) / float64(m.n))
+	}
+	if m.find.exists(text) {
+		return scorers.Score(1)
+	}
+	return scorers.ScoreWhy(0, "no match")
+}
+
+// compile parses pat with the scorer's flags and builds its matcher. Errors
+// quote the pattern.
+func (s *Scorer) compile(pat string) (*matcher, error) {
+	tree, err := syntax.Parse(pat, s.flags)
+	if err != nil {
+		return nil, fmt.Errorf("compile %q: %w", short(pat), err)
+	}
+	m := &matcher{n: s.n}
+	switch s.mode {
+	case Match:
+		tree = anchor(tree, true, false)
+	case FullMatch:
+		tree = anchor(tree, true, true)
+	}
+	if s.mode == Count && s.n > 1 {
+		m.all, err = newCheck(tree, false)
+	} else {
+		m.find, err = newCheck(tree, true)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compile %q: %w", short(pat), err)
+	}
+	return m, nil
+}
+
+// anchor wraps tree in \A and/or \z.
+func anchor(tree *syntax.Regexp, begin, end bool) *syntax.Regexp {
+	sub := []*syntax.Regexp{tree}
+	if begin {
+		sub = append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, sub...)
+	}
+	if end {
+		sub = append(sub, &syntax.Regexp{Op: syntax.OpEndText})
+	}
+	return &syntax.Regexp{Op: syntax.OpConcat, Sub: sub}
+}
+
+// cache holds compiled row patterns, failures included. It is bounded: when
+// the current generation is full it becomes the old one and the previous old
+// one is dropped; a hit in the old generation moves the entry back. Patterns
+// in use thus survive, at a cost of at most 2×size entries.
+type cache struct {
+	size  int
+	build func(string) (*matcher, error)
+
+	mu       sync.RWMutex
+	cur, old map[string]entry
+}
+
+type entry struct {
+	m   *matcher
+	err error
+}
+
+func newCache(size int, build func(string) (*matcher, error)) *cache {
+	return &cache{size: size, build: build, cur: make(map[string]entry)}
+}
+
+// get returns the matcher for pat, compiling it on first use. Two goroutines
+// missing at once may both compile; one result is kept.
+func (c *cache) get(pat string) (*matcher, error) {
+	c.mu.RLock()
+	e, ok := c.cur[pat]
+	c.mu.RUnlock()
+	if ok {
+		return e.m, e.err
+	}
+	c.mu.Lock()
+	e, ok = c.old[pat]
+	if ok {
+		c.put(pat, e)
+	}
+	c.mu.Unlock()
+	if ok {
+		return e.m, e.err
+	}
+	e.m, e.err = c.build(pat)
+	c.mu.Lock()
+	c.put(pat, e)
+	c.mu.Unlock()
+	return e.m, e.err
+}
+
+// put stores e; c.mu must be held for writing.
+func (c *cache) put(pat string, e entry) {
+	if len(c.cur) >= c.size {
+		c.old, c.cur = c.cur, make(map[string]entry, c.size)
+	}
+	c.cur[pat] = e
+}
+
+var _ scorers.Scorer = (*Scorer)(nil)
+
+// short cuts a long pattern for error messages.
+func short(pat string) string {
+	const max = 200
+	if len(pat) > max {
+		return pat[:max] + "…"
+	}
+	return pat
+}
