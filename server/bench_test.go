@@ -1,0 +1,134 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+// benchConfig is three string functions typical of math GRPO.
+const benchConfig = `
+functions:
+  - name: accuracy
+    kind: exact_match
+    reference_field: answer
+    extract: [boxed, answer_tag, gsm8k, last_number]
+    normalize: [strip, numeric]
+  - name: format
+    kind: format
+    tags: [think, answer]
+  - name: steps
+    kind: regex
+    pattern: '<<[^>]*>>'
+    mode: count
+    count_target: 3
+`
+
+// gsm8kBatch returns n rollouts made of GSM8K gold solutions (~400 B), a
+// quarter of them with the final number changed.
+func gsm8kBatch(b testing.TB, n int) []*rewardv1.Rollout {
+	rows := gsm8k(b)
+	out := make([]*rewardv1.Rollout, n)
+	for i := range out {
+		r := rows[i%len(rows)]
+		gold := goldNumber(r.Answer)
+		c := r.Answer
+		if i%4 == 3 {
+			c = strings.Replace(c, "#### ", "#### 9", 1)
+		}
+		out[i] = &rewardv1.Rollout{Completion: c, Fields: answerField(gold)}
+	}
+	return out
+}
+
+func benchService(b *testing.B, workers int) *server.Service {
+	cfg, err := config.Load("bench.yml", []byte(benchConfig), builtin.Registry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := server.NewMetrics(prometheus.NewRegistry(), []string{"accuracy", "format", "steps"})
+	return server.NewService(cfg, builtin.Registry(), server.NewEngine(workers, 64, m, zap.NewNop()), zap.NewNop())
+}
+
+// BenchmarkServiceScore measures server-side scoring (no transport): one
+// 16,384-rollout × 3-function batch per op. evals/s is rollout-function
+// evaluations per second.
+func BenchmarkServiceScore(b *testing.B) {
+	svc := benchService(b, 2)
+	req := &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 16384)}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := svc.Score(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*16384*3/b.Elapsed().Seconds(), "evals/s")
+}
+
+// BenchmarkLoopbackScore measures end to end over loopback TCP gRPC: one
+// 1,024-rollout × 3-function Score call per op, from 4 concurrent clients,
+// with latency percentiles.
+func BenchmarkLoopbackScore(b *testing.B) {
+	svc := benchService(b, 2)
+	m := server.NewMetrics(prometheus.NewRegistry(), nil)
+	gs, _ := server.NewGRPCServer(svc, m, zap.NewNop())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gs.Serve(lis)
+	}()
+	defer func() { gs.Stop(); <-done }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	client := rewardv1.NewRewardServiceClient(conn)
+	req := &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 1024)}
+
+	latencies := make(chan time.Duration, 1<<20)
+	b.SetParallelism(2) // 2 × GOMAXPROCS(2) = 4 concurrent clients
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			start := time.Now()
+			if _, err := client.Score(context.Background(), req); err != nil {
+				b.Error(err)
+				return
+			}
+			select {
+			case latencies <- time.Since(start):
+			default:
+			}
+		}
+	})
+	b.StopTimer()
+	close(latencies)
+	var ls []time.Duration
+	for l := range latencies {
+		ls = append(ls, l)
+	}
+	slices.Sort(ls)
+	if len(ls) > 0 {
+		b.ReportMetric(float64(ls[len(ls)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(ls[len(ls)*99/100].Microseconds())/1000, "p99-ms")
+	}
+	b.ReportMetric(float64(b.N)*1024*3/b.Elapsed().Seconds(), "evals/s")
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/rewardd/rewardd/server/jsonl"
+)
+
+// protoCodec is grpc's proto codec with one difference: when a message does
+// not decode because a string field holds invalid UTF-8 (which proto3
+// forbids, and which a buggy client can still send), the error names the
+// field and the offset, e.g. "rollouts[3].completion: invalid UTF-8 at byte
+// 17", instead of only saying that some string field is invalid. gRPC sends
+// decode errors to the client with its own INTERNAL code; the message is what
+// we can improve.
+type protoCodec struct{ encoding.CodecV2 }
+
+func newProtoCodec() protoCodec { return protoCodec{encoding.GetCodecV2("proto")} }
+
+func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	err := c.CodecV2.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	if m, ok := v.(proto.Message); ok {
+		if where := invalidUTF8(data.Materialize(), m.ProtoReflect().Descriptor(), ""); where != "" {
+			return fmt.Errorf("%s (%w)", where, err)
+		}
+	}
+	return err
+}
+
+// invalidUTF8 walks the wire encoding of a message of type md and returns
+// where its first string field with invalid UTF-8 is, or "".
+func invalidUTF8(b []byte, md protoreflect.MessageDescriptor, prefix string) string {
+	seen := make(map[protowire.Number]int)
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return ""
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return ""
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return ""
+		}
+		b = b[n:]
+		fd := md.Fields().ByNumber(num)
+		if fd == nil {
+			continue
+		}
+		name := prefix + string(fd.Name())
+		if fd.IsList() || fd.IsMap() {
+			name = fmt.Sprintf("%s[%d]", name, seen[num])
+			seen[num]++
+		}
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			if !utf8.Valid(v) {
+				return fmt.Sprintf("%s: invalid UTF-8 at byte %d", name, jsonl.FirstInvalidUTF8(v))
+			}
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			if where := invalidUTF8(v, fd.Message(), name+"."); where != "" {
+				return where
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,358 @@
+// Package config reads rewardd's YAML config file: the served reward
+// functions, their weights, the aggregation, and the request limits.
+//
+// Decoding is strict, as in Prometheus: defaults first, then the file, then
+// validation. An unknown key, a value of the wrong type, a function that does
+// not compile are all errors naming the file, line, function and key. Every
+// problem is reported at once, not only the first.
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/server/aggregate"
+)
+
+// Config is a loaded, validated and compiled config.
+type Config struct {
+	// Functions are the served functions, in file order.
+	Functions []*scorers.Function
+	// Weights holds a weight for every served function (1 unless the file
+	// says otherwise).
+	Weights map[string]float64
+	// Aggregation is the default aggregation, nil when the file sets none.
+	Aggregation *Aggregation
+	// Limits bound every request.
+	Limits Limits
+	// Fingerprint is a stable hash of what the config means (functions,
+	// parameters, weights, aggregation), not of how it is written.
+	Fingerprint string
+}
+
+// Aggregation names how scores combine into rewards and advantages.
+type Aggregation struct {
+	// Mode is sum_then_normalize (GRPO), normalize_then_sum (GDPO) or
+	// hatchery.
+	Mode string `yaml:"mode"`
+	// Scale is group, batch or none (GRPO); default group.
+	Scale string `yaml:"scale"`
+}
+
+// Limits bound the work one request may ask for (design §7).
+type Limits struct {
+	// MaxRollouts is the most rollouts one request may carry.
+	MaxRollouts int `yaml:"max_rollouts"`
+	// MaxCompletionBytes bounds each completion.
+	MaxCompletionBytes int `yaml:"max_completion_bytes"`
+	// MaxPromptBytes bounds each prompt.
+	MaxPromptBytes int `yaml:"max_prompt_bytes"`
+	// MaxMessageBytes bounds a whole request message (gRPC or HTTP body).
+	MaxMessageBytes int `yaml:"max_message_bytes"`
+	// MaxInlineFunctions bounds the functions a request may define inline.
+	MaxInlineFunctions int `yaml:"max_inline_functions"`
+	// RequestTimeout bounds the time spent on one request; a client deadline
+	// shorter than this wins.
+	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// MaxInflightRequests is how many requests may be in progress at once;
+	// beyond it a request is answered RESOURCE_EXHAUSTED immediately.
+	MaxInflightRequests int `yaml:"max_inflight_requests"`
+}
+
+// DefaultLimits are the limits when the file says nothing.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxRollouts:         16384,
+		MaxCompletionBytes:  1 << 20,
+		MaxPromptBytes:      1 << 20,
+		MaxMessageBytes:     256 << 20,
+		MaxInlineFunctions:  16,
+		RequestTimeout:      2 * time.Minute,
+		MaxInflightRequests: 64,
+	}
+}
+
+// file is the YAML layout of a config file.
+type file struct {
+	Functions   []yaml.Node        `yaml:"functions"`
+	Weights     map[string]float64 `yaml:"weights"`
+	Aggregation *Aggregation       `yaml:"aggregation"`
+	Limits      Limits             `yaml:"limits"`
+}
+
+// Error is one problem in a config file.
+type Error struct {
+	File         string
+	Line, Column int
+	// Function is the name of the function at fault, if any.
+	Function string
+	// Key is the key at fault ("functions[2].pattern", "weights.acc").
+	Key string
+	Err error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ":%d", e.Column)
+		}
+	}
+	b.WriteString(": ")
+	if e.Function != "" {
+		fmt.Fprintf(&b, "function %q: ", e.Function)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, "%s: ", e.Key)
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errors is every problem found in a config file. Its Error method prints one
+// per line.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Load parses, validates and compiles the config in data; filename is used in
+// error messages only. The error, if any, is of type Errors.
+func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
+	var errs Errors
+	fail := func(line, col int, function, key string, err error) {
+		errs = append(errs, &Error{File: filename, Line: line, Column: col, Function: function, Key: key, Err: err})
+	}
+
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		fail(0, 0, "", "", fmt.Errorf("parse YAML: %w", err))
+		return nil, errs
+	}
+	f := file{Limits: DefaultLimits()}
+	if err := scorers.DecodeStrict(&root, &f); err != nil {
+		var pe *scorers.ParamError
+		if errors.As(err, &pe) {
+			fail(pe.Line, pe.Column, "", pe.Key, pe.Err)
+		} else {
+			fail(0, 0, "", "", err)
+		}
+		return nil, errs
+	}
+
+	cfg := &Config{Weights: make(map[string]float64), Aggregation: f.Aggregation, Limits: f.Limits}
+	if len(f.Functions) == 0 {
+		fail(root.Line, root.Column, "", "functions", errors.New("no functions: a config serves at least one"))
+	}
+	seen := make(map[string]int) // name → line of first definition
+	for i := range f.Functions {
+		node := &f.Functions[i]
+		key := fmt.Sprintf("functions[%d]", i)
+		spec, err := specOf(node)
+		if err != nil {
+			var pe *scorers.ParamError
+			errors.As(err, &pe)
+			fail(pe.Line, pe.Column, "", key+"."+pe.Key, pe.Err)
+			continue
+		}
+		if first, dup := seen[spec.Name]; dup {
+			fail(node.Line, node.Column, spec.Name, key+".name", fmt.Errorf("duplicate name (first defined on line %d)", first))
+			continue
+		}
+		seen[spec.Name] = node.Line
+		fn, err := reg.Compile(spec)
+		if err != nil {
+			line, col, k := node.Line, node.Column, ""
+			var pe *scorers.ParamError
+			if errors.As(err, &pe) {
+				k = pe.Key
+				if pe.Line > 0 {
+					line, col = pe.Line, pe.Column
+				}
+				err = pe.Err
+				if k == "kind" {
+					line, col = posOf(node, "kind", line, col)
+				}
+			}
+			fail(line, col, spec.Name, k, err)
+			continue
+		}
+		cfg.Functions = append(cfg.Functions, fn)
+		cfg.Weights[fn.Name] = 1
+	}
+
+	weightsNode := valueOf(&root, "weights")
+	for name, w := range f.Weights {
+		line, col := posOf(weightsNode, name, 0, 0)
+		if _, ok := seen[name]; !ok {
+			fail(line, col, "", "weights."+name, fmt.Errorf("no function is called %q", name))
+			continue
+		}
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			fail(line, col, name, "weights."+name, fmt.Errorf("weight %v is not a finite number", w))
+			continue
+		}
+		cfg.Weights[name] = w
+	}
+
+	if a := f.Aggregation; a != nil {
+		aggNode := valueOf(&root, "aggregation")
+		mode, modeErr := aggregate.ParseMode(a.Mode)
+		if a.Mode == "" {
+			modeErr = fmt.Errorf("is missing (sum_then_normalize, normalize_then_sum or hatchery)")
+		}
+		scale, scaleErr := aggregate.ParseScale(a.Scale)
+		if a.Scale == "" {
+			a.Scale = scale.String()
+		}
+		switch {
+		case modeErr != nil:
+			line, col := posOf(aggNode, "mode", aggNode.Line, aggNode.Column)
+			fail(line, col, "", "aggregation.mode", modeErr)
+		case scaleErr != nil:
+			line, col := posOf(aggNode, "scale", aggNode.Line, aggNode.Column)
+			fail(line, col, "", "aggregation.scale", scaleErr)
+		default:
+			weights := make([]float64, len(cfg.Functions))
+			for i, fn := range cfg.Functions {
+				weights[i] = cfg.Weights[fn.Name]
+			}
+			if err := (aggregate.Spec{Mode: mode, Scale: scale, Weights: weights}).Validate(); err != nil {
+				line, col := posOf(aggNode, "mode", aggNode.Line, aggNode.Column)
+				fail(line, col, "", "aggregation", err)
+			}
+		}
+	}
+
+	limitsNode := valueOf(&root, "limits")
+	for _, l := range f.Limits.problems() {
+		line, col := posOf(limitsNode, l.key, 0, 0)
+		fail(line, col, "", "limits."+l.key, l.err)
+	}
+
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *Error) int { return a.Line - b.Line })
+		return nil, errs
+	}
+	cfg.Fingerprint = fingerprint(cfg)
+	return cfg, nil
+}
+
+// specOf splits a function's mapping into its name, kind and the remaining
+// parameters.
+func specOf(node *yaml.Node) (scorers.Spec, error) {
+	if node.Kind != yaml.MappingNode {
+		return scorers.Spec{}, &scorers.ParamError{Line: node.Line, Column: node.Column,
+			Err: errors.New("a function is a mapping with name, kind and the kind's parameters")}
+	}
+	spec := scorers.Spec{Params: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: node.Line, Column: node.Column}}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		k, v := node.Content[i], node.Content[i+1]
+		switch k.Value {
+		case "name", "kind":
+			if v.Kind != yaml.ScalarNode {
+				return spec, &scorers.ParamError{Key: k.Value, Line: v.Line, Column: v.Column, Err: errors.New("must be a string")}
+			}
+			if k.Value == "name" {
+				spec.Name = v.Value
+			} else {
+				spec.Kind = v.Value
+			}
+		default:
+			spec.Params.Content = append(spec.Params.Content, k, v)
+		}
+	}
+	if spec.Name == "" {
+		return spec, &scorers.ParamError{Key: "name", Line: node.Line, Column: node.Column, Err: errors.New("is missing")}
+	}
+	return spec, nil
+}
+
+// valueOf returns the value node of key in the document's top mapping, or an
+// empty node.
+func valueOf(root *yaml.Node, key string) *yaml.Node {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i+1]
+			}
+		}
+	}
+	return &yaml.Node{}
+}
+
+// posOf returns the position of key in mapping node n, or the fallback.
+func posOf(n *yaml.Node, key string, line, col int) (int, int) {
+	if n != nil && n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i].Line, n.Content[i].Column
+			}
+		}
+	}
+	return line, col
+}
+
+type limitProblem struct {
+	key string
+	err error
+}
+
+func (l Limits) problems() []limitProblem {
+	var ps []limitProblem
+	positive := func(key string, v int) {
+		if v <= 0 {
+			ps = append(ps, limitProblem{key, fmt.Errorf("must be positive, got %d", v)})
+		}
+	}
+	positive("max_rollouts", l.MaxRollouts)
+	positive("max_completion_bytes", l.MaxCompletionBytes)
+	positive("max_prompt_bytes", l.MaxPromptBytes)
+	positive("max_message_bytes", l.MaxMessageBytes)
+	positive("max_inline_functions", l.MaxInlineFunctions)
+	positive("max_inflight_requests", l.MaxInflightRequests)
+	if l.RequestTimeout <= 0 {
+		ps = append(ps, limitProblem{"request_timeout", fmt.Errorf("must be positive, got %v", l.RequestTimeout)})
+	}
+	return ps
+}
+
+// fingerprint hashes what the config means: each function's name, kind and
+// canonical parameters in order, the weights by name, and the aggregation.
+// Limits are operational and left out.
+func fingerprint(cfg *Config) string {
+	h := sha256.New()
+	for _, fn := range cfg.Functions {
+		fmt.Fprintf(h, "function %q %q %d\n", fn.Name, fn.Kind, len(fn.Canonical))
+		h.Write(fn.Canonical)
+		fmt.Fprintf(h, "weight %v\n", cfg.Weights[fn.Name])
+	}
+	if a := cfg.Aggregation; a != nil {
+		fmt.Fprintf(h, "aggregation %q %q\n", a.Mode, a.Scale)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:32]
+}

@@ -1,0 +1,146 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+func load(t *testing.T, name string) (*config.Config, error) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return config.Load(path, data, builtin.Registry())
+}
+
+func TestGood(t *testing.T) {
+	cfg, err := load(t, "math.good.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, fn := range cfg.Functions {
+		names = append(names, fn.Name+":"+fn.Kind)
+	}
+	if want := []string{"accuracy:exact_match", "format:format", "cites:regex"}; !slices.Equal(names, want) {
+		t.Errorf("functions = %v, want %v", names, want)
+	}
+	if w := cfg.Weights; w["accuracy"] != 1 || w["format"] != 0.2 || w["cites"] != 1 {
+		t.Errorf("weights = %v, want accuracy 1, format 0.2, cites 1 (the default)", w)
+	}
+	if a := cfg.Aggregation; a == nil || a.Mode != "normalize_then_sum" || a.Scale != "group" {
+		t.Errorf("aggregation = %+v", a)
+	}
+	if cfg.Limits.MaxRollouts != 4096 || cfg.Limits.RequestTimeout != 30*time.Second {
+		t.Errorf("limits = %+v, want max_rollouts 4096, request_timeout 30s", cfg.Limits)
+	}
+	if d := config.DefaultLimits(); cfg.Limits.MaxCompletionBytes != d.MaxCompletionBytes {
+		t.Errorf("unset limit max_completion_bytes = %d, want the default %d", cfg.Limits.MaxCompletionBytes, d.MaxCompletionBytes)
+	}
+	if !strings.HasPrefix(cfg.Fingerprint, "sha256:") {
+		t.Errorf("fingerprint %q", cfg.Fingerprint)
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	a, err := load(t, "math.good.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := load(t, "math-reordered.good.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Fingerprint != b.Fingerprint {
+		t.Errorf("same meaning, different fingerprints: %s vs %s", a.Fingerprint, b.Fingerprint)
+	}
+	data, _ := os.ReadFile("testdata/math.good.yml")
+	for _, change := range []struct{ from, to string }{
+		{"format: 0.2", "format: 0.3"},
+		{"count_target: 3", "count_target: 4"},
+		{"mode: normalize_then_sum", "mode: sum_then_normalize"},
+		{"name: cites", "name: citations"},
+	} {
+		changed := strings.Replace(string(data), change.from, change.to, 1)
+		c, err := config.Load("changed.yml", []byte(changed), builtin.Registry())
+		if err != nil {
+			t.Fatalf("%s → %s: %v", change.from, change.to, err)
+		}
+		if c.Fingerprint == a.Fingerprint {
+			t.Errorf("%s → %s did not change the fingerprint", change.from, change.to)
+		}
+	}
+}
+
+// want is one expected problem: where it is and what is at fault.
+type want struct {
+	line     int
+	function string
+	key      string
+}
+
+func TestBad(t *testing.T) {
+	cases := map[string][]want{
+		"unknown-top-key.bad.yml":      {{4, "", "wieghts"}},
+		"unknown-function-key.bad.yml": {{5, "accuracy", "extrct"}},
+		"bad-regex.bad.yml":            {{6, "cites", "pattern"}},
+		"unknown-kind.bad.yml":         {{3, "judge", "kind"}},
+		"duplicate-name.bad.yml":       {{4, "format", "functions[1].name"}},
+		"weight-for-nothing.bad.yml":   {{6, "", "weights.acuracy"}},
+		"bad-aggregation.bad.yml":      {{5, "", "aggregation.mode"}},
+		"bad-limit.bad.yml":            {{5, "", "limits.max_rollouts"}},
+		"wrong-type.bad.yml":           {{6, "cites", "count_target"}},
+		"no-functions.bad.yml":         {{1, "", "functions"}},
+		"many-problems.bad.yml": {
+			{5, "a", "pattern"},
+			{8, "b", "extract"},
+			{11, "c", "mode"},
+			{13, "", "weights.d"},
+		},
+	}
+	files, _ := filepath.Glob("testdata/*.bad.yml")
+	if len(files) != len(cases) {
+		t.Errorf("%d bad files in testdata, %d cases: every bad file needs its expected errors", len(files), len(cases))
+	}
+	for name, wants := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(t, name)
+			var errs config.Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("err = %v, want config.Errors", err)
+			}
+			t.Logf("error as the user sees it:\n%v", err)
+			if len(errs) != len(wants) {
+				t.Fatalf("%d errors, want %d", len(errs), len(wants))
+			}
+			for i, w := range wants {
+				e := errs[i]
+				if e.Line != w.line || e.Function != w.function || e.Key != w.key {
+					t.Errorf("error %d at line %d, function %q, key %q; want line %d, function %q, key %q",
+						i, e.Line, e.Function, e.Key, w.line, w.function, w.key)
+				}
+				if e.File != filepath.Join("testdata", name) {
+					t.Errorf("error %d names file %q", i, e.File)
+				}
+			}
+		})
+	}
+}
+
+func TestNotYAML(t *testing.T) {
+	_, err := config.Load("x.yml", []byte("functions: [\n"), builtin.Registry())
+	var errs config.Errors
+	if !errors.As(err, &errs) || len(errs) != 1 {
+		t.Fatalf("err = %v, want one config error", err)
+	}
+}

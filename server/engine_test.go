@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
+
+	"github.com/rewardd/rewardd/scorers"
+)
+
+// scorerFunc adapts a function to scorers.Scorer.
+type scorerFunc func(context.Context, *scorers.Rollout) scorers.Result
+
+func (f scorerFunc) Score(ctx context.Context, r *scorers.Rollout) scorers.Result { return f(ctx, r) }
+
+func task(name string, f scorerFunc) Task {
+	return Task{Function: &scorers.Function{Name: name, Kind: "test", Scorer: f}, Label: InlineLabel}
+}
+
+func newTestEngine(t *testing.T, workers, maxInflight int) (*Engine, *Metrics) {
+	t.Helper()
+	m := NewMetrics(prometheus.NewRegistry(), nil)
+	return NewEngine(workers, maxInflight, m, zap.NewNop()), m
+}
+
+func rollouts(n int) []*scorers.Rollout {
+	rs := make([]*scorers.Rollout, n)
+	for i := range rs {
+		rs[i] = &scorers.Rollout{ID: strconv.Itoa(i), Completion: strconv.Itoa(i)}
+	}
+	return rs
+}
+
+// idScore scores a rollout with its own index times mul: results out of
+// place show at once.
+func idScore(mul float64) scorerFunc {
+	return func(_ context.Context, r *scorers.Rollout) scorers.Result {
+		i, _ := strconv.Atoi(r.ID)
+		return scorers.Score(float64(i) * mul)
+	}
+}
+
+func TestEngineAlignsResults(t *testing.T) {
+	e, m := newTestEngine(t, 3, 4)
+	for _, n := range []int{0, 1, 5, 255, 256, 257, 1000, 5003} {
+		rs := rollouts(n)
+		res, err := e.Score(context.Background(), []Task{task("a", idScore(1)), task("b", idScore(-2))}, rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 2 || len(res[0]) != n || len(res[1]) != n {
+			t.Fatalf("n=%d: result shape %d×%d", n, len(res), len(res[0]))
+		}
+		for i := range n {
+			if res[0][i].Value != float64(i) || res[1][i].Value != float64(-2*i) {
+				t.Fatalf("n=%d rollout %d: got %v, %v", n, i, res[0][i].Value, res[1][i].Value)
+			}
+		}
+	}
+	if got := testutil.ToFloat64(m.rolloutsScored); got != 0+1+5+255+256+257+1000+5003 {
+		t.Errorf("rewardd_rollouts_scored_total = %v", got)
+	}
+	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(InlineLabel, "ok")); got != 2*(1+5+255+256+257+1000+5003) {
+		t.Errorf("ok outcomes = %v", got)
+	}
+}
+
+func TestEnginePanicIsOneError(t *testing.T) {
+	e, m := newTestEngine(t, 2, 4)
+	boom := func(_ context.Context, r *scorers.Rollout) scorers.Result {
+		if r.ID == "7" || r.ID == "8" || r.ID == "300" {
+			panic("boom on " + r.ID)
+		}
+		return scorers.Score(1)
+	}
+	res, err := e.Score(context.Background(), []Task{task("boom", boom)}, rollouts(400))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res[0] {
+		bad := i == 7 || i == 8 || i == 300
+		if bad && (r.Outcome != scorers.Error || r.Reason == "" || !math.IsNaN(r.Value)) {
+			t.Errorf("rollout %d: %+v, want an Error with a reason", i, r)
+		}
+		if !bad && (r.Outcome != scorers.OK || r.Value != 1) {
+			t.Errorf("rollout %d: %+v, want OK 1", i, r)
+		}
+	}
+	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(InlineLabel, "error")); got != 3 {
+		t.Errorf("error outcomes = %v, want 3", got)
+	}
+}
+
+func TestEngineSanitizes(t *testing.T) {
+	e, _ := newTestEngine(t, 1, 1)
+	cases := []scorers.Result{
+		{Value: math.NaN(), Outcome: scorers.OK},
+		{Value: math.Inf(1), Outcome: scorers.OK},
+		{Value: 0}, // no outcome: never a silent 0
+		{Value: 0.5, Outcome: scorers.NotApplicable}, // n/a carries NaN
+	}
+	for i, c := range cases {
+		res, err := e.Score(context.Background(), []Task{task("x", func(context.Context, *scorers.Rollout) scorers.Result { return c })}, rollouts(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res[0][0]
+		if !math.IsNaN(got.Value) || got.Reason == "" || got.Outcome == scorers.OK {
+			t.Errorf("case %d: %+v became %+v, want NaN, not OK, with a reason", i, c, got)
+		}
+	}
+}
+
+// TestEngineBoundsConcurrency runs many requests at once and checks that no
+// more than the pool size of evaluations ever run together.
+func TestEngineBoundsConcurrency(t *testing.T) {
+	const workers = 3
+	e, _ := newTestEngine(t, workers, 100)
+	var running, peak atomic.Int64
+	slow := func(context.Context, *scorers.Rollout) scorers.Result {
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Microsecond)
+		running.Add(-1)
+		return scorers.Score(1)
+	}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if _, err := e.Score(context.Background(), []Task{task("s", slow), task("t", slow)}, rollouts(40)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if p := peak.Load(); p > workers || p < 1 {
+		t.Errorf("peak concurrent evaluations = %d, want 1..%d", p, workers)
+	}
+}
+
+// TestEngineOverload fills the admission limit and checks that the next
+// request is refused at once, not queued.
+func TestEngineOverload(t *testing.T) {
+	e, m := newTestEngine(t, 1, 1)
+	release := make(chan struct{})
+	started := make(chan struct{})
+	var once sync.Once
+	block := func(context.Context, *scorers.Rollout) scorers.Result {
+		once.Do(func() { close(started) })
+		<-release
+		return scorers.Score(1)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := e.Score(context.Background(), []Task{task("b", block)}, rollouts(1)); err != nil {
+			t.Error(err)
+		}
+	})
+	<-started
+	_, err := e.Score(context.Background(), []Task{task("b", block)}, rollouts(1))
+	if !errors.Is(err, ErrOverloaded) {
+		t.Errorf("second request: err = %v, want ErrOverloaded", err)
+	}
+	close(release)
+	wg.Wait()
+	if got := testutil.ToFloat64(m.poolRejected); got != 1 {
+		t.Errorf("rewardd_pool_rejected_total = %v, want 1", got)
+	}
+	// Capacity is back once the first request is done.
+	if _, err := e.Score(context.Background(), []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
+		t.Errorf("after load dropped: %v", err)
+	}
+}
+
+// TestEngineCancelStopsQueuedWork cancels a request while its first chunk
+// runs and checks that the queued chunks never run.
+func TestEngineCancelStopsQueuedWork(t *testing.T) {
+	e, _ := newTestEngine(t, 1, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls atomic.Int64
+	f := func(ctx context.Context, r *scorers.Rollout) scorers.Result {
+		if calls.Add(1) == 1 {
+			cancel()
+			<-ctx.Done()
+		}
+		return scorers.Score(1)
+	}
+	_, err := e.Score(ctx, []Task{task("f", f)}, rollouts(10000))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	// The chunk that was running stops at its next context check (every 16
+	// rollouts); no other chunk starts.
+	if n := calls.Load(); n > 16 {
+		t.Errorf("%d evaluations ran after cancellation, want at most 16", n)
+	}
+	// The pool slot is free again.
+	if _, err := e.Score(context.Background(), []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
+		t.Errorf("after cancel: %v", err)
+	}
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// RequestError is a request the server refuses as malformed or over a limit.
+// Its message is sent to the client as is, so it names the rollout index,
+// field and limit at fault and nothing internal.
+type RequestError struct {
+	Code codes.Code // InvalidArgument or NotFound
+	Msg  string
+}
+
+func (e *RequestError) Error() string { return e.Msg }
+
+func invalid(format string, args ...any) error {
+	return &RequestError{Code: codes.InvalidArgument, Msg: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) error {
+	return &RequestError{Code: codes.NotFound, Msg: fmt.Sprintf(format, args...)}
+}
+
+// toStatus is the one place where errors become gRPC statuses. Anything it
+// does not recognise is an internal error: logged here, once, with its detail,
+// and sent to the client as a bare "internal error".
+func toStatus(log *zap.Logger, method string, err error) *status.Status {
+	if err == nil {
+		return status.New(codes.OK, "")
+	}
+	var re *RequestError
+	switch {
+	case errors.As(err, &re):
+		return status.New(re.Code, re.Msg)
+	case errors.Is(err, ErrOverloaded):
+		return status.New(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, errShuttingDown):
+		return status.New(codes.Unavailable, err.Error())
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err)
+	}
+	if s, ok := status.FromError(err); ok {
+		return s
+	}
+	log.Error("internal error", zap.String("method", method), zap.Error(err))
+	return status.New(codes.Internal, "internal error")
+}
+
+// httpStatus maps a gRPC code to the HTTP status of the JSON endpoints.
+func httpStatus(c codes.Code) int {
+	switch c {
+	case codes.OK:
+		return http.StatusOK
+	case codes.InvalidArgument, codes.OutOfRange, codes.FailedPrecondition:
+		return http.StatusBadRequest
+	case codes.NotFound:
+		return http.StatusNotFound
+	case codes.ResourceExhausted:
+		return http.StatusTooManyRequests
+	case codes.Unauthenticated:
+		return http.StatusUnauthorized
+	case codes.PermissionDenied:
+		return http.StatusForbidden
+	case codes.DeadlineExceeded:
+		return http.StatusGatewayTimeout
+	case codes.Canceled:
+		return 499 // client closed request
+	case codes.Unavailable:
+		return http.StatusServiceUnavailable
+	case codes.Unimplemented:
+		return http.StatusNotImplemented
+	default:
+		return http.StatusInternalServerError
+	}
+}

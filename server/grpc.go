@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+)
+
+// errShuttingDown refuses new work while the server drains.
+var errShuttingDown = errors.New("server is shutting down, retry on another replica")
+
+// NewGRPCServer returns a gRPC server exposing svc as reward.v1.RewardService,
+// the standard health service and reflection (so grpcurl works). Errors are
+// mapped to statuses in one interceptor, panics are recovered in another.
+// Extra options (TLS credentials, auth interceptors) come from the caller.
+func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+	opts = append([]grpc.ServerOption{
+		grpc.MaxRecvMsgSize(svc.cfg.Limits.MaxMessageBytes),
+		grpc.MaxSendMsgSize(svc.cfg.Limits.MaxMessageBytes),
+		grpc.ForceServerCodecV2(newProtoCodec()),
+		grpc.ChainUnaryInterceptor(observeUnary(m, log), recoverUnary(log)),
+	}, opts...)
+	gs := grpc.NewServer(opts...)
+	rewardv1.RegisterRewardServiceServer(gs, &grpcService{svc: svc})
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(rewardv1.RewardService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(gs, hs)
+	reflection.Register(gs)
+	return gs, hs
+}
+
+// grpcService adapts Service to the generated interface.
+type grpcService struct {
+	rewardv1.UnimplementedRewardServiceServer
+	svc *Service
+}
+
+func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
+	return g.svc.Score(ctx, req)
+}
+
+func (g *grpcService) ListFunctions(ctx context.Context, req *rewardv1.ListFunctionsRequest) (*rewardv1.ListFunctionsResponse, error) {
+	return g.svc.ListFunctions(ctx, req)
+}
+
+// observeUnary maps the handler's error to a status (toStatus, the one place)
+// and records the request in the metrics of RewardService methods.
+func observeUnary(m *Metrics, log *zap.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		method := info.FullMethod[strings.LastIndexByte(info.FullMethod, '/')+1:]
+		st := toStatus(log, method, err)
+		if strings.HasPrefix(info.FullMethod, "/"+rewardv1.RewardService_ServiceDesc.ServiceName+"/") && slices.Contains(methods(), method) {
+			m.requests.WithLabelValues(method, st.Code().String()).Inc()
+			m.requestDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
+		}
+		log.Debug("request", zap.String("method", method), zap.Stringer("code", st.Code()), zap.Duration("took", time.Since(start)))
+		if st.Code() != codes.OK {
+			return nil, st.Err()
+		}
+		return resp, nil
+	}
+}
+
+// recoverUnary turns a handler panic into an internal error; grpc-go itself
+// does not recover handler panics, and one bad request must not kill the
+// process.
+func recoverUnary(log *zap.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("handler panicked", zap.String("method", info.FullMethod), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+				err = status.Error(codes.Internal, "internal error")
+			}
+		}()
+		return handler(ctx, req)
+	}
+}

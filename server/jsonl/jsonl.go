@@ -1,0 +1,277 @@
+// Package jsonl reads and writes the JSONL row format of `rewardd score`
+// and `rewardd bench` (design §5): one dataset row per line; the keys id,
+// group, prompt and completion are reserved, every other key is a field.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+)
+
+// Row is one parsed input line.
+type Row struct {
+	// Line is the 1-based line number in the input.
+	Line int
+	// ID is the row's id as it was written (any JSON value), or the line
+	// number when the row has none.
+	ID json.RawMessage
+	// Rollout is the row as the API sees it.
+	Rollout *rewardv1.Rollout
+}
+
+// Reader reads rows from JSONL input, one line at a time.
+type Reader struct {
+	r       *bufio.Reader
+	line    int
+	maxLine int
+}
+
+// NewReader reads from r. A line longer than maxLine bytes is an error for
+// that line only.
+func NewReader(r io.Reader, maxLine int) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 1<<16), maxLine: maxLine}
+}
+
+// LineError is a malformed line: the reader skips it and goes on.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Next returns the next row. It returns io.EOF at the end, and a *LineError
+// for a malformed line, after which reading may go on. Blank lines are
+// skipped.
+func (rd *Reader) Next() (*Row, error) {
+	for {
+		line, size, err := rd.readLine()
+		if err != nil {
+			return nil, err
+		}
+		rd.line++
+		if size > rd.maxLine {
+			return nil, &LineError{rd.line, fmt.Errorf("line is %d bytes; the limit is %d", size, rd.maxLine)}
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		row, err := Parse(line)
+		if err != nil {
+			return nil, &LineError{rd.line, err}
+		}
+		row.Line = rd.line
+		if row.ID == nil {
+			row.ID = json.RawMessage(fmt.Sprint(rd.line))
+		}
+		return row, nil
+	}
+}
+
+// readLine returns the next line without its newline, and the line's size.
+// The bytes of a line longer than maxLine are read and dropped, so a huge line
+// costs no memory beyond the limit.
+func (rd *Reader) readLine() (line []byte, size int, err error) {
+	for {
+		chunk, err := rd.r.ReadSlice('\n')
+		size += len(chunk)
+		if size <= rd.maxLine+1 {
+			line = append(line, chunk...)
+		}
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(line, []byte("\n")), size - 1, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && size > 0:
+			return line, size, nil
+		default:
+			return nil, 0, err
+		}
+	}
+}
+
+// Parse parses one JSONL line into a row.
+func Parse(line []byte) (*Row, error) {
+	if !utf8.Valid(line) {
+		return nil, fmt.Errorf("invalid UTF-8 at byte %d", FirstInvalidUTF8(line))
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if obj == nil {
+		return nil, errors.New("a row is a JSON object, got null")
+	}
+	row := &Row{Rollout: &rewardv1.Rollout{}}
+	fields := make(map[string]*structpb.Value, len(obj))
+	for k, raw := range obj {
+		var err error
+		switch k {
+		case "id":
+			row.ID = raw
+			row.Rollout.Id, err = idString(raw)
+		case "group":
+			row.Rollout.Group, err = idString(raw)
+		case "prompt":
+			row.Rollout.Prompt, err = text(raw, false)
+		case "completion":
+			row.Rollout.Completion, err = text(raw, true)
+		default:
+			var v any
+			if err = json.Unmarshal(raw, &v); err == nil {
+				fields[k], err = structpb.NewValue(v)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+	}
+	if _, ok := obj["completion"]; !ok {
+		return nil, errors.New(`no "completion" key`)
+	}
+	if len(fields) > 0 {
+		row.Rollout.Fields = &structpb.Struct{Fields: fields}
+	}
+	return row, nil
+}
+
+// idString reads an id or group: a string, or a number written as in the
+// input.
+func idString(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n.String(), nil
+	}
+	if string(raw) == "null" {
+		return "", nil
+	}
+	return "", fmt.Errorf("want a string or a number, got %s", truncate(raw))
+}
+
+// message is one chat turn.
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// text reads a prompt or completion: a string, or a chat as a list of
+// {role, content}. A chat completion is its last assistant message; a chat
+// prompt is its messages' contents joined by newlines.
+func text(raw json.RawMessage, completion bool) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var chat []message
+	if err := json.Unmarshal(raw, &chat); err != nil {
+		return "", fmt.Errorf("want a string or a list of {role, content} messages, got %s", truncate(raw))
+	}
+	if completion {
+		for i := len(chat) - 1; i >= 0; i-- {
+			if chat[i].Role == "assistant" {
+				return chat[i].Content, nil
+			}
+		}
+		if len(chat) == 1 {
+			return chat[0].Content, nil
+		}
+		return "", errors.New("chat completion has no assistant message")
+	}
+	var b bytes.Buffer
+	for i, m := range chat {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(m.Content)
+	}
+	return b.String(), nil
+}
+
+func truncate(raw []byte) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "…"
+	}
+	return string(raw)
+}
+
+// FirstInvalidUTF8 returns the offset of the first byte of b that is not
+// valid UTF-8, or len(b).
+func FirstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+// Output is one output line: a row's scores, or why its line was not scored.
+type Output struct {
+	ID json.RawMessage `json:"id,omitempty"`
+	// Line is set for a line that could not be parsed.
+	Line   int                 `json:"line,omitempty"`
+	Scores map[string]*float64 `json:"scores,omitempty"`
+	Errors map[string]string   `json:"errors,omitempty"`
+	// Reward and Advantage are set when aggregation was asked for.
+	Reward    *float64 `json:"reward,omitempty"`
+	Advantage *float64 `json:"advantage,omitempty"`
+	// Error says why the line was not scored.
+	Error string `json:"error,omitempty"`
+}
+
+// Outputs turns a response into one Output per row, in order. A value is
+// null unless its status is OK; the reason of every non-OK entry is in Errors.
+func Outputs(rows []*Row, resp *rewardv1.ScoreResponse) []Output {
+	out := make([]Output, len(rows))
+	for i, row := range rows {
+		o := Output{ID: row.ID, Scores: make(map[string]*float64, len(resp.GetFunctions()))}
+		for _, fs := range resp.GetFunctions() {
+			if fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK {
+				v := fs.GetValues()[i]
+				o.Scores[fs.GetName()] = &v
+			} else {
+				o.Scores[fs.GetName()] = nil
+				if o.Errors == nil {
+					o.Errors = make(map[string]string)
+				}
+				o.Errors[fs.GetName()] = fs.GetErrors()[int32(i)]
+			}
+		}
+		if len(resp.GetRewards()) == len(rows) {
+			o.Reward = finite(resp.GetRewards()[i])
+		}
+		if len(resp.GetAdvantages()) == len(rows) {
+			o.Advantage = finite(resp.GetAdvantages()[i])
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// finite returns a pointer to v, or nil (JSON null) for NaN and infinities,
+// which JSON cannot carry.
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}

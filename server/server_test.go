@@ -1,0 +1,458 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+const testConfig = `
+functions:
+  - name: accuracy
+    kind: exact_match
+    reference_field: answer
+    extract: [boxed, answer_tag, gsm8k, last_number]
+    normalize: [strip, numeric]
+  - name: format
+    kind: format
+    tags: [think, answer]
+  - name: steps
+    kind: regex
+    pattern: '<<[^>]*>>'
+    mode: count
+    count_target: 2
+limits:
+  max_rollouts: 5000
+  max_completion_bytes: 4096
+`
+
+// stack is a server with every transport, over real connections: gRPC on
+// bufconn, HTTP on a loopback socket.
+type stack struct {
+	client   rewardv1.RewardServiceClient
+	conn     *grpc.ClientConn
+	httpURL  string
+	registry *prometheus.Registry
+}
+
+func newStack(t *testing.T, configYAML string) *stack {
+	t.Helper()
+	cfg, err := config.Load("test.yml", []byte(configYAML), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := zap.NewNop()
+	reg := prometheus.NewRegistry()
+	names := make([]string, len(cfg.Functions))
+	for i, fn := range cfg.Functions {
+		names[i] = fn.Name
+	}
+	m := server.NewMetrics(reg, names)
+	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, 8, m, log), log)
+
+	gs, _ := server.NewGRPCServer(svc, m, log)
+	lis := bufconn.Listen(1 << 20)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		gs.Serve(lis)
+	}()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready server.Readiness
+	ready.Set(true)
+	hs := httptest.NewServer(server.NewHTTPHandler(svc, m, reg, &ready, log))
+	t.Cleanup(func() {
+		conn.Close()
+		gs.Stop()
+		<-served
+		hs.Close()
+	})
+	return &stack{client: rewardv1.NewRewardServiceClient(conn), conn: conn, httpURL: hs.URL, registry: reg}
+}
+
+type gsm8kRow struct{ Question, Answer string }
+
+// gsm8k reads the shared GSM8K test set.
+func gsm8k(t testing.TB) []gsm8kRow {
+	t.Helper()
+	f, err := os.Open("../../shared/data/gsm8k_test.jsonl")
+	if err != nil {
+		t.Skipf("GSM8K data not found (CI has ../shared beside the repo): %v", err)
+	}
+	defer f.Close()
+	var rows []gsm8kRow
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r gsm8kRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// goldNumber returns the number after "#### " in a GSM8K answer.
+func goldNumber(answer string) string {
+	_, n, _ := strings.Cut(answer, "#### ")
+	return strings.TrimSpace(n)
+}
+
+func answerField(v string) *structpb.Struct {
+	return &structpb.Struct{Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(v)}}
+}
+
+// TestScoreGSM8K scores every GSM8K gold solution against its own answer
+// (1.0), the same solutions with the final number changed (0.0), and rows
+// without a reference (NOT_APPLICABLE, never 0).
+func TestScoreGSM8K(t *testing.T) {
+	st := newStack(t, testConfig)
+	rows := gsm8k(t)
+	req := &rewardv1.ScoreRequest{BatchId: "gsm8k", Functions: []string{"accuracy"}}
+	for i, r := range rows {
+		gold := goldNumber(r.Answer)
+		wrong := strings.Replace(r.Answer, "#### "+gold, "#### "+gold+"1", 1)
+		req.Rollouts = append(req.Rollouts,
+			&rewardv1.Rollout{Id: fmt.Sprint(i, "-right"), Completion: r.Answer, Fields: answerField(gold)},
+			&rewardv1.Rollout{Id: fmt.Sprint(i, "-wrong"), Completion: wrong, Fields: answerField(gold)},
+			&rewardv1.Rollout{Id: fmt.Sprint(i, "-noref"), Completion: r.Answer},
+		)
+	}
+	resp, err := st.client.Score(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetBatchId() != "gsm8k" || len(resp.GetFunctions()) != 1 {
+		t.Fatalf("response: batch %q, %d functions", resp.GetBatchId(), len(resp.GetFunctions()))
+	}
+	acc := resp.GetFunctions()[0]
+	for i := range rows {
+		right, wrong, noref := 3*i, 3*i+1, 3*i+2
+		if acc.Status[right] != rewardv1.ScoreStatus_SCORE_STATUS_OK || acc.Values[right] != 1 {
+			t.Errorf("row %d gold solution: %v %v (%s), want OK 1", i, acc.Status[right], acc.Values[right], acc.Errors[int32(right)])
+		}
+		if acc.Status[wrong] != rewardv1.ScoreStatus_SCORE_STATUS_OK || acc.Values[wrong] != 0 {
+			t.Errorf("row %d changed answer: %v %v, want OK 0", i, acc.Status[wrong], acc.Values[wrong])
+		}
+		if acc.Status[noref] != rewardv1.ScoreStatus_SCORE_STATUS_NOT_APPLICABLE || !math.IsNaN(acc.Values[noref]) || acc.Errors[int32(noref)] == "" {
+			t.Errorf("row %d without reference: %v %v, want NOT_APPLICABLE NaN with a reason", i, acc.Status[noref], acc.Values[noref])
+		}
+	}
+}
+
+func TestScoreAllFunctionsAndInline(t *testing.T) {
+	st := newStack(t, testConfig)
+	completion := "<think>2 + 2 = <<2+2=4>>4, and <<4*1=4>>4</think><answer>4</answer>"
+	req := &rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{
+		{Completion: completion, Fields: answerField("4")},
+		{Completion: "no idea", Fields: answerField("4")},
+	}}
+	resp, err := st.client.Score(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]float64{}
+	for _, fs := range resp.GetFunctions() {
+		got[fs.GetName()] = fs.GetValues()
+	}
+	want := map[string][]float64{"accuracy": {1, 0}, "format": {1, 0}, "steps": {1, 0}}
+	for name, w := range want {
+		if fmt.Sprint(got[name]) != fmt.Sprint(w) {
+			t.Errorf("%s = %v, want %v", name, got[name], w)
+		}
+	}
+	if resp.GetConfigFingerprint() == "" {
+		t.Error("no config fingerprint in the response")
+	}
+
+	// Served functions by name, then an inline one.
+	params, _ := structpb.NewStruct(map[string]any{"pattern": "^<think>", "mode": "search"})
+	req.Functions = []string{"format"}
+	req.Inline = []*rewardv1.FunctionSpec{{Name: "starts_thinking", Kind: "regex", Params: params}}
+	resp, err = st.client.Score(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(resp.GetFunctions()); n != 2 || resp.Functions[1].GetName() != "starts_thinking" || fmt.Sprint(resp.Functions[1].Values) != "[1 0]" {
+		t.Errorf("inline function: %v", resp.GetFunctions())
+	}
+}
+
+// TestBadRequests sends each kind of bad input and checks the status code,
+// that the message names what is wrong, and that the server keeps serving.
+func TestBadRequests(t *testing.T) {
+	st := newStack(t, testConfig)
+	ctx := context.Background()
+	many := make([]*rewardv1.Rollout, 5001)
+	for i := range many {
+		many[i] = &rewardv1.Rollout{Completion: "x"}
+	}
+	badRegex, _ := structpb.NewStruct(map[string]any{"pattern": "(unclosed"})
+	unknownKey, _ := structpb.NewStruct(map[string]any{"pattern": "x", "modee": "count"})
+	cases := []struct {
+		name     string
+		req      *rewardv1.ScoreRequest
+		code     codes.Code
+		mentions string
+	}{
+		{"oversized batch", &rewardv1.ScoreRequest{Rollouts: many}, codes.InvalidArgument, "max_rollouts"},
+		{"unknown function", &rewardv1.ScoreRequest{Functions: []string{"acuracy"}}, codes.NotFound, "acuracy"},
+		{"function twice", &rewardv1.ScoreRequest{Functions: []string{"format", "format"}}, codes.InvalidArgument, "format"},
+		{"inline bad regex", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "regex", Params: badRegex}}}, codes.InvalidArgument, "(unclosed"},
+		{"inline unknown key", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "regex", Params: unknownKey}}}, codes.InvalidArgument, "modee"},
+		{"inline unknown kind", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "llm"}}}, codes.InvalidArgument, "llm"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := st.client.Score(ctx, c.req)
+			s := status.Convert(err)
+			if s.Code() != c.code || !strings.Contains(s.Message(), c.mentions) {
+				t.Errorf("got %v %q, want %v naming %q", s.Code(), s.Message(), c.code, c.mentions)
+			}
+		})
+	}
+
+	// An oversized completion fails only its own rollout, in every function.
+	req := &rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{
+		{Completion: "<answer>4</answer>", Fields: answerField("4")},
+		{Completion: strings.Repeat("x", 4097), Fields: answerField("4")},
+		{Completion: "<answer>5</answer>", Fields: answerField("4")},
+	}}
+	resp, err := st.client.Score(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fs := range resp.GetFunctions() {
+		if fs.Status[1] != rewardv1.ScoreStatus_SCORE_STATUS_ERROR || !strings.Contains(fs.Errors[1], "max_completion_bytes") {
+			t.Errorf("%s rollout 1: %v %q, want ERROR naming max_completion_bytes", fs.Name, fs.Status[1], fs.Errors[1])
+		}
+		if fs.Status[0] == rewardv1.ScoreStatus_SCORE_STATUS_ERROR || fs.Status[2] == rewardv1.ScoreStatus_SCORE_STATUS_ERROR {
+			t.Errorf("%s: the good rollouts were lost: %v", fs.Name, fs.Status)
+		}
+	}
+	if acc := resp.Functions[0]; acc.Values[0] != 1 || acc.Values[2] != 0 {
+		t.Errorf("accuracy = %v, want [1 NaN 0]", acc.Values)
+	}
+}
+
+// rawCodec sends pre-encoded bytes, so a test can put invalid UTF-8 in a
+// string field the way a buggy client in another language might.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) {
+	if b, ok := v.([]byte); ok {
+		return b, nil
+	}
+	return proto.Marshal(v.(proto.Message))
+}
+func (rawCodec) Unmarshal(data []byte, v any) error { return proto.Unmarshal(data, v.(proto.Message)) }
+func (rawCodec) Name() string                       { return "proto" }
+
+func TestInvalidUTF8(t *testing.T) {
+	st := newStack(t, testConfig)
+	good, _ := proto.Marshal(&rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{{Completion: "AAAA"}}})
+	bad := bytes.Replace(good, []byte("AAAA"), []byte("A\xffAA"), 1)
+	var resp rewardv1.ScoreResponse
+	err := st.conn.Invoke(context.Background(), "/reward.v1.RewardService/Score", bad, &resp, grpc.ForceCodec(rawCodec{}))
+	if s := status.Convert(err); s.Code() == codes.OK || !strings.Contains(s.Message(), "rollouts[0].completion: invalid UTF-8 at byte 1") {
+		t.Errorf("gRPC: got %v %q, want an error naming the field and invalid UTF-8", s.Code(), s.Message())
+	}
+	// Over HTTP the byte offset is named too.
+	body := []byte(`{"rollouts":[{"completion":"A` + "\xff" + `"}]}`)
+	code, out := post(t, st.httpURL+"/v1/score", body)
+	if code != http.StatusBadRequest || !strings.Contains(string(out), "UTF-8") {
+		t.Errorf("HTTP: %d %s, want 400 naming invalid UTF-8", code, out)
+	}
+	// And the server still serves.
+	if _, err := st.client.Score(context.Background(), &rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{{Completion: "ok"}}}); err != nil {
+		t.Errorf("after bad input: %v", err)
+	}
+}
+
+func post(t *testing.T, url string, body []byte) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, out
+}
+
+// TestHTTPMatchesGRPC posts the same request as JSON and checks the numbers
+// equal the gRPC answer.
+func TestHTTPMatchesGRPC(t *testing.T) {
+	st := newStack(t, testConfig)
+	req := &rewardv1.ScoreRequest{BatchId: "b1"}
+	for i, r := range gsm8k(t)[:200] {
+		c := r.Answer
+		if i%3 == 0 {
+			c = "<think>hmm</think><answer>" + goldNumber(r.Answer) + "</answer>"
+		}
+		req.Rollouts = append(req.Rollouts, &rewardv1.Rollout{Completion: c, Fields: answerField(goldNumber(r.Answer))})
+	}
+	want, err := st.client.Score(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := protojson.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out := post(t, st.httpURL+"/v1/score", body)
+	if code != http.StatusOK {
+		t.Fatalf("POST /v1/score: %d %s", code, out)
+	}
+	var got rewardv1.ScoreResponse
+	if err := protojson.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(&got, want) {
+		t.Errorf("HTTP and gRPC answers differ")
+	}
+
+	for name, bad := range map[string]string{
+		"not JSON":      `{"rollouts": [`,
+		"unknown field": `{"rollouts": [{"completions": "x"}]}`,
+		"wrong type":    `{"rollouts": [{"completion": 5}]}`,
+	} {
+		code, out := post(t, st.httpURL+"/v1/score", []byte(bad))
+		var s struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal(out, &s); err != nil || code != http.StatusBadRequest || s.Code != int(codes.InvalidArgument) || s.Message == "" {
+			t.Errorf("%s: %d %s, want 400 with a google.rpc.Status body", name, code, out)
+		}
+	}
+}
+
+func TestHealthReflectionListFunctions(t *testing.T) {
+	st := newStack(t, testConfig)
+	ctx := context.Background()
+	h, err := healthpb.NewHealthClient(st.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "reward.v1.RewardService"})
+	if err != nil || h.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("health: %v %v", h, err)
+	}
+
+	stream, err := reflectionpb.NewServerReflectionClient(st.conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var services []string
+	for _, s := range r.GetListServicesResponse().GetService() {
+		services = append(services, s.GetName())
+	}
+	stream.CloseSend()
+	if !strings.Contains(strings.Join(services, " "), "reward.v1.RewardService") {
+		t.Errorf("reflection lists %v, want reward.v1.RewardService", services)
+	}
+
+	lf, err := st.client.ListFunctions(ctx, &rewardv1.ListFunctionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range lf.GetFunctions() {
+		names = append(names, f.GetName()+":"+f.GetKind())
+	}
+	if fmt.Sprint(names) != "[accuracy:exact_match format:format steps:regex]" || !strings.HasPrefix(lf.GetConfigFingerprint(), "sha256:") {
+		t.Errorf("ListFunctions: %v %q", names, lf.GetConfigFingerprint())
+	}
+
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200} {
+		resp, err := http.Get(st.httpURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
+
+// TestMetrics checks the metric names against Prometheus' linter and that a
+// request is counted.
+func TestMetrics(t *testing.T) {
+	st := newStack(t, testConfig)
+	if _, err := st.client.Score(context.Background(), &rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{{Completion: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	st.client.Score(context.Background(), &rewardv1.ScoreRequest{Functions: []string{"nope"}})
+	problems, err := testutil.GatherAndLint(st.registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("metric %s: %s", p.Metric, p.Text)
+	}
+	mfs, err := st.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, mf := range mfs {
+		seen[mf.GetName()] = true
+		if !strings.HasPrefix(mf.GetName(), "rewardd_") {
+			t.Errorf("metric %s lacks the rewardd_ prefix", mf.GetName())
+		}
+	}
+	for _, name := range []string{"rewardd_requests_total", "rewardd_request_duration_seconds", "rewardd_rollouts_scored_total",
+		"rewardd_function_duration_seconds", "rewardd_function_outcomes_total", "rewardd_pool_inflight",
+		"rewardd_pool_capacity", "rewardd_pool_queue_wait_seconds", "rewardd_pool_rejected_total"} {
+		if !seen[name] {
+			t.Errorf("metric %s missing", name)
+		}
+	}
+	if n, _ := testutil.GatherAndCount(st.registry, "rewardd_requests_total"); n < 2 {
+		t.Errorf("rewardd_requests_total has %d series, want OK and NotFound at least", n)
+	}
+}

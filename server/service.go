@@ -1,0 +1,326 @@
+// Package server is rewardd's service: request validation, the engine that
+// fans rollouts × functions out over one bounded worker pool, aggregation,
+// and the gRPC and HTTP transports in front of them.
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/rewardd/rewardd/server/aggregate"
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+// Service answers Score and ListFunctions independently of any transport:
+// the gRPC server, the HTTP endpoints and `rewardd score` all call it, so a
+// batch scores the same whichever way it arrives. Its errors are plain Go
+// errors (RequestError, ErrOverloaded, context errors); transports map them
+// with toStatus.
+type Service struct {
+	cfg    *config.Config
+	reg    scorers.Registry
+	engine *Engine
+	log    *zap.Logger
+	// served indexes cfg.Functions by name.
+	served map[string]*scorers.Function
+}
+
+// NewService returns a service for cfg. reg compiles the functions requests
+// define inline; engine is shared by every transport of the process.
+func NewService(cfg *config.Config, reg scorers.Registry, engine *Engine, log *zap.Logger) *Service {
+	served := make(map[string]*scorers.Function, len(cfg.Functions))
+	for _, fn := range cfg.Functions {
+		served[fn.Name] = fn
+	}
+	return &Service{cfg: cfg, reg: reg, engine: engine, log: log, served: served}
+}
+
+// Config returns the config the service serves.
+func (s *Service) Config() *config.Config { return s.cfg }
+
+// Score scores one batch.
+func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Limits.RequestTimeout)
+	defer cancel()
+
+	if err := s.validate(req); err != nil {
+		return nil, err
+	}
+	tasks, err := s.tasks(req)
+	if err != nil {
+		return nil, err
+	}
+	// Rollouts over a per-rollout limit get an Error in every function and
+	// are not scored; the rest of the batch is.
+	n := len(req.GetRollouts())
+	rollouts := make([]scorers.Rollout, 0, n)
+	ptrs := make([]*scorers.Rollout, 0, n)
+	var rejected map[int]string
+	for i, r := range req.GetRollouts() {
+		if reason := s.rolloutProblem(r); reason != "" {
+			if rejected == nil {
+				rejected = make(map[int]string)
+			}
+			rejected[i] = reason
+			continue
+		}
+		rollouts = append(rollouts, scorers.Rollout{
+			ID: r.GetId(), Group: r.GetGroup(), Prompt: r.GetPrompt(), Completion: r.GetCompletion(),
+			Fields: r.GetFields().GetFields(),
+		})
+		ptrs = append(ptrs, &rollouts[len(rollouts)-1])
+	}
+
+	results, err := s.engine.Score(ctx, tasks, ptrs)
+	if err != nil {
+		return nil, err
+	}
+	if rejected != nil {
+		results = scatter(results, n, rejected)
+	}
+
+	resp := &rewardv1.ScoreResponse{
+		BatchId:           req.GetBatchId(),
+		ConfigFingerprint: s.cfg.Fingerprint,
+		Functions:         make([]*rewardv1.FunctionScores, len(tasks)),
+	}
+	for k, t := range tasks {
+		resp.Functions[k] = functionScores(t.Function.Name, results[k])
+	}
+	if err := s.aggregate(req, tasks, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// validate checks the request against the limits; the error names the
+// rollout and the limit at fault.
+func (s *Service) validate(req *rewardv1.ScoreRequest) error {
+	lim := s.cfg.Limits
+	if n := len(req.GetRollouts()); n > lim.MaxRollouts {
+		return invalid("batch has %d rollouts; the limit is %d (limits.max_rollouts): split it", n, lim.MaxRollouts)
+	}
+	if n := len(req.GetInline()); n > lim.MaxInlineFunctions {
+		return invalid("request defines %d inline functions; the limit is %d (limits.max_inline_functions)", n, lim.MaxInlineFunctions)
+	}
+	return nil
+}
+
+// rolloutProblem says why a rollout is over a per-rollout limit, or "" when
+// it is within them. Such a rollout gets an Error in every function instead of
+// failing its whole batch.
+func (s *Service) rolloutProblem(r *rewardv1.Rollout) string {
+	lim := s.cfg.Limits
+	if n := len(r.GetCompletion()); n > lim.MaxCompletionBytes {
+		return fmt.Sprintf("completion is %d bytes; the limit is %d (limits.max_completion_bytes)", n, lim.MaxCompletionBytes)
+	}
+	if n := len(r.GetPrompt()); n > lim.MaxPromptBytes {
+		return fmt.Sprintf("prompt is %d bytes; the limit is %d (limits.max_prompt_bytes)", n, lim.MaxPromptBytes)
+	}
+	return ""
+}
+
+// scatter spreads results of the accepted rollouts back over all n rollouts,
+// the rejected ones getting an Error with their reason.
+func scatter(results [][]scorers.Result, n int, rejected map[int]string) [][]scorers.Result {
+	out := make([][]scorers.Result, len(results))
+	for k, col := range results {
+		full := make([]scorers.Result, n)
+		j := 0
+		for i := range full {
+			if reason, bad := rejected[i]; bad {
+				full[i] = scorers.Errorf("%s", reason)
+				continue
+			}
+			full[i] = col[j]
+			j++
+		}
+		out[k] = full
+	}
+	return out
+}
+
+// tasks resolves the functions a request asks for: the named served ones
+// (all of them when none are named and none are inline), then the inline ones.
+func (s *Service) tasks(req *rewardv1.ScoreRequest) ([]Task, error) {
+	names := req.GetFunctions()
+	if len(names) == 0 && len(req.GetInline()) == 0 {
+		tasks := make([]Task, len(s.cfg.Functions))
+		for i, fn := range s.cfg.Functions {
+			tasks[i] = Task{Function: fn, Label: fn.Name}
+		}
+		return tasks, nil
+	}
+	tasks := make([]Task, 0, len(names)+len(req.GetInline()))
+	seen := make(map[string]bool, cap(tasks))
+	for _, name := range names {
+		fn, ok := s.served[name]
+		if !ok {
+			return nil, notFound("function %q is not served (served: %s)", name, strings.Join(s.names(), ", "))
+		}
+		if seen[name] {
+			return nil, invalid("function %q is asked for twice", name)
+		}
+		seen[name] = true
+		tasks = append(tasks, Task{Function: fn, Label: fn.Name})
+	}
+	for i, spec := range req.GetInline() {
+		fn, err := s.compileInline(spec)
+		if err != nil {
+			return nil, invalid("inline[%d] %q: %v", i, spec.GetName(), err)
+		}
+		if seen[fn.Name] {
+			return nil, invalid("inline[%d] %q: the request already asks for a function of that name", i, fn.Name)
+		}
+		seen[fn.Name] = true
+		tasks = append(tasks, Task{Function: fn, Label: InlineLabel})
+	}
+	return tasks, nil
+}
+
+// compileInline compiles a request-defined function with the same decoder as
+// the config file: the params Struct is turned into JSON, which is YAML.
+func (s *Service) compileInline(spec *rewardv1.FunctionSpec) (*scorers.Function, error) {
+	var params *yaml.Node
+	if spec.GetParams() != nil {
+		js, err := protojson.Marshal(spec.GetParams())
+		if err != nil {
+			return nil, fmt.Errorf("params: %w", err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(js, &doc); err != nil {
+			return nil, fmt.Errorf("params: %w", err)
+		}
+		params = doc.Content[0]
+	}
+	return s.reg.Compile(scorers.Spec{Name: spec.GetName(), Kind: spec.GetKind(), Params: params})
+}
+
+func (s *Service) names() []string {
+	names := make([]string, len(s.cfg.Functions))
+	for i, fn := range s.cfg.Functions {
+		names[i] = fn.Name
+	}
+	return names
+}
+
+// functionScores turns one function's results into its response column. The
+// errors map carries the reason of every entry that is not OK.
+func functionScores(name string, results []scorers.Result) *rewardv1.FunctionScores {
+	fs := &rewardv1.FunctionScores{
+		Name:   name,
+		Values: make([]float64, len(results)),
+		Status: make([]rewardv1.ScoreStatus, len(results)),
+	}
+	for i, r := range results {
+		fs.Values[i] = r.Value
+		fs.Status[i] = rewardv1.ScoreStatus(r.Outcome)
+		if r.Outcome != scorers.OK {
+			if fs.Errors == nil {
+				fs.Errors = make(map[int32]string)
+			}
+			fs.Errors[int32(i)] = r.Reason
+		}
+	}
+	return fs
+}
+
+// ListFunctions lists the served functions and the config fingerprint.
+func (s *Service) ListFunctions(context.Context, *rewardv1.ListFunctionsRequest) (*rewardv1.ListFunctionsResponse, error) {
+	resp := &rewardv1.ListFunctionsResponse{ConfigFingerprint: s.cfg.Fingerprint}
+	for _, fn := range s.cfg.Functions {
+		resp.Functions = append(resp.Functions, &rewardv1.FunctionInfo{
+			Name: fn.Name, Kind: fn.Kind, Weight: s.cfg.Weights[fn.Name], ParamsYaml: string(fn.Canonical),
+		})
+	}
+	if a := s.cfg.Aggregation; a != nil {
+		mode, _ := modeOf(a.Mode)
+		scale, _ := scaleOf(a.Scale)
+		resp.Aggregation = &rewardv1.Aggregation{Mode: mode, Scale: scale}
+	}
+	return resp, nil
+}
+
+// aggregate fills rewards and advantages when the request or the config
+// asks. The request's mode, scale and weights win over the config's. A
+// rollout's group is its group id, or its prompt when it has none: the
+// completions of one prompt are a GRPO group.
+func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewardv1.ScoreResponse) error {
+	ra, ca := req.GetAggregation(), s.cfg.Aggregation
+	if ra == nil && ca == nil {
+		return nil
+	}
+	var spec aggregate.Spec
+	var err error
+	switch {
+	case ra.GetMode() != rewardv1.AggregationMode_AGGREGATION_MODE_UNSPECIFIED:
+		spec.Mode, err = aggregate.ParseMode(strings.ToLower(strings.TrimPrefix(ra.GetMode().String(), "AGGREGATION_MODE_")))
+	case ca != nil:
+		spec.Mode, err = aggregate.ParseMode(ca.Mode)
+		if err == nil && ra.GetScale() == rewardv1.AggregationScale_AGGREGATION_SCALE_UNSPECIFIED {
+			spec.Scale, err = aggregate.ParseScale(ca.Scale)
+		}
+	default:
+		return invalid("aggregation: no mode given and the server config sets none (sum_then_normalize, normalize_then_sum or hatchery)")
+	}
+	if err == nil && ra.GetScale() != rewardv1.AggregationScale_AGGREGATION_SCALE_UNSPECIFIED {
+		spec.Scale, err = aggregate.ParseScale(strings.ToLower(strings.TrimPrefix(ra.GetScale().String(), "AGGREGATION_SCALE_")))
+	}
+	if err != nil {
+		return invalid("aggregation: %v", err)
+	}
+
+	spec.Weights = make([]float64, len(tasks))
+	inRequest := make(map[string]bool, len(tasks))
+	for k, t := range tasks {
+		inRequest[t.Function.Name] = true
+		spec.Weights[k] = 1
+		if w, ok := s.cfg.Weights[t.Function.Name]; ok && t.Label != InlineLabel {
+			spec.Weights[k] = w
+		}
+		if w, ok := ra.GetWeights()[t.Function.Name]; ok {
+			spec.Weights[k] = w
+		}
+	}
+	for name := range ra.GetWeights() {
+		if !inRequest[name] {
+			return invalid("aggregation.weights: %q is not a function of this request", name)
+		}
+	}
+
+	groups := make([]string, len(req.GetRollouts()))
+	for i, r := range req.GetRollouts() {
+		if groups[i] = r.GetGroup(); groups[i] == "" {
+			groups[i] = r.GetPrompt()
+		}
+	}
+	scores := make([][]float64, len(resp.GetFunctions()))
+	for k, fs := range resp.GetFunctions() {
+		scores[k] = fs.GetValues()
+	}
+	res, err := aggregate.Compute(spec, groups, scores)
+	if err != nil {
+		return invalid("aggregation: %v", err)
+	}
+	resp.Rewards, resp.Advantages, resp.Unscorable = res.Rewards, res.Advantages, int32(res.Unscorable)
+	s.engine.m.unscorable.Add(float64(res.Unscorable))
+	return nil
+}
+
+func modeOf(name string) (rewardv1.AggregationMode, bool) {
+	v, ok := rewardv1.AggregationMode_value["AGGREGATION_MODE_"+strings.ToUpper(name)]
+	return rewardv1.AggregationMode(v), ok
+}
+
+func scaleOf(name string) (rewardv1.AggregationScale, bool) {
+	v, ok := rewardv1.AggregationScale_value["AGGREGATION_SCALE_"+strings.ToUpper(name)]
+	return rewardv1.AggregationScale(v), ok
+}
