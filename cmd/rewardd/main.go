@@ -1,0 +1,120 @@
+// Command rewardd is the reward-scoring service for online RL of language
+// models, and its command-line tools.
+//
+//	rewardd serve   run the gRPC + HTTP service
+//	rewardd score   score a JSONL file with the same engine
+//	rewardd version print the version
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+//go:embed default.yaml
+var defaultConfig []byte
+
+const usage = `rewardd — reward scoring for online RL of language models
+
+Usage:
+  rewardd serve   [--config F] [--grpc-addr A] [--http-addr A] [--workers N] [--log-level L]
+  rewardd score   [--config F] --in rows.jsonl [--out scores.jsonl] [--progress]
+  rewardd version
+
+Run 'rewardd <command> -h' for a command's flags. Without --config, the
+embedded default config is used (see 'rewardd serve -print-config').
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// exitCode prints err once and returns the exit status: 0 success, 2 bad
+// usage or bad config, 1 anything else.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "rewardd:", err)
+	var ue *usageError
+	var ce config.Errors
+	if errors.As(err, &ue) || errors.As(err, &ce) {
+		return 2
+	}
+	return 1
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return &usageError{"no command given"}
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return serve(ctx, rest, stdout, stderr)
+	case "score":
+		return score(ctx, rest, stdin, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, version())
+		return nil
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return &usageError{fmt.Sprintf("unknown command %q", cmd)}
+	}
+}
+
+// loadConfig reads the config file at path, or the embedded default when path
+// is empty.
+func loadConfig(path string) (*config.Config, error) {
+	name, data := "default.yaml (embedded)", defaultConfig
+	if path != "" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, &usageError{fmt.Sprintf("read config: %v", err)}
+		}
+		name = path
+	}
+	return config.Load(name, data, builtin.Registry())
+}
+
+// newFlags returns a flag set whose errors are returned, not printed-and-exit.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("rewardd "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args and refuses positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+	}
+	return nil
+}

@@ -1,0 +1,383 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+)
+
+// binary is the rewardd executable built once for these tests: they run the
+// real program, as a user would.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rewardd-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "rewardd")
+	build := exec.Command("go", "build", "-race", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build rewardd:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// process is a running `rewardd serve` process.
+type process struct {
+	cmd       *exec.Cmd
+	grpcAddr  string
+	httpAddr  string
+	logs      bytes.Buffer
+	logsMu    sync.Mutex
+	drained   chan struct{}
+	exitState *os.ProcessState
+}
+
+// startServer runs `rewardd serve` on free loopback ports and waits until it
+// logs that it serves.
+func startServer(t *testing.T, args ...string) *process {
+	t.Helper()
+	s := &process{drained: make(chan struct{})}
+	s.cmd = exec.Command(binary, append([]string{"serve", "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, args...)...)
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan error, 1)
+	go func() {
+		defer close(s.drained)
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			s.logsMu.Lock()
+			s.logs.Write(sc.Bytes())
+			s.logs.WriteByte('\n')
+			s.logsMu.Unlock()
+			var line struct {
+				Msg      string `json:"msg"`
+				GRPCAddr string `json:"grpc_addr"`
+				HTTPAddr string `json:"http_addr"`
+			}
+			if !sent && json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
+				s.grpcAddr, s.httpAddr = line.GRPCAddr, line.HTTPAddr
+				ready <- nil
+				sent = true
+			}
+		}
+		if !sent {
+			ready <- errors.New("rewardd exited before serving")
+		}
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			s.cmd.Wait()
+			t.Fatalf("%v; logs:\n%s", err, s.logText())
+		}
+	case <-time.After(time.Minute):
+		s.cmd.Process.Kill()
+		t.Fatalf("rewardd did not log 'serving' within a minute; logs:\n%s", s.logText())
+	}
+	t.Cleanup(func() { s.stop(t) })
+	return s
+}
+
+func (s *process) logText() string {
+	s.logsMu.Lock()
+	defer s.logsMu.Unlock()
+	return s.logs.String()
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *process) stop(t *testing.T) {
+	if s.exitState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	<-s.drained
+	err := s.cmd.Wait()
+	s.exitState = s.cmd.ProcessState
+	if err != nil {
+		t.Errorf("rewardd serve after SIGTERM: %v; logs:\n%s", err, s.logText())
+	}
+}
+
+func (s *process) client(t *testing.T) rewardv1.RewardServiceClient {
+	t.Helper()
+	conn, err := grpc.NewClient(s.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return rewardv1.NewRewardServiceClient(conn)
+}
+
+// runRewardd runs a rewardd command to completion.
+func runRewardd(t *testing.T, stdin string, args ...string) (stdout, stderr string, exit int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		exit = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), exit
+}
+
+// gsm8kRows returns JSONL rows built from the first n GSM8K gold solutions
+// in the embedded default config's shape (reference in "answer"); every
+// third has its final number changed.
+func gsm8kRows(t *testing.T, n int) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile("../../../shared/data/gsm8k_test.jsonl")
+	if err != nil {
+		t.Skipf("GSM8K data not found (CI has ../shared beside the repo): %v", err)
+	}
+	var rows []map[string]any
+	for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n"))[:n] {
+		var r struct{ Question, Answer string }
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		completion := r.Answer
+		if i%3 == 2 {
+			completion = strings.Replace(completion, "#### ", "#### 1", 1)
+		}
+		rows = append(rows, map[string]any{
+			"id": fmt.Sprintf("gsm8k-%d", i), "prompt": r.Question, "completion": completion, "answer": r.Answer,
+		})
+	}
+	return rows
+}
+
+func toRollout(row map[string]any) *rewardv1.Rollout {
+	fields := map[string]*structpb.Value{}
+	for k, v := range row {
+		if k != "id" && k != "prompt" && k != "completion" {
+			fields[k], _ = structpb.NewValue(v)
+		}
+	}
+	return &rewardv1.Rollout{Id: row["id"].(string), Prompt: row["prompt"].(string), Completion: row["completion"].(string),
+		Fields: &structpb.Struct{Fields: fields}}
+}
+
+// TestScoreMatchesServe scores the same rows with `rewardd score` and with a
+// running `rewardd serve`, and checks the numbers are equal; malformed lines
+// are reported by number and the others still scored.
+func TestScoreMatchesServe(t *testing.T) {
+	rows := gsm8kRows(t, 300)
+	srv := startServer(t)
+	req := &rewardv1.ScoreRequest{}
+	var in bytes.Buffer
+	badLines := map[int]bool{}
+	for i, row := range rows {
+		req.Rollouts = append(req.Rollouts, toRollout(row))
+		line, _ := json.Marshal(row)
+		in.Write(line)
+		in.WriteByte('\n')
+		if i == 10 {
+			in.WriteString("{\"completion\": \"unterminated\n") // line 12
+			badLines[12] = true
+		}
+		if i == 20 {
+			in.WriteString("{\"completion\": \"bad \xff utf-8\"}\n") // line 23
+			badLines[23] = true
+		}
+	}
+	resp, err := srv.client(t).Score(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	inPath, outPath := filepath.Join(dir, "rows.jsonl"), filepath.Join(dir, "scores.jsonl")
+	if err := os.WriteFile(inPath, in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, exit := runRewardd(t, "", "score", "--in", inPath, "--out", outPath)
+	if exit != 1 {
+		t.Errorf("exit %d with malformed lines, want 1; stderr:\n%s", exit, stderr)
+	}
+	for line := range badLines {
+		if !strings.Contains(stderr, fmt.Sprintf("%s:%d:", inPath, line)) {
+			t.Errorf("stderr does not name line %d:\n%s", line, stderr)
+		}
+	}
+
+	out, err := os.ReadFile(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outLines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if len(outLines) != len(rows)+len(badLines) {
+		t.Fatalf("%d output rows for %d input lines", len(outLines), len(rows)+len(badLines))
+	}
+	byName := map[string]*rewardv1.FunctionScores{}
+	for _, fs := range resp.GetFunctions() {
+		byName[fs.GetName()] = fs
+	}
+	i := 0
+	right := 0
+	for n, line := range outLines {
+		var o struct {
+			ID     string              `json:"id"`
+			Line   int                 `json:"line"`
+			Scores map[string]*float64 `json:"scores"`
+			Error  string              `json:"error"`
+		}
+		if err := json.Unmarshal(line, &o); err != nil {
+			t.Fatalf("output line %d: %v", n+1, err)
+		}
+		if badLines[n+1] {
+			if o.Line != n+1 || o.Error == "" {
+				t.Errorf("output line %d: %s, want the malformed line's number and error", n+1, line)
+			}
+			continue
+		}
+		if o.ID != rows[i]["id"] {
+			t.Fatalf("output line %d has id %q, want %q", n+1, o.ID, rows[i]["id"])
+		}
+		for name, fs := range byName {
+			got, want := o.Scores[name], fs.GetValues()[i]
+			if got == nil && !math.IsNaN(want) || got != nil && *got != want {
+				t.Errorf("row %d %s: score says %v, serve says %v", i, name, got, want)
+			}
+		}
+		if v := o.Scores["accuracy"]; v != nil && *v == 1 {
+			right++
+		}
+		i++
+	}
+	if right != 200 {
+		t.Errorf("%d rows scored accuracy 1, want the 200 unchanged gold solutions", right)
+	}
+}
+
+// TestServeAnswersGrpcurlAndCurl drives a running server with the commands
+// the README shows.
+func TestServeAnswersGrpcurlAndCurl(t *testing.T) {
+	srv := startServer(t)
+	body := `{"rollouts":[{"completion":"<think>7*6</think><answer>42</answer>","fields":{"answer":"42"}},` +
+		`{"completion":"<answer>41</answer>","fields":{"answer":"42"}}]}`
+	want := map[string][]float64{"accuracy": {1, 0}, "format": {1, 0}}
+	check := func(tool string, out []byte) {
+		var resp rewardv1.ScoreResponse
+		if err := protojson.Unmarshal(out, &resp); err != nil {
+			t.Fatalf("%s output: %v\n%s", tool, err, out)
+		}
+		for _, fs := range resp.GetFunctions() {
+			if w, ok := want[fs.GetName()]; ok && fmt.Sprint(fs.GetValues()) != fmt.Sprint(w) {
+				t.Errorf("%s: %s = %v, want %v", tool, fs.GetName(), fs.GetValues(), w)
+			}
+		}
+		if len(resp.GetFunctions()) < 2 {
+			t.Errorf("%s: %d functions in the answer", tool, len(resp.GetFunctions()))
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if curl, err := exec.LookPath("curl"); err != nil {
+		t.Errorf("curl is not installed (make deps installs it): %v", err)
+	} else {
+		out, err := exec.CommandContext(ctx, curl, "-sS", "--fail-with-body", "-X", "POST", "http://"+srv.httpAddr+"/v1/score",
+			"-H", "Content-Type: application/json", "-d", body).Output()
+		if err != nil {
+			t.Fatalf("curl: %v\n%s", err, out)
+		}
+		check("curl", out)
+	}
+	grpcurl, err := exec.LookPath("grpcurl")
+	if err != nil {
+		t.Skipf("grpcurl is not installed, so the README's grpcurl example is not checked (make deps installs it into .bin): %v", err)
+	}
+	out, err := exec.CommandContext(ctx, grpcurl, "-plaintext", "-d", body, srv.grpcAddr, "reward.v1.RewardService/Score").CombinedOutput()
+	if err != nil {
+		t.Fatalf("grpcurl: %v\n%s", err, out)
+	}
+	check("grpcurl", out)
+	out, err = exec.CommandContext(ctx, grpcurl, "-plaintext", srv.grpcAddr, "list").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "reward.v1.RewardService") {
+		t.Errorf("grpcurl list: %v\n%s", err, out)
+	}
+}
+
+func TestBadConfigExits2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yml")
+	os.WriteFile(path, []byte("functions:\n  - name: cites\n    kind: regex\n    pattern: '['\n    modee: count\n"), 0o644)
+	for _, cmd := range [][]string{{"serve", "--config", path}, {"score", "--config", path, "--in", "-"}} {
+		_, stderr, exit := runRewardd(t, "", cmd...)
+		if exit != 2 || !strings.Contains(stderr, path+":5:") || !strings.Contains(stderr, `"cites"`) || !strings.Contains(stderr, "modee") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s:5, the function and the key", cmd, exit, stderr, path)
+		}
+	}
+	if _, stderr, exit := runRewardd(t, "", "serve", "--workers", "0"); exit != 2 {
+		t.Errorf("--workers 0: exit %d (%s), want 2", exit, stderr)
+	}
+	if _, stderr, exit := runRewardd(t, "", "frobnicate"); exit != 2 {
+		t.Errorf("unknown command: exit %d (%s), want 2", exit, stderr)
+	}
+}
+
+func TestVersionAndDefaultConfig(t *testing.T) {
+	out, _, exit := runRewardd(t, "", "version")
+	if exit != 0 || !strings.HasPrefix(out, "rewardd ") {
+		t.Errorf("version: exit %d, %q", exit, out)
+	}
+	out, _, exit = runRewardd(t, "", "serve", "--print-config")
+	if exit != 0 || string(defaultConfig) != out {
+		t.Errorf("--print-config: exit %d, does not print the embedded config", exit)
+	}
+	// The embedded config scores stdin rows.
+	out, stderr, exit := runRewardd(t, `{"id": "a", "completion": "<think>x</think><answer>3</answer>", "answer": "#### 3"}`+"\n", "score", "--in", "-")
+	var o struct{ Scores map[string]*float64 }
+	if exit != 0 || json.Unmarshal([]byte(out), &o) != nil || o.Scores["accuracy"] == nil || *o.Scores["accuracy"] != 1 {
+		t.Errorf("score on stdin: exit %d, %s %s", exit, out, stderr)
+	}
+}
+
+// TestServeStopsOnSIGTERM checks a clean exit: readiness off, drained, exit 0.
+func TestServeStopsOnSIGTERM(t *testing.T) {
+	srv := startServer(t)
+	srv.stop(t)
+	if !srv.exitState.Success() {
+		t.Errorf("exit state %v", srv.exitState)
+	}
+	if !strings.Contains(srv.logText(), `"msg":"stopped"`) {
+		t.Errorf("no 'stopped' log line:\n%s", srv.logText())
+	}
+}

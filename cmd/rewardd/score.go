@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/schollz/progressbar/v3"
+	"go.uber.org/zap"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/jsonl"
+)
+
+// score reads rows from a JSONL file, scores them with the same service code
+// the server runs (in process), and writes one JSONL output row per input
+// row, in order. A malformed line is reported by line number, gets an output
+// row saying why, and does not stop the others; the exit status is then 1.
+func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("score", stderr)
+	configPath := fs.String("config", "", "config file (default: the embedded default config)")
+	in := fs.String("in", "", "input JSONL file, one row per line ('-' for stdin)")
+	out := fs.String("out", "", "output JSONL file (default: stdout)")
+	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on when stderr is a terminal and the input is over 1 MiB)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size")
+	batchSize := fs.Int("batch-size", 0, "rows per batch (default: limits.max_rollouts)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *in == "" {
+		return &usageError{"score: --in is required"}
+	}
+	if *workers < 1 || *batchSize < 0 {
+		return &usageError{"score: --workers must be at least 1 and --batch-size not negative"}
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	if *batchSize == 0 || *batchSize > cfg.Limits.MaxRollouts {
+		*batchSize = cfg.Limits.MaxRollouts
+	}
+
+	var src io.Reader = stdin
+	var size int64 = -1
+	if *in != "-" {
+		f, err := os.Open(*in)
+		if err != nil {
+			return &usageError{fmt.Sprintf("score: %v", err)}
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		src = f
+	}
+	if *progress || size > 1<<20 && isTerminal(stderr) {
+		bar := progressbar.NewOptions64(size,
+			progressbar.OptionSetWriter(stderr),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetDescription("scoring"),
+			progressbar.OptionThrottle(100_000_000), // redraw at most every 100 ms
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }),
+		)
+		defer bar.Finish()
+		src = io.TeeReader(src, bar)
+	}
+
+	var dst io.Writer = stdout
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return &usageError{fmt.Sprintf("score: %v", err)}
+		}
+		defer f.Close()
+		dst = f
+	}
+	w := bufio.NewWriterSize(dst, 1<<16)
+
+	log, err := newLogger("warn", stderr)
+	if err != nil {
+		return err
+	}
+	metrics := server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg))
+	engine := server.NewEngine(*workers, 1, metrics, log)
+	svc := server.NewService(cfg, builtin.Registry(), engine, log)
+
+	s := &scoreRun{svc: svc, w: w, name: *in, stderr: stderr, log: log}
+	rd := jsonl.NewReader(src, cfg.Limits.MaxMessageBytes)
+	for {
+		row, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var le *jsonl.LineError
+		if errors.As(err, &le) {
+			s.malformed(le)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", *in, err)
+		}
+		s.pending = append(s.pending, pendingRow{row: row})
+		if s.rows++; s.rows >= *batchSize {
+			if err := s.flush(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if s.bad > 0 {
+		return fmt.Errorf("%s: %d malformed line(s) not scored (see the lines above and their output rows); the other %d rows were scored", *in, s.bad, s.scored)
+	}
+	return nil
+}
+
+// pendingRow is an output row waiting for its batch: a row to score, or a
+// malformed line's error.
+type pendingRow struct {
+	row *jsonl.Row
+	bad *jsonl.LineError
+}
+
+type scoreRun struct {
+	svc     *server.Service
+	w       *bufio.Writer
+	name    string
+	stderr  io.Writer
+	log     *zap.Logger
+	pending []pendingRow
+	rows    int // rows in pending
+	bad     int
+	scored  int
+	batches int
+}
+
+func (s *scoreRun) malformed(le *jsonl.LineError) {
+	fmt.Fprintf(s.stderr, "%s:%d: %v\n", s.name, le.Line, le.Err)
+	s.pending = append(s.pending, pendingRow{bad: le})
+	s.bad++
+}
+
+// flush scores the pending rows as one batch and writes every pending output
+// row in input order.
+func (s *scoreRun) flush(ctx context.Context) error {
+	if len(s.pending) == 0 {
+		return nil
+	}
+	rows := make([]*jsonl.Row, 0, s.rows)
+	req := &rewardv1.ScoreRequest{BatchId: fmt.Sprint(s.batches)}
+	for _, p := range s.pending {
+		if p.row != nil {
+			rows = append(rows, p.row)
+			req.Rollouts = append(req.Rollouts, p.row.Rollout)
+		}
+	}
+	var outputs []jsonl.Output
+	if len(rows) > 0 {
+		resp, err := s.svc.Score(ctx, req)
+		if err != nil {
+			return fmt.Errorf("score rows %d to %d of %s: %w", rows[0].Line, rows[len(rows)-1].Line, s.name, err)
+		}
+		outputs = jsonl.Outputs(rows, resp)
+	}
+	enc := json.NewEncoder(s.w)
+	enc.SetEscapeHTML(false)
+	j := 0
+	for _, p := range s.pending {
+		var o jsonl.Output
+		if p.bad != nil {
+			o = jsonl.Output{Line: p.bad.Line, Error: p.bad.Err.Error()}
+		} else {
+			o = outputs[j]
+			j++
+		}
+		if err := enc.Encode(o); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+	}
+	s.scored += len(rows)
+	s.batches++
+	s.pending, s.rows = s.pending[:0], 0
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

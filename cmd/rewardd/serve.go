@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/sourcegraph/conc"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+// gracePeriod is how long in-flight requests may take to finish on shutdown
+// before they are cut.
+const gracePeriod = 30 * time.Second
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	configPath := fs.String("config", "", "config file (default: the embedded default config)")
+	grpcAddr := fs.String("grpc-addr", "127.0.0.1:50051", "gRPC listen address")
+	httpAddr := fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address (JSON scoring, /metrics, /healthz, /readyz)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size shared by all requests")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	printConfig := fs.Bool("print-config", false, "print the embedded default config and exit")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *printConfig {
+		_, err := stdout.Write(defaultConfig)
+		return err
+	}
+	if *workers < 1 {
+		return &usageError{fmt.Sprintf("--workers must be at least 1, got %d", *workers)}
+	}
+	log, err := newLogger(*logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := server.NewMetrics(reg, functionNames(cfg))
+	engine := server.NewEngine(*workers, cfg.Limits.MaxInflightRequests, metrics, log)
+	svc := server.NewService(cfg, builtin.Registry(), engine, log)
+	var ready server.Readiness
+	gs, health := server.NewGRPCServer(svc, metrics, log)
+	hs := &http.Server{
+		Handler:           server.NewHTTPHandler(svc, metrics, reg, &ready, log),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          zap.NewStdLog(log),
+	}
+
+	gl, err := net.Listen("tcp", *grpcAddr)
+	if err != nil {
+		return fmt.Errorf("listen gRPC: %w", err)
+	}
+	hl, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		gl.Close()
+		return fmt.Errorf("listen HTTP: %w", err)
+	}
+	for _, l := range []net.Listener{gl, hl} {
+		if !isLoopback(l.Addr()) {
+			log.Warn("listening on a non-loopback address WITHOUT authentication: anyone who reaches it can run scoring (and, with code_exec, code) on this host",
+				zap.Stringer("addr", l.Addr()))
+		}
+	}
+
+	errc := make(chan error, 2)
+	var wg conc.WaitGroup
+	wg.Go(func() { errc <- gs.Serve(gl) })
+	wg.Go(func() {
+		if err := hs.Serve(hl); !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+	})
+	ready.Set(true)
+	log.Info("serving",
+		zap.String("grpc_addr", gl.Addr().String()), zap.String("http_addr", hl.Addr().String()),
+		zap.Strings("functions", functionNames(cfg)), zap.String("config_fingerprint", cfg.Fingerprint),
+		zap.Int("workers", *workers), zap.String("version", version()))
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", zap.Duration("grace_period", gracePeriod))
+	case serveErr = <-errc:
+		log.Error("server failed", zap.Error(serveErr))
+	}
+
+	// Readiness first, so balancers stop sending; then drain.
+	ready.Set(false)
+	health.Shutdown()
+	stopped := make(chan struct{})
+	timer := time.AfterFunc(gracePeriod, func() {
+		log.Warn("grace period over, cutting in-flight requests")
+		gs.Stop()
+		close(stopped)
+	})
+	gs.GracefulStop()
+	if timer.Stop() {
+		close(stopped)
+	}
+	<-stopped
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), gracePeriod)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		hs.Close()
+	}
+	wg.Wait()
+	if serveErr != nil {
+		return fmt.Errorf("serve: %w", serveErr)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func functionNames(cfg *config.Config) []string {
+	names := make([]string, len(cfg.Functions))
+	for i, fn := range cfg.Functions {
+		names[i] = fn.Name
+	}
+	return names
+}
+
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// newLogger returns a JSON logger on w at the named level.
+func newLogger(level string, w io.Writer) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, &usageError{fmt.Sprintf("--log-level: %v", err)}
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(w), lvl)
+	return zap.New(core), nil
+}
