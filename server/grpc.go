@@ -32,9 +32,10 @@ func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, opts ...grpc.Serve
 		grpc.MaxSendMsgSize(svc.cfg.Limits.MaxMessageBytes),
 		grpc.ForceServerCodecV2(newProtoCodec()),
 		grpc.ChainUnaryInterceptor(observeUnary(m, log), recoverUnary(log)),
+		grpc.ChainStreamInterceptor(recoverStream(log)),
 	}, opts...)
 	gs := grpc.NewServer(opts...)
-	rewardv1.RegisterRewardServiceServer(gs, &grpcService{svc: svc})
+	rewardv1.RegisterRewardServiceServer(gs, &grpcService{svc: svc, m: m, log: log})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(rewardv1.RewardService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -47,6 +48,8 @@ func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, opts ...grpc.Serve
 type grpcService struct {
 	rewardv1.UnimplementedRewardServiceServer
 	svc *Service
+	m   *Metrics
+	log *zap.Logger
 }
 
 func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
@@ -89,5 +92,19 @@ func recoverUnary(log *zap.Logger) grpc.UnaryServerInterceptor {
 			}
 		}()
 		return handler(ctx, req)
+	}
+}
+
+// recoverStream is recoverUnary for streaming handlers. A panic in a batch's
+// own goroutine is caught by the engine per rollout; this catches the rest.
+func recoverStream(log *zap.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("handler panicked", zap.String("method", info.FullMethod), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+				err = status.Error(codes.Internal, "internal error")
+			}
+		}()
+		return handler(srv, ss)
 	}
 }

@@ -594,7 +594,15 @@ type ScoreResponse struct {
 	// Fingerprint of the server's config (see ListFunctionsResponse).
 	ConfigFingerprint string `protobuf:"bytes,5,opt,name=config_fingerprint,json=configFingerprint,proto3" json:"config_fingerprint,omitempty"`
 	// Rollouts whose every function was NaN: their advantage is 0.
-	Unscorable    int32 `protobuf:"varint,6,opt,name=unscorable,proto3" json:"unscorable,omitempty"`
+	Unscorable int32 `protobuf:"varint,6,opt,name=unscorable,proto3" json:"unscorable,omitempty"`
+	// On a ScoreStream answer only: the gRPC status code (google.rpc.Code) a
+	// Score call with this batch would have failed with, 0 when the batch was
+	// scored. The stream goes on; only this batch failed (e.g. 8,
+	// RESOURCE_EXHAUSTED: send it again later).
+	ErrorCode int32 `protobuf:"varint,7,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	// On a ScoreStream answer only: why the batch failed, as Score's error
+	// message would say it.
+	ErrorMessage  string `protobuf:"bytes,8,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -669,6 +677,20 @@ func (x *ScoreResponse) GetUnscorable() int32 {
 		return x.Unscorable
 	}
 	return 0
+}
+
+func (x *ScoreResponse) GetErrorCode() int32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *ScoreResponse) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
 }
 
 // ListFunctionsRequest takes no parameters.
@@ -885,7 +907,7 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\x06errors\x18\x04 \x03(\v2%.reward.v1.FunctionScores.ErrorsEntryR\x06errors\x1a9\n" +
 	"\vErrorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xec\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb0\x02\n" +
 	"\rScoreResponse\x12\x19\n" +
 	"\bbatch_id\x18\x01 \x01(\tR\abatchId\x127\n" +
 	"\tfunctions\x18\x02 \x03(\v2\x19.reward.v1.FunctionScoresR\tfunctions\x12\x18\n" +
@@ -896,7 +918,10 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\x12config_fingerprint\x18\x05 \x01(\tR\x11configFingerprint\x12\x1e\n" +
 	"\n" +
 	"unscorable\x18\x06 \x01(\x05R\n" +
-	"unscorable\"\x16\n" +
+	"unscorable\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\a \x01(\x05R\terrorCode\x12#\n" +
+	"\rerror_message\x18\b \x01(\tR\ferrorMessage\"\x16\n" +
 	"\x14ListFunctionsRequest\"o\n" +
 	"\fFunctionInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +

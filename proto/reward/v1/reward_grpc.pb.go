@@ -47,8 +47,14 @@ type RewardServiceClient interface {
 	// and CANCELLED as the client's context says.
 	Score(ctx context.Context, in *ScoreRequest, opts ...grpc.CallOption) (*ScoreResponse, error)
 	// ScoreStream scores batches sent as generation finishes them. Each request
-	// message is answered by one response message carrying the same batch_id;
-	// answers may arrive out of order.
+	// message is answered by one response message carrying the same batch_id,
+	// as soon as it is scored: answers may arrive out of order. Advantages are
+	// computed within one message, so send whole groups; a group id seen again
+	// in a later message of the same stream fails that batch. A batch that
+	// fails carries error_code and error_message and the stream goes on. The
+	// server works on a bounded number of batches per stream at a time and
+	// stops reading while they are in flight, so a slow reader slows the
+	// sender instead of growing server memory.
 	ScoreStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ScoreRequest, ScoreResponse], error)
 	// ListFunctions lists the served functions and the config fingerprint, so a
 	// trainer can check it talks to the config it expects.
@@ -111,8 +117,14 @@ type RewardServiceServer interface {
 	// and CANCELLED as the client's context says.
 	Score(context.Context, *ScoreRequest) (*ScoreResponse, error)
 	// ScoreStream scores batches sent as generation finishes them. Each request
-	// message is answered by one response message carrying the same batch_id;
-	// answers may arrive out of order.
+	// message is answered by one response message carrying the same batch_id,
+	// as soon as it is scored: answers may arrive out of order. Advantages are
+	// computed within one message, so send whole groups; a group id seen again
+	// in a later message of the same stream fails that batch. A batch that
+	// fails carries error_code and error_message and the stream goes on. The
+	// server works on a bounded number of batches per stream at a time and
+	// stops reading while they are in flight, so a slow reader slows the
+	// sender instead of growing server memory.
 	ScoreStream(grpc.BidiStreamingServer[ScoreRequest, ScoreResponse]) error
 	// ListFunctions lists the served functions and the config fingerprint, so a
 	// trainer can check it talks to the config it expects.
