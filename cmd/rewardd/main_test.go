@@ -381,3 +381,48 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 		t.Errorf("no 'stopped' log line:\n%s", srv.logText())
 	}
 }
+
+// TestScoreAggregates checks that `rewardd score` writes reward and
+// advantage when the config aggregates, that --batch-size cuts batches only
+// at group boundaries (group-scaled advantages then equal one big batch's),
+// and that they equal the server's.
+func TestScoreAggregates(t *testing.T) {
+	rows := gsm8kRows(t, 12)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "agg.yml")
+	os.WriteFile(cfgPath, append(append([]byte(nil), defaultConfig...), "aggregation: {mode: sum_then_normalize, scale: group}\n"...), 0o644)
+	var in bytes.Buffer
+	req := &rewardv1.ScoreRequest{}
+	for i, row := range rows {
+		row["group"] = fmt.Sprintf("q%d", i/4)
+		line, _ := json.Marshal(row)
+		in.Write(append(line, '\n'))
+		r := toRollout(row)
+		r.Group = row["group"].(string)
+		delete(r.Fields.Fields, "group")
+		req.Rollouts = append(req.Rollouts, r)
+	}
+	srv := startServer(t, "--config", cfgPath)
+	want, err := srv.client(t).Score(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.GetAdvantages()) != len(rows) {
+		t.Fatalf("server gave %d advantages for %d rows", len(want.GetAdvantages()), len(rows))
+	}
+	for _, batch := range []string{"0", "5"} {
+		out, stderr, exit := runRewardd(t, in.String(), "score", "--config", cfgPath, "--in", "-", "--batch-size", batch)
+		if exit != 0 {
+			t.Fatalf("--batch-size %s: exit %d: %s", batch, exit, stderr)
+		}
+		for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var o struct{ Reward, Advantage *float64 }
+			if err := json.Unmarshal([]byte(line), &o); err != nil || o.Reward == nil || o.Advantage == nil {
+				t.Fatalf("--batch-size %s row %d: %s (%v)", batch, i, line, err)
+			}
+			if math.Abs(*o.Advantage-want.Advantages[i]) > 1e-12 || math.Abs(*o.Reward-want.Rewards[i]) > 1e-12 {
+				t.Errorf("--batch-size %s row %d: reward %v advantage %v, server says %v %v", batch, i, *o.Reward, *o.Advantage, want.Rewards[i], want.Advantages[i])
+			}
+		}
+	}
+}

@@ -31,7 +31,7 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	out := fs.String("out", "", "output JSONL file (default: stdout)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on when stderr is a terminal and the input is over 1 MiB)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size")
-	batchSize := fs.Int("batch-size", 0, "rows per batch (default: limits.max_rollouts)")
+	batchSize := fs.Int("batch-size", 0, "rows per batch, rounded up to whole groups (default: the whole input, up to limits.max_rollouts); aggregation statistics are per batch")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -108,12 +108,17 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		if err != nil {
 			return fmt.Errorf("read %s: %w", *in, err)
 		}
-		s.pending = append(s.pending, pendingRow{row: row})
-		if s.rows++; s.rows >= *batchSize {
+		// A batch ends at a group boundary once it is full, so that every
+		// group is aggregated whole (rows of a group are expected together).
+		group := groupOf(row)
+		if s.rows >= *batchSize && group != s.lastGroup || s.rows >= cfg.Limits.MaxRollouts {
 			if err := s.flush(ctx); err != nil {
 				return err
 			}
 		}
+		s.pending = append(s.pending, pendingRow{row: row})
+		s.rows++
+		s.lastGroup = group
 	}
 	if err := s.flush(ctx); err != nil {
 		return err
@@ -142,9 +147,11 @@ type scoreRun struct {
 	log     *zap.Logger
 	pending []pendingRow
 	rows    int // rows in pending
-	bad     int
-	scored  int
-	batches int
+	// lastGroup is the group of the last pending row.
+	lastGroup string
+	bad       int
+	scored    int
+	batches   int
 }
 
 func (s *scoreRun) malformed(le *jsonl.LineError) {
@@ -194,6 +201,15 @@ func (s *scoreRun) flush(ctx context.Context) error {
 	s.batches++
 	s.pending, s.rows = s.pending[:0], 0
 	return nil
+}
+
+// groupOf is the row's GRPO group: its group id, or its prompt, as the
+// server groups rollouts.
+func groupOf(row *jsonl.Row) string {
+	if g := row.Rollout.GetGroup(); g != "" {
+		return g
+	}
+	return row.Rollout.GetPrompt()
 }
 
 // isTerminal reports whether w is a character device (a terminal).
