@@ -32,8 +32,10 @@ func (r *Readiness) Set(ready bool) { r.ready.Store(ready) }
 func (r *Readiness) Ready() bool { return r.ready.Load() }
 
 // NewHTTPHandler serves the HTTP port: /metrics from gatherer, /healthz
-// (the process is alive), /readyz (it takes work), and POST /v1/score (a
-// ScoreRequest as protobuf JSON, answered with a ScoreResponse).
+// (the process is alive), /readyz (it takes work), POST /v1/score (a
+// ScoreRequest as protobuf JSON, answered with a ScoreResponse), and the
+// bodies other trainers speak: OpenRLHF's POST /get_reward and NeMo Gym's
+// POST /verify and /seed_session.
 func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, ready *Readiness, log *zap.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
@@ -49,6 +51,7 @@ func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, read
 	})
 	h := &httpScore{svc: svc, m: m, log: log}
 	mux.HandleFunc("POST /v1/score", h.serve)
+	(&compat{svc: svc, m: m, log: log}).register(mux)
 	return mux
 }
 

@@ -27,7 +27,9 @@ type Metrics struct {
 }
 
 // Methods are the values of the method label.
-func methods() []string { return []string{"Score", "ScoreStream", "ListFunctions", "http_score"} }
+func methods() []string {
+	return []string{"Score", "ScoreStream", "ListFunctions", "http_score", "http_get_reward", "http_verify"}
+}
 
 // NewMetrics creates the metrics and registers them on reg. functions are the
 // served function names; their series (and the inline one) are created at 0

@@ -1,0 +1,327 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/server/jsonl"
+)
+
+// compat serves the HTTP bodies other trainers already speak, mapped onto
+// the same Service: OpenRLHF's remote reward (POST /get_reward) and a NeMo
+// Gym resources server (POST /verify, POST /seed_session).
+type compat struct {
+	svc *Service
+	m   *Metrics
+	log *zap.Logger
+}
+
+func (c *compat) register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /get_reward", c.observe("http_get_reward", c.getReward))
+	mux.HandleFunc("POST /verify", c.observe("http_verify", c.verify))
+	mux.HandleFunc("POST /seed_session", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string]any{})
+	})
+}
+
+// observe reads the body (bounded, valid UTF-8), runs h, writes its error as
+// a google.rpc.Status JSON body, and records the request.
+func (c *compat) observe(method string, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		err := func() error {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(c.svc.cfg.Limits.MaxMessageBytes)))
+			var tooBig *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooBig):
+				return invalid("request body is over %d bytes (limits.max_message_bytes)", tooBig.Limit)
+			case err != nil:
+				return invalid("read request body: %v", err)
+			case !utf8.Valid(body):
+				return invalid("request body: invalid UTF-8 at byte %d", jsonl.FirstInvalidUTF8(body))
+			}
+			return h(w, r, body)
+		}()
+		st := toStatus(c.log, method, err)
+		if st.Code() != codes.OK {
+			writeStatus(w, st)
+		}
+		c.m.requests.WithLabelValues(method, st.Code().String()).Inc()
+		c.m.requestDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
+	}
+}
+
+// stringOrList is a JSON string or list of strings; single says which.
+type stringOrList struct {
+	vals   []string
+	single bool
+}
+
+func (s *stringOrList) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &s.vals); err == nil {
+		return nil
+	}
+	var one string
+	if err := json.Unmarshal(b, &one); err != nil {
+		return errors.New("want a string or a list of strings")
+	}
+	s.vals, s.single = []string{one}, true
+	return nil
+}
+
+// getReward answers OpenRLHF's remote reward request, batch or single
+// sample: {"query": [...], "prompts": [...], "labels": [...]} where a query
+// is the prompt followed by the response. The label goes into the row field
+// named by ?label_field= (default "answer"). The answer is {"rewards",
+// "scores", "extra_logs": {function: [...]}}: rewards and scores are the
+// weighted sum of the functions (TRL's nansum); extra_logs holds each
+// function's scores, null where it gave none, and "errors" says why.
+func (c *compat) getReward(w http.ResponseWriter, r *http.Request, body []byte) error {
+	var raw map[string]json.RawMessage
+	if err := decodeJSON(body, &raw); err != nil {
+		return err
+	}
+	var in struct{ Query, Prompts, Labels *stringOrList }
+	for key, dst := range map[string]**stringOrList{"query": &in.Query, "prompts": &in.Prompts, "labels": &in.Labels} {
+		v, ok := raw[key]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		*dst = new(stringOrList)
+		if err := json.Unmarshal(v, *dst); err != nil {
+			return invalid("request body: %q: %v", key, err)
+		}
+	}
+	if in.Query == nil {
+		return invalid(`request body: "query" is missing`)
+	}
+	n := len(in.Query.vals)
+	if in.Prompts != nil && len(in.Prompts.vals) != n {
+		return invalid(`request body: "prompts" has %d entries, "query" has %d`, len(in.Prompts.vals), n)
+	}
+	if in.Labels != nil && len(in.Labels.vals) != n {
+		return invalid(`request body: "labels" has %d entries, "query" has %d`, len(in.Labels.vals), n)
+	}
+	labelField := r.URL.Query().Get("label_field")
+	if labelField == "" {
+		labelField = "answer"
+	}
+	req := &rewardv1.ScoreRequest{Rollouts: make([]*rewardv1.Rollout, n)}
+	for i, q := range in.Query.vals {
+		ro := &rewardv1.Rollout{Completion: q}
+		if in.Prompts != nil {
+			p := in.Prompts.vals[i]
+			if !strings.HasPrefix(q, p) {
+				return invalid(`request body: query[%d] does not start with prompts[%d]: the response is the query minus its prompt`, i, i)
+			}
+			ro.Prompt, ro.Completion = p, q[len(p):]
+		}
+		if in.Labels != nil {
+			ro.Fields = &structpb.Struct{Fields: map[string]*structpb.Value{labelField: structpb.NewStringValue(in.Labels.vals[i])}}
+		}
+		req.Rollouts[i] = ro
+	}
+	resp, err := c.svc.Score(r.Context(), req)
+	if err != nil {
+		return err
+	}
+
+	rewards := c.weightedSum(resp)
+	logs := make(map[string]any, len(resp.GetFunctions()))
+	errs := make(map[string]map[int32]string)
+	for _, fs := range resp.GetFunctions() {
+		logs[fs.GetName()] = nullable(fs.GetValues())
+		if len(fs.GetErrors()) > 0 {
+			errs[fs.GetName()] = fs.GetErrors()
+		}
+	}
+	out := map[string]any{"rewards": rewards, "scores": rewards, "extra_logs": logs}
+	if in.Query.single {
+		for k, v := range logs {
+			logs[k] = v.([]*float64)[0]
+		}
+		out["rewards"], out["scores"] = rewards[0], rewards[0]
+	}
+	if len(errs) > 0 {
+		out["errors"] = errs
+	}
+	writeJSON(w, out)
+	return nil
+}
+
+// verify answers a NeMo Gym resources server's verify request: the body
+// (responses_create_params, the model's response in the Responses API
+// shape, and the task's own fields) comes back with "reward", the weighted
+// sum of the functions, "reward_components" and each component at the top
+// level too. Task fields become row fields (e.g. expected_answer).
+func (c *compat) verify(w http.ResponseWriter, r *http.Request, body []byte) error {
+	var in map[string]any
+	if err := decodeJSON(body, &in); err != nil {
+		return err
+	}
+	completion, err := responseText(in["response"])
+	if err != nil {
+		return invalid("request body: response: %v", err)
+	}
+	prompt, err := inputText(in["responses_create_params"])
+	if err != nil {
+		return invalid("request body: responses_create_params: %v", err)
+	}
+	fields := make(map[string]*structpb.Value)
+	for k, v := range in {
+		if k == "response" || k == "responses_create_params" {
+			continue
+		}
+		if fields[k], err = structpb.NewValue(v); err != nil {
+			return invalid("request body: %s: %v", k, err)
+		}
+	}
+	resp, err := c.svc.Score(r.Context(), &rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{
+		{Prompt: prompt, Completion: completion, Fields: &structpb.Struct{Fields: fields}},
+	}})
+	if err != nil {
+		return err
+	}
+	components := make(map[string]*float64, len(resp.GetFunctions()))
+	for _, fs := range resp.GetFunctions() {
+		v := nullable(fs.GetValues())[0]
+		components[fs.GetName()] = v
+		in[fs.GetName()] = v
+		if reason, ok := fs.GetErrors()[0]; ok {
+			in[fs.GetName()+"_error"] = reason
+		}
+	}
+	in["reward"] = c.weightedSum(resp)[0]
+	in["reward_components"] = components
+	writeJSON(w, in)
+	return nil
+}
+
+// weightedSum is each rollout's weighted sum of the functions' OK scores,
+// with the config's weights (TRL's nansum: a rollout with no score sums to 0;
+// its function entries say null and why).
+func (c *compat) weightedSum(resp *rewardv1.ScoreResponse) []float64 {
+	var sums []float64
+	for k, fs := range resp.GetFunctions() {
+		if k == 0 {
+			sums = make([]float64, len(fs.GetValues()))
+		}
+		w := c.svc.cfg.Weights[fs.GetName()]
+		for i, v := range fs.GetValues() {
+			if !math.IsNaN(v) {
+				sums[i] += w * v
+			}
+		}
+	}
+	return sums
+}
+
+// responseText is the text of the last assistant message of a Responses API
+// response: {"output": [{"type": "message", "role": "assistant", "content":
+// [{"type": "output_text", "text": "…"}]}]}.
+func responseText(v any) (string, error) {
+	resp, ok := v.(map[string]any)
+	if !ok {
+		return "", errors.New(`want an object with "output"`)
+	}
+	output, ok := resp["output"].([]any)
+	if !ok {
+		return "", errors.New(`"output" is missing or not a list`)
+	}
+	for i := len(output) - 1; i >= 0; i-- {
+		item, _ := output[i].(map[string]any)
+		if item["type"] != "message" || item["role"] != nil && item["role"] != "assistant" {
+			continue
+		}
+		parts, _ := item["content"].([]any)
+		var b strings.Builder
+		for _, p := range parts {
+			part, _ := p.(map[string]any)
+			if text, ok := part["text"].(string); ok && (part["type"] == "output_text" || part["type"] == nil) {
+				b.WriteString(text)
+			}
+		}
+		return b.String(), nil
+	}
+	return "", errors.New(`"output" has no assistant message`)
+}
+
+// inputText renders responses_create_params.input (a string or a list of
+// messages whose content is a string or a list of text parts) as one prompt.
+func inputText(v any) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	params, ok := v.(map[string]any)
+	if !ok {
+		return "", errors.New("want an object")
+	}
+	switch in := params["input"].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return in, nil
+	case []any:
+		var lines []string
+		for _, m := range in {
+			msg, _ := m.(map[string]any)
+			switch content := msg["content"].(type) {
+			case string:
+				lines = append(lines, content)
+			case []any:
+				for _, p := range content {
+					if part, _ := p.(map[string]any); part != nil {
+						if text, ok := part["text"].(string); ok {
+							lines = append(lines, text)
+						}
+					}
+				}
+			}
+		}
+		return strings.Join(lines, "\n"), nil
+	default:
+		return "", fmt.Errorf("input: want a string or a list of messages")
+	}
+}
+
+// decodeJSON decodes a request body that must be a JSON object.
+func decodeJSON(body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return invalid("request body: want a JSON object: %v", err)
+	}
+	return nil
+}
+
+// nullable turns NaN into JSON null.
+func nullable(vals []float64) []*float64 {
+	out := make([]*float64, len(vals))
+	for i := range vals {
+		if !math.IsNaN(vals[i]) {
+			out[i] = &vals[i]
+		}
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	out, err := json.Marshal(v)
+	if err != nil {
+		writeStatus(w, status.New(codes.Internal, "internal error"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
