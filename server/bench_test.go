@@ -84,7 +84,7 @@ func BenchmarkServiceScore(b *testing.B) {
 func BenchmarkLoopbackScore(b *testing.B) {
 	svc := benchService(b, 2)
 	m := server.NewMetrics(prometheus.NewRegistry(), nil)
-	gs, _ := server.NewGRPCServer(svc, m, zap.NewNop())
+	gs, _ := server.NewGRPCServer(svc, m, zap.NewNop(), nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

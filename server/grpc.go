@@ -25,14 +25,15 @@ var errShuttingDown = errors.New("server is shutting down, retry on another repl
 // NewGRPCServer returns a gRPC server exposing svc as reward.v1.RewardService,
 // the standard health service and reflection (so grpcurl works). Errors are
 // mapped to statuses in one interceptor, panics are recovered in another.
-// Extra options (TLS credentials, auth interceptors) come from the caller.
-func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+// auth (nil for none) guards the RewardService methods; extra options (TLS
+// credentials) come from the caller.
+func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, auth *Auth, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(svc.cfg.Limits.MaxMessageBytes),
 		grpc.MaxSendMsgSize(svc.cfg.Limits.MaxMessageBytes),
 		grpc.ForceServerCodecV2(newProtoCodec()),
-		grpc.ChainUnaryInterceptor(observeUnary(m, log), recoverUnary(log)),
-		grpc.ChainStreamInterceptor(recoverStream(log)),
+		grpc.ChainUnaryInterceptor(observeUnary(m, log), auth.UnaryInterceptor(), recoverUnary(log)),
+		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), recoverStream(log)),
 	}, opts...)
 	gs := grpc.NewServer(opts...)
 	rewardv1.RegisterRewardServiceServer(gs, &grpcService{svc: svc, m: m, log: log})

@@ -36,7 +36,10 @@ func (r *Readiness) Ready() bool { return r.ready.Load() }
 // ScoreRequest as protobuf JSON, answered with a ScoreResponse), and the
 // bodies other trainers speak: OpenRLHF's POST /get_reward and NeMo Gym's
 // POST /verify and /seed_session.
-func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, ready *Readiness, log *zap.Logger) http.Handler {
+//
+// auth (nil for none) guards the scoring endpoints; metrics, health and
+// readiness stay open.
+func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, ready *Readiness, log *zap.Logger, auth *Auth) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -49,9 +52,14 @@ func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, read
 		}
 		io.WriteString(w, "ready\n")
 	})
+	scoring := http.NewServeMux()
 	h := &httpScore{svc: svc, m: m, log: log}
-	mux.HandleFunc("POST /v1/score", h.serve)
-	(&compat{svc: svc, m: m, log: log}).register(mux)
+	scoring.HandleFunc("POST /v1/score", h.serve)
+	(&compat{svc: svc, m: m, log: log}).register(scoring)
+	guarded := auth.Middleware(scoring)
+	for _, path := range []string{"/v1/score", "/get_reward", "/verify", "/seed_session"} {
+		mux.Handle(path, guarded)
+	}
 	return mux
 }
 

@@ -66,6 +66,12 @@ type stack struct {
 
 func newStack(t *testing.T, configYAML string) *stack {
 	t.Helper()
+	return newStackAuth(t, configYAML, nil)
+}
+
+// newStackAuth is newStack with auth (nil for none) on both transports.
+func newStackAuth(t *testing.T, configYAML string, auth *server.Auth) *stack {
+	t.Helper()
 	cfg, err := config.Load("test.yml", []byte(configYAML), builtin.Registry())
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +85,7 @@ func newStack(t *testing.T, configYAML string) *stack {
 	m := server.NewMetrics(reg, names)
 	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, 8, m, log), log)
 
-	gs, _ := server.NewGRPCServer(svc, m, log)
+	gs, _ := server.NewGRPCServer(svc, m, log, auth)
 	lis := bufconn.Listen(1 << 20)
 	served := make(chan struct{})
 	go func() {
@@ -95,7 +101,7 @@ func newStack(t *testing.T, configYAML string) *stack {
 	}
 	var ready server.Readiness
 	ready.Set(true)
-	hs := httptest.NewServer(server.NewHTTPHandler(svc, m, reg, &ready, log))
+	hs := httptest.NewServer(server.NewHTTPHandler(svc, m, reg, &ready, log, auth))
 	t.Cleanup(func() {
 		conn.Close()
 		gs.Stop()

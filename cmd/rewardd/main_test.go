@@ -4,10 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +28,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -425,4 +439,72 @@ func TestScoreAggregates(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestServeTLSAndToken runs the real server with TLS and a token file and
+// checks that a client needs both.
+func TestServeTLSAndToken(t *testing.T) {
+	dir := t.TempDir()
+	certPEM, keyPEM := selfSigned(t)
+	certPath, keyPath, tokenPath := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "token")
+	os.WriteFile(certPath, certPEM, 0o600)
+	os.WriteFile(keyPath, keyPEM, 0o600)
+	os.WriteFile(tokenPath, []byte("s3cret\n"), 0o600)
+	srv := startServer(t, "--tls-cert", certPath, "--tls-key", keyPath, "--auth-token-file", tokenPath)
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	tlsCfg := &tls.Config{RootCAs: pool, ServerName: "localhost"}
+	conn, err := grpc.NewClient(srv.grpcAddr, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := rewardv1.NewRewardServiceClient(conn)
+	ctx := context.Background()
+	if _, err := client.ListFunctions(ctx, &rewardv1.ListFunctionsRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("TLS without token: %v, want Unauthenticated", err)
+	}
+	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer s3cret")
+	if _, err := client.ListFunctions(authed, &rewardv1.ListFunctionsRequest{}); err != nil {
+		t.Errorf("TLS with token: %v", err)
+	}
+	plain, _ := grpc.NewClient(srv.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	defer plain.Close()
+	if _, err := rewardv1.NewRewardServiceClient(plain).ListFunctions(authed, &rewardv1.ListFunctionsRequest{}); err == nil {
+		t.Error("a plaintext client was served by a TLS server")
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	resp, err := hc.Get("https://" + srv.httpAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET /healthz over TLS: %d", resp.StatusCode)
+	}
+}
+
+// selfSigned returns a certificate and key for localhost.
+func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }

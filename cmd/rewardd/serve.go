@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"time"
 
@@ -15,6 +17,8 @@ import (
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
@@ -32,6 +36,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	httpAddr := fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address (JSON scoring, /metrics, /healthz, /readyz)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size shared by all requests")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token required on the scoring endpoints (gRPC and HTTP); metrics and health stay open")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM), with --tls-key: serve gRPC and HTTP over TLS")
+	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
 	printConfig := fs.Bool("print-config", false, "print the embedded default config and exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -42,6 +49,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *workers < 1 {
 		return &usageError{fmt.Sprintf("--workers must be at least 1, got %d", *workers)}
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return &usageError{"--tls-cert and --tls-key go together"}
+	}
+	var auth *server.Auth
+	if *tokenFile != "" {
+		token, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return &usageError{fmt.Sprintf("--auth-token-file: %v", err)}
+		}
+		if auth = server.NewAuth(string(token)); !auth.Enabled() {
+			return &usageError{fmt.Sprintf("--auth-token-file: %s is empty", *tokenFile)}
+		}
+	}
+	var grpcOpts []grpc.ServerOption
+	var tlsConfig *tls.Config
+	if *tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return &usageError{fmt.Sprintf("--tls-cert/--tls-key: %v", err)}
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
 	log, err := newLogger(*logLevel, stderr)
 	if err != nil {
@@ -60,9 +90,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	engine := server.NewEngine(*workers, cfg.Limits.MaxInflightRequests, metrics, log)
 	svc := server.NewService(cfg, builtin.Registry(), engine, log)
 	var ready server.Readiness
-	gs, health := server.NewGRPCServer(svc, metrics, log)
+	gs, health := server.NewGRPCServer(svc, metrics, log, auth, grpcOpts...)
 	hs := &http.Server{
-		Handler:           server.NewHTTPHandler(svc, metrics, reg, &ready, log),
+		Handler:           server.NewHTTPHandler(svc, metrics, reg, &ready, log, auth),
+		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          zap.NewStdLog(log),
 	}
@@ -77,10 +108,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen HTTP: %w", err)
 	}
 	for _, l := range []net.Listener{gl, hl} {
-		if !isLoopback(l.Addr()) {
-			log.Warn("listening on a non-loopback address WITHOUT authentication: anyone who reaches it can run scoring (and, with code_exec, code) on this host",
+		if !isLoopback(l.Addr()) && !auth.Enabled() {
+			log.Warn("LISTENING ON A NON-LOOPBACK ADDRESS WITHOUT AUTHENTICATION: anyone who reaches it can run scoring (and, with code_exec, code) on this host; set --auth-token-file",
 				zap.Stringer("addr", l.Addr()))
 		}
+	}
+	if tlsConfig != nil {
+		hl = tls.NewListener(hl, tlsConfig)
 	}
 
 	errc := make(chan error, 2)
@@ -95,7 +129,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("serving",
 		zap.String("grpc_addr", gl.Addr().String()), zap.String("http_addr", hl.Addr().String()),
 		zap.Strings("functions", functionNames(cfg)), zap.String("config_fingerprint", cfg.Fingerprint),
-		zap.Int("workers", *workers), zap.String("version", version()))
+		zap.Int("workers", *workers), zap.Bool("auth", auth.Enabled()), zap.Bool("tls", tlsConfig != nil),
+		zap.String("version", version()))
 
 	var serveErr error
 	select {
