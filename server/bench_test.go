@@ -19,24 +19,6 @@ import (
 	"github.com/rewardd/rewardd/server/config"
 )
 
-// benchConfig is three string functions typical of math GRPO.
-const benchConfig = `
-functions:
-  - name: accuracy
-    kind: exact_match
-    reference_field: answer
-    extract: [boxed, answer_tag, gsm8k, last_number]
-    normalize: [strip, numeric]
-  - name: format
-    kind: format
-    tags: [think, answer]
-  - name: steps
-    kind: regex
-    pattern: '<<[^>]*>>'
-    mode: count
-    count_target: 3
-`
-
 // gsm8kBatch returns n rollouts made of GSM8K gold solutions (~400 B), a
 // quarter of them with the final number changed.
 func gsm8kBatch(b testing.TB, n int) []*rewardv1.Rollout {
@@ -55,7 +37,7 @@ func gsm8kBatch(b testing.TB, n int) []*rewardv1.Rollout {
 }
 
 func benchService(b *testing.B, workers int) *server.Service {
-	cfg, err := config.Load("bench.yml", []byte(benchConfig), builtin.Registry())
+	cfg, err := config.Load("bench.yml", []byte(testConfig), builtin.Registry())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,18 +46,18 @@ func benchService(b *testing.B, workers int) *server.Service {
 }
 
 // BenchmarkServiceScore measures server-side scoring (no transport): one
-// 16,384-rollout × 3-function batch per op. evals/s is rollout-function
+// 4,096-rollout × 3-function batch per op. evals/s is rollout-function
 // evaluations per second.
 func BenchmarkServiceScore(b *testing.B) {
 	svc := benchService(b, 2)
-	req := &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 16384)}
+	req := &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 4096)}
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := svc.Score(context.Background(), req); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N)*16384*3/b.Elapsed().Seconds(), "evals/s")
+	b.ReportMetric(float64(b.N)*4096*3/b.Elapsed().Seconds(), "evals/s")
 }
 
 // BenchmarkLoopbackScore measures end to end over loopback TCP gRPC: one
