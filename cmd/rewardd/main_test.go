@@ -508,3 +508,61 @@ func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }
+
+// TestServeShutdownOrder holds a stream open so that draining cannot end,
+// sends SIGTERM, and checks that readiness is off at once, new calls are
+// refused, the open stream is still served, and a second SIGTERM stops the
+// process without waiting for the grace period.
+func TestServeShutdownOrder(t *testing.T) {
+	srv := startServer(t)
+	client := srv.client(t)
+	ctx := context.Background()
+	stream, err := client.ScoreStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := &rewardv1.ScoreRequest{BatchId: "1", Rollouts: []*rewardv1.Rollout{{Completion: "<answer>1</answer>", Fields: &structpb.Struct{
+		Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue("1")}}}}}
+	if err := stream.Send(batch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		t.Fatal(err)
+	}
+
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + srv.httpAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		if err != nil || resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz still ready 30 s after SIGTERM")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fresh, _ := grpc.NewClient(srv.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	defer fresh.Close()
+	if _, err := rewardv1.NewRewardServiceClient(fresh).Score(ctx, batch); status.Code(err) != codes.Unavailable {
+		t.Errorf("new call while draining: %v, want UNAVAILABLE", err)
+	}
+	batch.BatchId = "2"
+	if err := stream.Send(batch); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := stream.Recv(); err != nil || resp.GetBatchId() != "2" {
+		t.Errorf("the open stream while draining: %v %v", resp, err)
+	}
+
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	<-srv.drained
+	err = srv.cmd.Wait()
+	srv.exitState = srv.cmd.ProcessState
+	if ws, ok := srv.exitState.Sys().(syscall.WaitStatus); err == nil || !ok || !ws.Signaled() {
+		t.Errorf("after the second SIGTERM: %v, want killed by the signal", err)
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -135,7 +137,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down", zap.Duration("grace_period", gracePeriod))
+		// A second signal now takes the default action: stop at once.
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		log.Info("shutting down: readiness off, draining in-flight requests; a second signal stops at once",
+			zap.Duration("grace_period", gracePeriod))
 	case serveErr = <-errc:
 		log.Error("server failed", zap.Error(serveErr))
 	}
