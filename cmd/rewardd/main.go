@@ -29,6 +29,7 @@ const usage = `rewardd — reward scoring for online RL of language models
 Usage:
   rewardd serve   [--config F] [--grpc-addr A] [--http-addr A] [--workers N] [--log-level L]
   rewardd score   [--config F] --in rows.jsonl [--out scores.jsonl] [--progress]
+  rewardd check   [--config F] [--samples rows.jsonl] [--addr host:port] [--json] [--strict]
   rewardd version
 
 Run 'rewardd <command> -h' for a command's flags. Without --config, the
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serve(ctx, rest, stdout, stderr)
 	case "score":
 		return score(ctx, rest, stdin, stdout, stderr)
+	case "check":
+		return runCheck(ctx, rest, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version())
 		return nil

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/check"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+// runCheck validates a config before training: every function compiles;
+// with --samples, every function scores the rows the same twice, without
+// ERROR, with statistics and warnings; with --addr, the live server serves
+// the same config and scores the samples the same.
+//
+// Exit status: 2 for bad usage or a config that does not load (every problem
+// printed), 1 when any check fails (or, with --strict, warns), else 0.
+// Warnings alone print but exit 0: a constant function may be intended.
+func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("check", stderr)
+	configPath := fs.String("config", "", "config file to check (default: the embedded default config)")
+	samples := fs.String("samples", "", "JSONL sample rows to score twice with every function ('-' for stdin)")
+	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC, insecure) to compare with the config")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	strict := fs.Bool("strict", false, "fail (exit 1) on warnings too")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+
+	name := *configPath
+	if name == "" {
+		name = "default.yaml (embedded)"
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		var ce config.Errors
+		if *asJSON && errors.As(err, &ce) {
+			if werr := check.ConfigFailed(name, ce).WriteJSON(stdout); werr != nil {
+				return werr
+			}
+		}
+		return err
+	}
+
+	log, err := newLogger("warn", stderr)
+	if err != nil {
+		return err
+	}
+	// One worker: times per rollout are the cost on one core. One request
+	// at a time: the check scores sequentially.
+	engine := server.NewEngine(1, 1, server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg)), log)
+	in := check.Input{ConfigName: name, Service: server.NewService(cfg, builtin.Registry(), engine, log)}
+
+	if *samples != "" {
+		src := stdin
+		if *samples != "-" {
+			f, err := os.Open(*samples)
+			if err != nil {
+				return &usageError{fmt.Sprintf("check: %v", err)}
+			}
+			defer f.Close()
+			src = f
+		}
+		in.SamplesName = *samples
+		if in.Rows, in.Malformed, err = check.ReadSamples(src, cfg.Limits.MaxMessageBytes); err != nil {
+			return fmt.Errorf("read %s: %w", *samples, err)
+		}
+	}
+
+	if *addr != "" {
+		conn, err := grpc.NewClient(*addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return &usageError{fmt.Sprintf("check: --addr %q: %v", *addr, err)}
+		}
+		defer conn.Close()
+		in.Live, in.LiveAddr = conn, *addr
+	}
+
+	report, err := check.Run(ctx, in)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	if *asJSON {
+		err = report.WriteJSON(stdout)
+	} else {
+		if err = report.WriteTable(stdout); err == nil {
+			_, err = fmt.Fprintf(stdout, "\n%s\n", report.Summary(*strict))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if report.Failed(*strict) {
+		return fmt.Errorf("check failed: %d failure(s), %d warning(s), see the report", report.Failures, report.Warnings)
+	}
+	return nil
+}
