@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
@@ -29,7 +28,9 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := newFlags("check", stderr)
 	configPath := fs.String("config", "", "config file to check (default: the embedded default config)")
 	samples := fs.String("samples", "", "JSONL sample rows to score twice with every function ('-' for stdin)")
-	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC, insecure) to compare with the config")
+	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC) to compare with the config")
+	tokenFile := fs.String("auth-token-file", "", "with --addr: file holding the server's bearer token")
+	caFile := fs.String("tls-ca", "", "with --addr: PEM CA bundle to verify the server's TLS certificate (enables TLS)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	strict := fs.Bool("strict", false, "fail (exit 1) on warnings too")
 	if err := parseFlags(fs, args); err != nil {
@@ -77,7 +78,11 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	if *addr != "" {
-		conn, err := grpc.NewClient(*addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		opts, err := dialOptions(*tokenFile, *caFile)
+		if err != nil {
+			return err
+		}
+		conn, err := grpc.NewClient(*addr, opts...)
 		if err != nil {
 			return &usageError{fmt.Sprintf("check: --addr %q: %v", *addr, err)}
 		}

@@ -474,6 +474,13 @@ func TestServeTLSAndToken(t *testing.T) {
 	if _, err := rewardv1.NewRewardServiceClient(plain).ListFunctions(authed, &rewardv1.ListFunctionsRequest{}); err == nil {
 		t.Error("a plaintext client was served by a TLS server")
 	}
+	// rewardd check talks to it too, with the same token and CA.
+	if _, stderr, exit := runRewardd(t, "", "check", "--addr", srv.grpcAddr, "--tls-ca", certPath, "--auth-token-file", tokenPath); exit != 0 {
+		t.Errorf("check with TLS and token: exit %d: %s", exit, stderr)
+	}
+	if _, _, exit := runRewardd(t, "", "check", "--addr", srv.grpcAddr, "--tls-ca", certPath); exit != 1 {
+		t.Errorf("check with TLS but no token: exit %d, want 1", exit)
+	}
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
 	resp, err := hc.Get("https://" + srv.httpAddr + "/healthz")
 	if err != nil {
