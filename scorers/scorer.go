@@ -119,3 +119,22 @@ func (r *Rollout) Field(name string) (*structpb.Value, bool) {
 type Scorer interface {
 	Score(ctx context.Context, r *Rollout) Result
 }
+
+// GroupScorer is the capability of a scorer whose value for one rollout
+// depends on the other rollouts of its group (the completions sampled for one
+// prompt), such as the Kimi 1.5 length reward, which compares each length
+// with the shortest and longest of the group. The engine calls ScoreGroup
+// once per group instead of Score once per rollout.
+//
+// group holds every rollout of one group of the request, as the engine
+// defines groups (a rollout's Group, or its Prompt when it has none; a
+// rollout with neither is a group of its own). out has len(group) entries and
+// ScoreGroup sets each one: out[i] is the result of group[i]. A group is
+// scored as it is given: when a trainer sends part of a group, the missing
+// rollouts do not count. Score on a GroupScorer still scores one rollout
+// alone; when the value needs the group it returns an Error result saying so,
+// never a silent 0.
+type GroupScorer interface {
+	Scorer
+	ScoreGroup(ctx context.Context, group []*Rollout, out []Result)
+}

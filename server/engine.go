@@ -62,9 +62,7 @@ func NewEngine(workers, maxInflight int, m *Metrics, log *zap.Logger) *Engine {
 // Workers returns the pool size.
 func (e *Engine) Workers() int { return e.workers }
 
-// chunking: at most maxChunk rollouts per chunk so a big request still spreads
-// over the pool and yields slots to others between chunks; at least enough
-// chunks to keep every worker busy.
+// maxChunk bounds the rollouts of one span of pool work (see plan).
 const maxChunk = 256
 
 // Score applies every task to every rollout and returns results[k][i] for
@@ -89,17 +87,14 @@ func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Ro
 		return results, nil
 	}
 
-	chunk := min(maxChunk, max(1, (n+2*e.workers-1)/(2*e.workers)))
-	perTask := (n + chunk - 1) / chunk
-	total := perTask * len(tasks)
-
+	spans := e.plan(tasks, rollouts)
 	var next atomic.Int64
 	var wg conc.WaitGroup
-	for range min(e.workers, total) {
+	for range min(e.workers, len(spans)) {
 		wg.Go(func() {
 			for {
-				c := int(next.Add(1) - 1)
-				if c >= total {
+				i := int(next.Add(1) - 1)
+				if i >= len(spans) {
 					return
 				}
 				waitStart := time.Now()
@@ -108,9 +103,12 @@ func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Ro
 				}
 				e.m.poolQueueWait.Observe(time.Since(waitStart).Seconds())
 				e.m.poolInflight.Inc()
-				k, lo := c/perTask, (c%perTask)*chunk
-				hi := min(lo+chunk, n)
-				e.runChunk(ctx, tasks[k], rollouts[lo:hi], results[k][lo:hi])
+				sp := spans[i]
+				if sp.group == nil {
+					e.runChunk(ctx, tasks[sp.task], rollouts[sp.lo:sp.hi], results[sp.task][sp.lo:sp.hi])
+				} else {
+					e.runGroup(ctx, tasks[sp.task], rollouts, sp.group, results[sp.task])
+				}
 				e.m.poolInflight.Dec()
 				e.sem.Release(1)
 			}
@@ -124,6 +122,65 @@ func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Ro
 	return results, nil
 }
 
+// span is one unit of pool work: rollouts lo..hi of one task, or, for a
+// GroupScorer, the rollouts of one group (their indices).
+type span struct {
+	task, lo, hi int
+	group        []int
+}
+
+// plan cuts the work into spans: at most maxChunk rollouts per span so a big
+// request still spreads over the pool and yields slots to others between
+// spans, and enough spans to keep every worker busy. A GroupScorer's work is
+// cut at group boundaries, one group per span.
+func (e *Engine) plan(tasks []Task, rollouts []*scorers.Rollout) []span {
+	n := len(rollouts)
+	chunk := min(maxChunk, max(1, (n+2*e.workers-1)/(2*e.workers)))
+	var groups [][]int
+	spans := make([]span, 0, len(tasks)*((n+chunk-1)/chunk))
+	for k, t := range tasks {
+		if _, ok := t.Function.Scorer.(scorers.GroupScorer); ok {
+			if groups == nil {
+				groups = groupIndices(rollouts)
+			}
+			for _, g := range groups {
+				spans = append(spans, span{task: k, group: g})
+			}
+			continue
+		}
+		for lo := 0; lo < n; lo += chunk {
+			spans = append(spans, span{task: k, lo: lo, hi: min(lo+chunk, n)})
+		}
+	}
+	return spans
+}
+
+// groupIndices lists the rollouts of each group, in order of first
+// appearance. A rollout's group is its Group, or its Prompt when it has none,
+// as aggregation defines it; a rollout with neither is a group of its own.
+func groupIndices(rollouts []*scorers.Rollout) [][]int {
+	var groups [][]int
+	index := make(map[string]int)
+	for i, r := range rollouts {
+		key := r.Group
+		if key == "" {
+			key = r.Prompt
+		}
+		if key == "" {
+			groups = append(groups, []int{i})
+			continue
+		}
+		g, ok := index[key]
+		if !ok {
+			g = len(groups)
+			index[key] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
 // runChunk scores rollouts with one function into out, recording metrics
 // once for the chunk.
 func (e *Engine) runChunk(ctx context.Context, t Task, rollouts []*scorers.Rollout, out []scorers.Result) {
@@ -131,14 +188,54 @@ func (e *Engine) runChunk(ctx context.Context, t Task, rollouts []*scorers.Rollo
 	for i := 0; i < len(rollouts); {
 		i = e.scoreFrom(ctx, t.Function, rollouts, out, i)
 	}
-	elapsed := time.Since(start)
-
-	var counts [4]int
 	for i := range out {
 		out[i] = sanitize(out[i])
-		counts[out[i].Outcome]++
 	}
-	e.m.functionDuration.WithLabelValues(t.Label).Observe(elapsed.Seconds() / float64(len(rollouts)))
+	e.observe(t, time.Since(start), out)
+}
+
+// runGroup scores one group with a GroupScorer and spreads the results back
+// over out. A panic makes the whole group an Error: its values depend on each
+// other.
+func (e *Engine) runGroup(ctx context.Context, t Task, rollouts []*scorers.Rollout, idx []int, out []scorers.Result) {
+	start := time.Now()
+	group := make([]*scorers.Rollout, len(idx))
+	for i, j := range idx {
+		group[i] = rollouts[j]
+	}
+	res := make([]scorers.Result, len(idx))
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				e.log.Error("scorer panicked", zap.String("function", t.Function.Name), zap.String("kind", t.Function.Kind),
+					zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+				for i := range res {
+					res[i] = scorers.Errorf("internal error: the %s scorer panicked on this rollout's group", t.Function.Kind)
+				}
+			}
+		}()
+		if ctx.Err() != nil {
+			for i := range res {
+				res[i] = scorers.Errorf("cancelled: %v", ctx.Err())
+			}
+			return
+		}
+		t.Function.Scorer.(scorers.GroupScorer).ScoreGroup(ctx, group, res)
+	}()
+	for i, j := range idx {
+		res[i] = sanitize(res[i])
+		out[j] = res[i]
+	}
+	e.observe(t, time.Since(start), res)
+}
+
+// observe records one span's time and outcomes.
+func (e *Engine) observe(t Task, elapsed time.Duration, results []scorers.Result) {
+	var counts [4]int
+	for _, r := range results {
+		counts[r.Outcome]++
+	}
+	e.m.functionDuration.WithLabelValues(t.Label).Observe(elapsed.Seconds() / float64(len(results)))
 	for _, o := range []scorers.Outcome{scorers.OK, scorers.NotApplicable, scorers.Error} {
 		if counts[o] > 0 {
 			e.m.functionOutcomes.WithLabelValues(t.Label, o.String()).Add(float64(counts[o]))

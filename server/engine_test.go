@@ -213,3 +213,71 @@ func TestEngineCancelStopsQueuedWork(t *testing.T) {
 		t.Errorf("after cancel: %v", err)
 	}
 }
+
+// groupSize is a GroupScorer scoring each rollout with the size of its
+// group; it panics on a group holding the rollout "boom".
+type groupSize struct{}
+
+func (groupSize) Score(context.Context, *scorers.Rollout) scorers.Result {
+	return scorers.Errorf("needs the group")
+}
+
+func (groupSize) ScoreGroup(_ context.Context, group []*scorers.Rollout, out []scorers.Result) {
+	for i, r := range group {
+		if r.ID == "boom" {
+			panic("boom")
+		}
+		out[i] = scorers.Score(float64(len(group)))
+	}
+}
+
+func TestEngineGroupScorer(t *testing.T) {
+	e, _ := newTestEngine(t, 2, 2)
+	var rs []*scorers.Rollout
+	want := []float64{}
+	// Groups interleaved and of different sizes: by group id, by prompt, and
+	// alone (neither).
+	for i := range 30 {
+		r := &scorers.Rollout{ID: strconv.Itoa(i)}
+		switch i % 3 {
+		case 0:
+			r.Group = "g" + strconv.Itoa(i%2) // g0: i=0,6,12,18,24; g1: 3,9,15,21,27
+		case 1:
+			r.Prompt = "p" // one group of 10
+		}
+		rs = append(rs, r)
+	}
+	for i := range 30 {
+		switch i % 3 {
+		case 0:
+			want = append(want, 5)
+		case 1:
+			want = append(want, 10)
+		default:
+			want = append(want, 1)
+		}
+	}
+	fn := &scorers.Function{Name: "g", Kind: "test", Scorer: groupSize{}}
+	res, err := e.Score(context.Background(), []Task{{Function: fn, Label: InlineLabel}, task("id", idScore(1))}, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rs {
+		if res[0][i].Outcome != scorers.OK || res[0][i].Value != want[i] || res[1][i].Value != float64(i) {
+			t.Errorf("rollout %d: group scorer %+v (want %v), plain %+v", i, res[0][i], want[i], res[1][i])
+		}
+	}
+
+	// A panic fails its whole group and only that group.
+	rs[6].ID = "boom"
+	res, err = e.Score(context.Background(), []Task{{Function: fn, Label: InlineLabel}}, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rs {
+		inG0 := i%3 == 0 && i%2 == 0
+		if got := res[0][i].Outcome; inG0 != (got == scorers.Error) {
+			t.Errorf("rollout %d: outcome %v after a panic in group g0", i, got)
+		}
+	}
+}

@@ -476,3 +476,26 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("rewardd_requests_total has %d series, want OK and NotFound at least", n)
 	}
 }
+
+// TestGroupKind scores Kimi's group-relative length reward through a real
+// request: each rollout's value depends on the others of its group.
+func TestGroupKind(t *testing.T) {
+	st := newStack(t, testConfig)
+	params, _ := structpb.NewStruct(map[string]any{"mode": "kimi", "unit": "chars", "correct_field": "correct"})
+	row := func(group string, n int) *rewardv1.Rollout {
+		return &rewardv1.Rollout{Group: group, Completion: strings.Repeat("x", n),
+			Fields: &structpb.Struct{Fields: map[string]*structpb.Value{"correct": structpb.NewBoolValue(true)}}}
+	}
+	req := &rewardv1.ScoreRequest{
+		Inline:   []*rewardv1.FunctionSpec{{Name: "kimi", Kind: "length", Params: params}},
+		Rollouts: []*rewardv1.Rollout{row("a", 10), row("b", 5), row("a", 20), row("a", 30), row("b", 15)},
+	}
+	resp, err := st.client.Score(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kimi: λ = 0.5 − (len − min)/(max − min) within the group, for correct answers.
+	if got := fmt.Sprint(resp.GetFunctions()[0].GetValues()); got != "[0.5 0.5 0 -0.5 -0.5]" {
+		t.Errorf("kimi values %s, want [0.5 0.5 0 -0.5 -0.5]", got)
+	}
+}

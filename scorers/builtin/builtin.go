@@ -6,7 +6,10 @@ import (
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/exactmatch"
 	"github.com/rewardd/rewardd/scorers/format"
+	"github.com/rewardd/rewardd/scorers/length"
 	"github.com/rewardd/rewardd/scorers/regex"
+	"github.com/rewardd/rewardd/scorers/repetition"
+	"github.com/rewardd/rewardd/scorers/similarity"
 )
 
 // Registry returns the kinds rewardd serves, by their config names.
@@ -15,5 +18,8 @@ func Registry() scorers.Registry {
 		"exact_match": scorers.Kind(exactmatch.New),
 		"regex":       scorers.Kind(regex.New),
 		"format":      scorers.Kind(format.New),
+		"length":      scorers.Kind(length.New),
+		"repetition":  scorers.Kind(repetition.New),
+		"similarity":  scorers.Kind(similarity.New),
 	}
 }

@@ -1,0 +1,349 @@
+package length_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/length"
+	"github.com/rewardd/rewardd/scorers/scorertest"
+)
+
+func ptr(f float64) *float64 { return &f }
+
+func mustNew(t testing.TB, p length.Params) *length.Scorer {
+	t.Helper()
+	s, err := length.New(p)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", p, err)
+	}
+	return s
+}
+
+// compile builds a scorer the way a config file does: from YAML text through
+// scorers.Kind.
+func compile(src string) (scorers.Scorer, []byte, error) {
+	var node yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
+		return nil, nil, err
+	}
+	return scorers.Kind(length.New)(&node)
+}
+
+// row is a rollout as the test data writes it.
+type row struct {
+	Completion string
+	Fields     map[string]any
+}
+
+func (r row) rollout(t *testing.T) *scorers.Rollout {
+	t.Helper()
+	out := &scorers.Rollout{Completion: r.Completion}
+	if r.Fields != nil {
+		out.Fields = make(map[string]*structpb.Value, len(r.Fields))
+		for k, v := range r.Fields {
+			pv, err := structpb.NewValue(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.Fields[k] = pv
+		}
+	}
+	return out
+}
+
+// check compares a result with a number (within 1e-12) or an outcome name.
+func check(t *testing.T, got scorers.Result, want any) {
+	t.Helper()
+	switch want := want.(type) {
+	case float64:
+		if got.Outcome != scorers.OK || math.Abs(got.Value-want) > 1e-12 {
+			t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, want)
+		}
+		if got.Value == 0 && math.Signbit(got.Value) {
+			t.Errorf("got -0, want 0")
+		}
+	case string:
+		if got.Outcome.String() != want {
+			t.Errorf("got %v %v (%s), want %s", got.Outcome, got.Value, got.Reason, want)
+		}
+	default:
+		t.Fatalf("bad want %v", want)
+	}
+}
+
+func TestCases(t *testing.T) {
+	data, err := os.ReadFile("testdata/cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name   string
+		Params json.RawMessage
+		row
+		Want      any
+		Group     []row
+		WantGroup []any `json:"want_group"`
+	}
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			s, _, err := compile(string(c.Params)) // JSON is YAML
+			if err != nil {
+				t.Fatalf("params %s: %v", c.Params, err)
+			}
+			if c.Group == nil {
+				check(t, s.Score(ctx, c.rollout(t)), c.Want)
+				return
+			}
+			group := make([]*scorers.Rollout, len(c.Group))
+			for i, r := range c.Group {
+				group[i] = r.rollout(t)
+			}
+			out := make([]scorers.Result, len(group))
+			s.(scorers.GroupScorer).ScoreGroup(ctx, group, out)
+			if len(c.WantGroup) != len(out) {
+				t.Fatalf("want_group has %d entries for %d rollouts", len(c.WantGroup), len(out))
+			}
+			for i := range out {
+				check(t, out[i], c.WantGroup[i])
+			}
+		})
+	}
+}
+
+func TestReasons(t *testing.T) {
+	ctx := context.Background()
+	kimi := mustNew(t, length.Params{Mode: length.Kimi})
+	if got := kimi.Score(ctx, &scorers.Rollout{}); got.Outcome != scorers.Error || !strings.Contains(got.Reason, "needs the group") {
+		t.Errorf("kimi Score: got %+v, want an error saying it needs the group", got)
+	}
+	cos := mustNew(t, length.Params{Mode: length.Cosine, MaxLength: 10, CorrectField: "acc"})
+	if got := cos.Score(ctx, &scorers.Rollout{}); got.Reason != `no correctness in field "acc"` {
+		t.Errorf("no correctness: reason %q", got.Reason)
+	}
+	tok := mustNew(t, length.Params{Mode: length.Overlong, MaxLength: 10, Unit: length.Tokens})
+	if got := tok.Score(ctx, &scorers.Rollout{}); got.Reason != `no token count in field "completion_tokens"` {
+		t.Errorf("no token count: reason %q", got.Reason)
+	}
+	out := make([]scorers.Result, 2)
+	kimi.ScoreGroup(ctx, []*scorers.Rollout{
+		{Completion: "a", Fields: map[string]*structpb.Value{"correct": structpb.NewBoolValue(true)}},
+		{Completion: "b", Fields: map[string]*structpb.Value{"correct": structpb.NewBoolValue(true)}},
+	}, out)
+	if out[0].Value != 0 || out[0].Reason != "every rollout of the group has the same length" {
+		t.Errorf("equal lengths: got %+v", out[0])
+	}
+}
+
+func TestRange(t *testing.T) {
+	for _, c := range []struct {
+		p      length.Params
+		lo, hi float64
+	}{
+		{length.Params{Mode: length.Overlong, MaxLength: 10}, -1, 0},
+		{length.Params{Mode: length.Overlong, MaxLength: 10, PenaltyFactor: ptr(2.5)}, -2.5, 0},
+		{length.Params{Mode: length.Cosine, MaxLength: 10}, -1, 1},
+		{length.Params{Mode: length.Cosine, MaxLength: 10, MinValueWrong: ptr(-3), MaxValueCorrect: ptr(0.75)}, -3, 0.75},
+		{length.Params{Mode: length.Kimi}, -0.5, 0.5},
+	} {
+		if lo, hi := mustNew(t, c.p).Range(); lo != c.lo || hi != c.hi {
+			t.Errorf("%+v: Range = [%v, %v], want [%v, %v]", c.p, lo, hi, c.lo, c.hi)
+		}
+	}
+}
+
+// conformanceRollouts are the interesting cases of every mode.
+func conformanceRollouts() []*scorers.Rollout {
+	t, f := structpb.NewBoolValue(true), structpb.NewBoolValue(false)
+	long := strings.Repeat("word ", 5000)
+	var rs []*scorers.Rollout
+	for _, c := range []string{"", "one", "a b c d e f g", long, "日本語のテキスト", "\xff\xfe"} {
+		for _, correct := range []*structpb.Value{t, f, structpb.NewNumberValue(0.7), nil} {
+			fields := map[string]*structpb.Value{
+				"completion_tokens": structpb.NewNumberValue(float64(len(c))),
+			}
+			if correct != nil {
+				fields["correct"] = correct
+			}
+			rs = append(rs, &scorers.Rollout{Completion: c, Fields: fields})
+		}
+	}
+	return rs
+}
+
+func TestConformance(t *testing.T) {
+	for name, p := range map[string]length.Params{
+		"overlong":        {Mode: length.Overlong, MaxLength: 8, BufferLength: 4},
+		"overlong hard":   {Mode: length.Overlong, MaxLength: 8},
+		"overlong chars":  {Mode: length.Overlong, Unit: length.Chars, MaxLength: 100, BufferLength: 50, PenaltyFactor: ptr(0.3)},
+		"overlong tokens": {Mode: length.Overlong, Unit: length.Tokens, MaxLength: 100, BufferLength: 50},
+		"cosine":          {Mode: length.Cosine, MaxLength: 8},
+		"cosine tokens":   {Mode: length.Cosine, Unit: length.Tokens, MaxLength: 100, MinValueWrong: ptr(-2), MaxValueCorrect: ptr(3)},
+		"kimi":            {Mode: length.Kimi},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := mustNew(t, p)
+			lo, hi := s.Range()
+			scorertest.Run(t, s, scorertest.Range{Min: lo, Max: hi}, conformanceRollouts(), "correct", "completion_tokens")
+		})
+	}
+}
+
+// TestScoreGroupContract checks ScoreGroup against the GroupScorer contract
+// on groups cut from the conformance and junk rollouts: every result is set,
+// OK values are finite and in range, the same group gives the same results,
+// and in any order.
+func TestScoreGroupContract(t *testing.T) {
+	all := append(conformanceRollouts(), scorertest.Junk("correct", "completion_tokens")...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	ctx := context.Background()
+	for name, p := range map[string]length.Params{
+		"kimi":          {Mode: length.Kimi},
+		"kimi chars":    {Mode: length.Kimi, Unit: length.Chars},
+		"kimi tokens":   {Mode: length.Kimi, Unit: length.Tokens},
+		"cosine tokens": {Mode: length.Cosine, Unit: length.Tokens, MaxLength: 100},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := mustNew(t, p)
+			lo, hi := s.Range()
+			for range 200 {
+				group := make([]*scorers.Rollout, 1+rng.IntN(16))
+				for i := range group {
+					group[i] = all[rng.IntN(len(all))]
+				}
+				out := make([]scorers.Result, len(group))
+				s.ScoreGroup(ctx, group, out)
+				for i, res := range out {
+					switch res.Outcome {
+					case scorers.OK:
+						if math.IsNaN(res.Value) || res.Value < lo || res.Value > hi {
+							t.Fatalf("rollout %d: value %v outside [%v, %v]", i, res.Value, lo, hi)
+						}
+					case scorers.NotApplicable, scorers.Error:
+						if !math.IsNaN(res.Value) || res.Reason == "" {
+							t.Fatalf("rollout %d: %+v", i, res)
+						}
+					default:
+						t.Fatalf("rollout %d: no outcome", i)
+					}
+				}
+				// Reversed, each rollout keeps its result.
+				rev := make([]*scorers.Rollout, len(group))
+				for i, r := range group {
+					rev[len(group)-1-i] = r
+				}
+				outRev := make([]scorers.Result, len(group))
+				s.ScoreGroup(ctx, rev, outRev)
+				for i := range out {
+					a, b := out[i], outRev[len(group)-1-i]
+					if a.Outcome != b.Outcome || a.Reason != b.Reason || a.Value != b.Value && !(math.IsNaN(a.Value) && math.IsNaN(b.Value)) {
+						t.Fatalf("rollout %d: %+v in order, %+v reversed", i, a, b)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestScoreGroupCancelled(t *testing.T) {
+	s := mustNew(t, length.Params{Mode: length.Kimi})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := make([]scorers.Result, 3)
+	s.ScoreGroup(ctx, []*scorers.Rollout{{}, {}, {}}, out)
+	for i, res := range out {
+		if res.Outcome != scorers.Error {
+			t.Errorf("rollout %d: got %+v, want an error", i, res)
+		}
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		p    length.Params
+		key  string
+	}{
+		{"no mode", length.Params{}, "mode"},
+		{"unknown mode", length.Params{Mode: "dapo"}, "mode"},
+		{"unknown unit", length.Params{Mode: length.Kimi, Unit: "bytes"}, "unit"},
+		{"tokens_field without tokens", length.Params{Mode: length.Kimi, TokensField: "n"}, "tokens_field"},
+		{"overlong without max_length", length.Params{Mode: length.Overlong, BufferLength: 4}, "max_length"},
+		{"negative max_length", length.Params{Mode: length.Cosine, MaxLength: -1}, "max_length"},
+		{"buffer over max", length.Params{Mode: length.Overlong, MaxLength: 4, BufferLength: 5}, "buffer_length"},
+		{"negative buffer", length.Params{Mode: length.Overlong, MaxLength: 4, BufferLength: -1}, "buffer_length"},
+		{"zero penalty", length.Params{Mode: length.Overlong, MaxLength: 4, PenaltyFactor: ptr(0)}, "penalty_factor"},
+		{"NaN penalty", length.Params{Mode: length.Overlong, MaxLength: 4, PenaltyFactor: ptr(math.NaN())}, "penalty_factor"},
+		{"infinite penalty", length.Params{Mode: length.Overlong, MaxLength: 4, PenaltyFactor: ptr(math.Inf(1))}, "penalty_factor"},
+		{"buffer in cosine", length.Params{Mode: length.Cosine, MaxLength: 4, BufferLength: 2}, "buffer_length"},
+		{"max_length in kimi", length.Params{Mode: length.Kimi, MaxLength: 4}, "max_length"},
+		{"correct_field in overlong", length.Params{Mode: length.Overlong, MaxLength: 4, CorrectField: "c"}, "correct_field"},
+		{"cosine value in kimi", length.Params{Mode: length.Kimi, MinValueWrong: ptr(-1)}, "min_value_wrong"},
+		{"min over max correct", length.Params{Mode: length.Cosine, MaxLength: 4, MinValueCorrect: ptr(2)}, "min_value_correct"},
+		{"min over max wrong", length.Params{Mode: length.Cosine, MaxLength: 4, MaxValueWrong: ptr(-2)}, "min_value_wrong"},
+		{"infinite value", length.Params{Mode: length.Cosine, MaxLength: 4, MaxValueCorrect: ptr(math.Inf(1))}, "max_value_correct"},
+	}
+	for _, c := range cases {
+		_, err := length.New(c.p)
+		var pe *scorers.ParamError
+		if !errors.As(err, &pe) || pe.Key != c.key {
+			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
+		}
+	}
+}
+
+func TestConfig(t *testing.T) {
+	s, canonical, err := compile(`
+mode: overlong
+unit: tokens
+tokens_field: n_tokens
+max_length: 20480
+buffer_length: 4096
+penalty_factor: 1.0
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(canonical) == 0 {
+		t.Error("no canonical parameters")
+	}
+	r := &scorers.Rollout{Fields: map[string]*structpb.Value{"n_tokens": structpb.NewNumberValue(18432)}}
+	if got := s.Score(context.Background(), r); got.Outcome != scorers.OK || got.Value != -0.5 {
+		t.Errorf("Score = %+v, want -0.5", got)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name, src string
+		key       string
+		line      int
+	}{
+		{"unknown key", "mode: overlong\nmax_length: 10\nbuffer: 4\n", "buffer", 3},
+		{"bad mode", "max_length: 10\nmode: dapo\n", "mode", 2},
+		{"bad buffer", "mode: overlong\nmax_length: 10\nbuffer_length: 11\n", "buffer_length", 3},
+		{"wrong type", "mode: overlong\nmax_length: long\n", "max_length", 2},
+		{"key of another mode", "mode: kimi\nunit: chars\npenalty_factor: 2\n", "penalty_factor", 3},
+		{"min over max", "mode: cosine\nmax_length: 10\nmin_value_wrong: 0\nmax_value_wrong: -1\n", "min_value_wrong", 3},
+	}
+	for _, c := range cases {
+		_, _, err := compile(c.src)
+		var pe *scorers.ParamError
+		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
+			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package repetition_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/repetition"
+)
+
+// gsm8kPath holds GSM8K test solutions (about 300 bytes, 60 words each).
+const gsm8kPath = "../../../shared/data/gsm8k_test.jsonl"
+
+// loadGSM8K returns the GSM8K solutions as completions, and the same with
+// their first line said three times more (a mildly repetitive completion).
+func loadGSM8K(b *testing.B) (plain, repeated []*scorers.Rollout) {
+	b.Helper()
+	f, err := os.Open(gsm8kPath)
+	if err != nil {
+		b.Skipf("GSM8K data not available: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var row struct{ Answer string }
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			b.Fatal(err)
+		}
+		first, _, _ := strings.Cut(row.Answer, "\n")
+		plain = append(plain, &scorers.Rollout{Completion: row.Answer})
+		repeated = append(repeated, &scorers.Rollout{Completion: strings.Repeat(first+"\n", 3) + row.Answer})
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return plain, repeated
+}
+
+// BenchmarkScore is one evaluation (one function on one rollout).
+func BenchmarkScore(b *testing.B) {
+	plain, repeated := loadGSM8K(b)
+	for _, c := range []struct {
+		name string
+		p    repetition.Params
+		rs   []*scorers.Rollout
+	}{
+		{"words/plain", repetition.Params{}, plain},
+		{"words/repeated", repetition.Params{}, repeated},
+		{"chars/plain", repetition.Params{Unit: repetition.Chars, NgramSize: 8}, plain},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := mustNew(b, c.p)
+			ctx := context.Background()
+			b.SetBytes(int64(len(c.rs[0].Completion)))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if res := s.Score(ctx, c.rs[i%len(c.rs)]); res.Outcome != scorers.OK {
+					b.Fatal(res)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkScoreParallel reports evaluations per second on all cores
+// (GOMAXPROCS, see -cpu).
+func BenchmarkScoreParallel(b *testing.B) {
+	plain, _ := loadGSM8K(b)
+	s := mustNew(b, repetition.Params{})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		i := 0
+		for pb.Next() {
+			if res := s.Score(ctx, plain[i%len(plain)]); res.Outcome != scorers.OK {
+				b.Fatal(res)
+			}
+			i++
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
+}

@@ -1,0 +1,264 @@
+// Package repetition implements the repetition scorer kind: the n-gram
+// repetition penalty of "Demystifying Long Chain-of-Thought Reasoning in
+// LLMs" (Yeo et al. 2025, Appendix C.2), as open-r1's
+// get_repetition_penalty_reward computes it:
+//
+//	penalty = (1 − unique n-grams / total n-grams) · MaxPenalty
+//
+// so 0 for a completion without a repeated n-gram, falling towards
+// MaxPenalty as the completion repeats itself. A completion shorter than n
+// units scores 0. Range [MaxPenalty, 0].
+//
+// With unit words (the default), the text is lower-cased and split on white
+// space, exactly as open-r1 does (text.lower().split(): Unicode white space
+// plus U+001C–U+001F, as Python splits), and the n-grams are runs of n words.
+// With unit chars, the n-grams are runs of n characters (code points) of the
+// lower-cased text with each run of white space read as one space and the
+// ends trimmed, so that indentation is not counted as repetition. chars
+// serves text without spaces between words (Chinese, Japanese), for which
+// open-r1 segments words with jieba; rewardd has no segmenter, and character
+// n-grams need none.
+//
+// Lower-casing is Go's Unicode simple case mapping; Python's str.lower
+// differs on a few characters (İ becomes "i̇" there, "i" here).
+package repetition
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/rewardd/rewardd/scorers"
+)
+
+// Params configures a repetition function.
+type Params struct {
+	// NgramSize is n, in [1, 32]. Default 3 (open-r1's repetition_n_grams).
+	NgramSize int `yaml:"ngram_size,omitempty"`
+	// MaxPenalty is the score of a completion that is one n-gram repeated:
+	// at most 0. Default −1 (open-r1's repetition_max_penalty).
+	MaxPenalty *float64 `yaml:"max_penalty,omitempty"`
+	// Unit is words (default) or chars.
+	Unit string `yaml:"unit,omitempty"`
+}
+
+// Units.
+const (
+	Words = "words"
+	Chars = "chars"
+)
+
+// maxNgram bounds NgramSize, so that a window of n-gram starts fits in a
+// fixed array and hashing one n-gram stays cheap.
+const maxNgram = 32
+
+// Scorer scores rollouts for one repetition function. It is safe for
+// concurrent use.
+type Scorer struct {
+	n       int
+	penalty float64
+	chars   bool
+	short   string // reason for a completion shorter than n units
+	// scratch holds *scratch values.
+	scratch sync.Pool
+}
+
+// New builds a scorer from p, filling in defaults. A bad parameter is
+// reported as a *scorers.ParamError naming its key.
+func New(p Params) (*Scorer, error) {
+	s := &Scorer{n: p.NgramSize, penalty: -1}
+	s.scratch.New = func() any { return &scratch{seen: make(map[string]struct{})} }
+	if s.n == 0 {
+		s.n = 3
+	}
+	if s.n < 1 || s.n > maxNgram {
+		return nil, &scorers.ParamError{Key: "ngram_size", Err: fmt.Errorf("%d is not in [1, %d]", s.n, maxNgram)}
+	}
+	if f := p.MaxPenalty; f != nil {
+		if !(*f <= 0) || math.IsInf(*f, 0) {
+			return nil, &scorers.ParamError{Key: "max_penalty", Err: fmt.Errorf("%v is not a finite number ≤ 0", *f)}
+		}
+		s.penalty = *f
+	}
+	unit := p.Unit
+	switch unit {
+	case "":
+		unit = Words
+	case Words:
+	case Chars:
+		s.chars = true
+	default:
+		return nil, &scorers.ParamError{Key: "unit", Err: fmt.Errorf("unknown unit %q (words or chars)", unit)}
+	}
+	s.short = fmt.Sprintf("shorter than %d %s", s.n, unit)
+	return s, nil
+}
+
+// Range returns the closed interval every OK value lies in: [MaxPenalty, 0].
+func (s *Scorer) Range() (lo, hi float64) { return s.penalty, 0 }
+
+// Score returns the repetition penalty of the completion. It makes one pass
+// over the completion and one map insertion per n-gram (a few microseconds
+// for a GSM8K-sized answer), and checks ctx every 16,384 n-grams, returning
+// an Error once it is done.
+func (s *Scorer) Score(ctx context.Context, r *scorers.Rollout) scorers.Result {
+	sc := s.scratch.Get().(*scratch)
+	defer s.release(sc)
+	text := s.units(r.Completion, sc)
+	// sc.starts holds the offset in text of each unit, then len(text).
+	starts := sc.starts
+	units := len(starts) - 1
+	if units < s.n {
+		return scorers.ScoreWhy(0, s.short)
+	}
+	total := units - s.n + 1
+	seen := sc.seen
+	if total > maxPooled {
+		seen = make(map[string]struct{}, min(total, 1<<16)) // not kept
+	}
+	for i := range total {
+		if i&(1<<14-1) == 1<<14-1 {
+			if err := ctx.Err(); err != nil {
+				return scorers.Errorf("cancelled: %v", err)
+			}
+		}
+		end := starts[i+s.n]
+		if !s.chars {
+			end-- // the space after the n-th word
+		}
+		seen[text[starts[i]:end]] = struct{}{}
+	}
+	return scorers.Score((1-float64(len(seen))/float64(total))*s.penalty + 0) // + 0: no −0
+}
+
+// scratch is the memory one Score call works in, kept between calls.
+type scratch struct {
+	starts []int
+	seen   map[string]struct{}
+}
+
+// release returns sc to the pool, emptied, unless it grew too large to keep.
+func (s *Scorer) release(sc *scratch) {
+	if cap(sc.starts) > maxPooled+1 {
+		return
+	}
+	clear(sc.seen)
+	sc.starts = sc.starts[:0]
+	s.scratch.Put(sc)
+}
+
+// maxPooled bounds the scratch memory kept between calls: a completion with
+// more n-grams gets its own map and its offsets are dropped after the call.
+const maxPooled = 4096
+
+// units returns the canonical text (lower-cased; words joined by one space
+// and ending with one, or for chars white space runs read as one space and
+// the ends trimmed) and sets sc.starts to the offset of each unit in it
+// followed by len(canonical), so that the n-gram starting at unit i is
+// canonical[starts[i]:starts[i+n]], less the trailing space for words.
+// Bytes that are not valid UTF-8 are kept as they are.
+func (s *Scorer) units(text string, sc *scratch) string {
+	starts := sc.starts[:0]
+	var b strings.Builder
+	b.Grow(len(text) + 1)
+	for i := skipSpace(text, 0); i < len(text); i = skipSpace(text, i) {
+		j, ascii := skipWord(text, i)
+		word := text[i:j]
+		if s.chars && len(starts) > 0 {
+			starts = append(starts, b.Len())
+			b.WriteByte(' ')
+		}
+		if !s.chars {
+			starts = append(starts, b.Len())
+		}
+		at := b.Len()
+		if ascii {
+			for k := 0; k < len(word); k++ {
+				c := word[k]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b.WriteByte(c)
+			}
+		} else {
+			// Lower-casing maps rune to rune and never makes or removes
+			// white space, so it may be done word by word.
+			b.WriteString(strings.ToLower(word))
+		}
+		if s.chars {
+			w := b.String()[at:]
+			for k := 0; k < len(w); k += runeLen(w, k) {
+				starts = append(starts, at+k)
+			}
+		} else {
+			b.WriteByte(' ')
+		}
+		i = j
+	}
+	sc.starts = append(starts, b.Len())
+	return b.String()
+}
+
+// skipSpace returns the offset of the first non-space at or after i.
+func skipSpace(s string, i int) int {
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !asciiSpace[c] {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			return i
+		}
+		i += size
+	}
+	return i
+}
+
+// skipWord returns the offset of the first space at or after i, and
+// whether the bytes before it are all ASCII.
+func skipWord(s string, i int) (int, bool) {
+	ascii := true
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				return i, ascii
+			}
+			i++
+			continue
+		}
+		ascii = false
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			return i, ascii
+		}
+		i += size
+	}
+	return i, ascii
+}
+
+// runeLen is the length of the rune at s[i], 1 for an invalid byte.
+func runeLen(s string, i int) int {
+	if s[i] < utf8.RuneSelf {
+		return 1
+	}
+	_, size := utf8.DecodeRuneInString(s[i:])
+	return size
+}
+
+// asciiSpace marks the ASCII white space of Python's str.split, which
+// includes the separators U+001C–U+001F; above ASCII it is Unicode
+// White_Space, as unicode.IsSpace.
+var asciiSpace = [utf8.RuneSelf]bool{
+	'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true,
+	0x1c: true, 0x1d: true, 0x1e: true, 0x1f: true,
+}

@@ -1,0 +1,210 @@
+package repetition_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/repetition"
+	"github.com/rewardd/rewardd/scorers/scorertest"
+)
+
+func ptr(f float64) *float64 { return &f }
+
+func mustNew(t testing.TB, p repetition.Params) *repetition.Scorer {
+	t.Helper()
+	s, err := repetition.New(p)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", p, err)
+	}
+	return s
+}
+
+// compile builds a scorer the way a config file does: from YAML text through
+// scorers.Kind.
+func compile(src string) (scorers.Scorer, []byte, error) {
+	var node yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
+		return nil, nil, err
+	}
+	return scorers.Kind(repetition.New)(&node)
+}
+
+func TestCases(t *testing.T) {
+	data, err := os.ReadFile("testdata/cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name       string
+		Params     json.RawMessage
+		Completion string
+		Want       float64
+	}
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			s, _, err := compile(string(c.Params)) // JSON is YAML
+			if err != nil {
+				t.Fatalf("params %s: %v", c.Params, err)
+			}
+			got := s.Score(context.Background(), &scorers.Rollout{Completion: c.Completion})
+			if got.Outcome != scorers.OK || math.Abs(got.Value-c.Want) > 1e-12 || math.Signbit(got.Value) && got.Value == 0 {
+				t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, c.Want)
+			}
+		})
+	}
+}
+
+// TestOpenR1Parity compares with open-r1's formula run in Python on GSM8K
+// solutions (testdata/parity.jsonl, see testdata/README.md).
+func TestOpenR1Parity(t *testing.T) {
+	f, err := os.Open("testdata/parity.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	ctx := context.Background()
+	n := 0
+	for sc.Scan() {
+		var c struct {
+			Completion string
+			NgramSize  int     `json:"ngram_size"`
+			MaxPenalty float64 `json:"max_penalty"`
+			Want       float64
+		}
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		s := mustNew(t, repetition.Params{NgramSize: c.NgramSize, MaxPenalty: &c.MaxPenalty})
+		if got := s.Score(ctx, &scorers.Rollout{Completion: c.Completion}); got.Outcome != scorers.OK || math.Abs(got.Value-c.Want) > 1e-12 {
+			t.Errorf("n=%d max_penalty=%v %q: got %+v, open-r1 %v", c.NgramSize, c.MaxPenalty, c.Completion, got, c.Want)
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 200 {
+		t.Fatalf("only %d parity cases", n)
+	}
+}
+
+func TestReasons(t *testing.T) {
+	ctx := context.Background()
+	if got := mustNew(t, repetition.Params{}).Score(ctx, &scorers.Rollout{Completion: "a b"}); got.Reason != "shorter than 3 words" {
+		t.Errorf("short words: reason %q", got.Reason)
+	}
+	if got := mustNew(t, repetition.Params{Unit: repetition.Chars, NgramSize: 5}).Score(ctx, &scorers.Rollout{Completion: "ab"}); got.Reason != "shorter than 5 chars" {
+		t.Errorf("short chars: reason %q", got.Reason)
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	s := mustNew(t, repetition.Params{Unit: repetition.Chars})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// Long enough to reach a ctx check.
+	if got := s.Score(ctx, &scorers.Rollout{Completion: strings.Repeat("abcdefg", 10000)}); got.Outcome != scorers.Error {
+		t.Errorf("got %+v, want an error", got)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	cases := []*scorers.Rollout{
+		{Completion: "a b c a b c"},
+		{Completion: strings.Repeat("the answer is 18. ", 500)},
+		{Completion: "Janet sells 16 - 3 - 4 = 9 duck eggs a day.\nShe makes 9 * 2 = $18 every day."},
+		{Completion: "哈哈哈哈哈哈"},
+		{Completion: strings.Repeat("x", 100000)},
+	}
+	for name, p := range map[string]repetition.Params{
+		"default":         {},
+		"unigram":         {NgramSize: 1, MaxPenalty: ptr(-0.5)},
+		"chars":           {Unit: repetition.Chars, NgramSize: 4, MaxPenalty: ptr(-2)},
+		"no penalty":      {MaxPenalty: ptr(0)},
+		"largest n":       {NgramSize: 32},
+		"largest chars n": {Unit: repetition.Chars, NgramSize: 32},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := mustNew(t, p)
+			lo, hi := s.Range()
+			scorertest.Run(t, s, scorertest.Range{Min: lo, Max: hi}, cases)
+		})
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		p    repetition.Params
+		key  string
+	}{
+		{"negative n", repetition.Params{NgramSize: -1}, "ngram_size"},
+		{"n too large", repetition.Params{NgramSize: 33}, "ngram_size"},
+		{"positive penalty", repetition.Params{MaxPenalty: ptr(0.5)}, "max_penalty"},
+		{"NaN penalty", repetition.Params{MaxPenalty: ptr(math.NaN())}, "max_penalty"},
+		{"infinite penalty", repetition.Params{MaxPenalty: ptr(math.Inf(-1))}, "max_penalty"},
+		{"unknown unit", repetition.Params{Unit: "tokens"}, "unit"},
+	}
+	for _, c := range cases {
+		_, err := repetition.New(c.p)
+		var pe *scorers.ParamError
+		if !errors.As(err, &pe) || pe.Key != c.key {
+			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
+		}
+	}
+}
+
+func TestConfig(t *testing.T) {
+	s, canonical, err := compile("ngram_size: 2\nmax_penalty: -0.5\nunit: words\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(canonical) == 0 {
+		t.Error("no canonical parameters")
+	}
+	if got := s.Score(context.Background(), &scorers.Rollout{Completion: "a b a b"}); math.Abs(got.Value-(-1.0/6)) > 1e-15 {
+		t.Errorf("Score = %+v", got)
+	}
+	// Defaults need no parameters at all.
+	fn, err := scorers.Registry{"repetition": scorers.Kind(repetition.New)}.Compile(scorers.Spec{Name: "rep", Kind: "repetition"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fn.Scorer.Score(context.Background(), &scorers.Rollout{Completion: "a b c a b c"}); got.Value != -0.25 {
+		t.Errorf("default Score = %+v, want -0.25", got)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name, src string
+		key       string
+		line      int
+	}{
+		{"unknown key", "ngram_size: 3\nlanguage: zh\n", "language", 2},
+		{"positive penalty", "ngram_size: 3\nmax_penalty: 1\n", "max_penalty", 2},
+		{"wrong type", "ngram_size: three\n", "ngram_size", 1},
+		{"bad unit", "unit: tokens\n", "unit", 1},
+	}
+	for _, c := range cases {
+		_, _, err := compile(c.src)
+		var pe *scorers.ParamError
+		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
+			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package similarity_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/similarity"
+)
+
+// gsm8kPath holds GSM8K test solutions (about 300 bytes, 60 words each).
+const gsm8kPath = "../../../shared/data/gsm8k_test.jsonl"
+
+// loadPairs returns GSM8K-sized rollouts: near, each solution against itself
+// with the calculator notes (<<16-3-4=9>>) dropped from the completion, a
+// close paraphrase; far, each solution against the next problem's.
+func loadPairs(b *testing.B) (near, far []*scorers.Rollout) {
+	b.Helper()
+	f, err := os.Open(gsm8kPath)
+	if err != nil {
+		b.Skipf("GSM8K data not available: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	notes := regexp.MustCompile(`<<[^>]*>>`)
+	var sols []string
+	for sc.Scan() {
+		var row struct{ Answer string }
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			b.Fatal(err)
+		}
+		sols = append(sols, row.Answer)
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	for i, sol := range sols {
+		near = append(near, rollout(notes.ReplaceAllString(sol, ""), structpb.NewStringValue(sol)))
+		far = append(far, rollout(sols[(i+1)%len(sols)], structpb.NewStringValue(sol)))
+	}
+	return near, far
+}
+
+// BenchmarkScore is one evaluation (one function on one rollout) per metric,
+// on GSM8K-sized pairs.
+func BenchmarkScore(b *testing.B) {
+	near, far := loadPairs(b)
+	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
+		for name, rs := range map[string][]*scorers.Rollout{"near": near, "far": far} {
+			b.Run(m+"/"+name, func(b *testing.B) {
+				s := mustNew(b, similarity.Params{Metric: m})
+				ctx := context.Background()
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if res := s.Score(ctx, rs[i%len(rs)]); res.Outcome != scorers.OK {
+						b.Fatal(res)
+					}
+					i++
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkScoreParallel reports fuzzy evaluations per second on all cores
+// (GOMAXPROCS, see -cpu).
+func BenchmarkScoreParallel(b *testing.B) {
+	near, _ := loadPairs(b)
+	s := mustNew(b, similarity.Params{Metric: similarity.Fuzzy})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		i := 0
+		for pb.Next() {
+			if res := s.Score(ctx, near[i%len(near)]); res.Outcome != scorers.OK {
+				b.Fatal(res)
+			}
+			i++
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
+}
+
+// BenchmarkScoreLong is fuzzy on the largest texts max_chars lets through by
+// default: 20,000 code points on each side, little in common.
+func BenchmarkScoreLong(b *testing.B) {
+	var x, y []rune
+	for i := range 20000 {
+		x = append(x, rune('a'+i*7%26))
+		y = append(y, rune('a'+i*11%26))
+	}
+	r := rollout(string(x), structpb.NewStringValue(string(y)))
+	s := mustNew(b, similarity.Params{Metric: similarity.Fuzzy})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := s.Score(ctx, r); res.Outcome != scorers.OK {
+			b.Fatal(res)
+		}
+	}
+}

@@ -1,0 +1,273 @@
+package similarity_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/scorertest"
+	"github.com/rewardd/rewardd/scorers/similarity"
+)
+
+func mustNew(t testing.TB, p similarity.Params) *similarity.Scorer {
+	t.Helper()
+	s, err := similarity.New(p)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", p, err)
+	}
+	return s
+}
+
+// rollout builds a rollout whose field "answer" holds ref (no field when ref
+// is nil).
+func rollout(completion string, ref *structpb.Value) *scorers.Rollout {
+	r := &scorers.Rollout{Completion: completion}
+	if ref != nil {
+		r.Fields = map[string]*structpb.Value{"answer": ref}
+	}
+	return r
+}
+
+// compile builds a scorer the way a config file does: from YAML text through
+// scorers.Kind.
+func compile(src string) (scorers.Scorer, []byte, error) {
+	var node yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
+		return nil, nil, err
+	}
+	return scorers.Kind(similarity.New)(&node)
+}
+
+func TestCases(t *testing.T) {
+	data, err := os.ReadFile("testdata/cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name       string
+		Params     json.RawMessage
+		Completion string
+		Reference  json.RawMessage // absent: no field
+		Want       any             // a number, "not_applicable" or "error"
+	}
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			s, _, err := compile(string(c.Params)) // JSON is YAML
+			if err != nil {
+				t.Fatalf("params %s: %v", c.Params, err)
+			}
+			var ref *structpb.Value
+			if c.Reference != nil {
+				var v any
+				if err := json.Unmarshal(c.Reference, &v); err != nil {
+					t.Fatal(err)
+				}
+				if ref, err = structpb.NewValue(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := s.Score(context.Background(), rollout(c.Completion, ref))
+			switch want := c.Want.(type) {
+			case float64:
+				if got.Outcome != scorers.OK || math.Abs(got.Value-want) > 1e-12 {
+					t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, want)
+				}
+			case string:
+				if got.Outcome.String() != want {
+					t.Errorf("got %v %v (%s), want %s", got.Outcome, got.Value, got.Reason, want)
+				}
+			default:
+				t.Fatalf("bad want %v", c.Want)
+			}
+		})
+	}
+}
+
+// TestParity compares with other implementations on GSM8K-made pairs
+// (testdata/parity.jsonl, see testdata/README.md).
+func TestParity(t *testing.T) {
+	f, err := os.Open("testdata/parity.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	scorer := map[string]*similarity.Scorer{}
+	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
+		scorer[m] = mustNew(t, similarity.Params{Metric: m})
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	count := map[string]int{}
+	for sc.Scan() {
+		var c struct {
+			Metric, Completion, Reference string
+			Want                          float64
+		}
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		got := scorer[c.Metric].Score(context.Background(), rollout(c.Completion, structpb.NewStringValue(c.Reference)))
+		if got.Outcome != scorers.OK || math.Abs(got.Value-c.Want) > 1e-12 {
+			t.Errorf("%s %.60q vs %.60q: got %+v, want %v", c.Metric, c.Completion, c.Reference, got, c.Want)
+		}
+		count[c.Metric]++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
+		if count[m] < 50 {
+			t.Errorf("only %d parity cases for %s", count[m], m)
+		}
+	}
+}
+
+func TestReasons(t *testing.T) {
+	ctx := context.Background()
+	s := mustNew(t, similarity.Params{Metric: similarity.Fuzzy, ReferenceField: "gold", MaxChars: 10})
+	if got := s.Score(ctx, &scorers.Rollout{Completion: "x"}); got.Reason != `no reference in field "gold"` {
+		t.Errorf("no reference: reason %q", got.Reason)
+	}
+	r := &scorers.Rollout{Completion: strings.Repeat("é", 11), Fields: map[string]*structpb.Value{"gold": structpb.NewStringValue("x")}}
+	if got := s.Score(ctx, r); got.Reason != "the completion has 11 characters, over max_chars 10" {
+		t.Errorf("over max_chars: reason %q", got.Reason)
+	}
+}
+
+// TestBounded scores the largest texts the default max_chars lets through,
+// with nothing in common but their alphabet: the LCS's worst case. A hang
+// detector, not a speed assertion.
+func TestBounded(t *testing.T) {
+	a := []rune{}
+	b := []rune{}
+	for i := range 20000 {
+		a = append(a, rune('a'+i*7%26))
+		b = append(b, rune('a'+i*11%26))
+	}
+	ref := structpb.NewStringValue(string(b))
+	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
+		s := mustNew(t, similarity.Params{Metric: m})
+		start := time.Now()
+		got := s.Score(context.Background(), rollout(string(a), ref))
+		if got.Outcome != scorers.OK {
+			t.Errorf("%s: %+v", m, got)
+		}
+		t.Logf("%s on 20,000 × 20,000 code points: %v (value %.4f)", m, time.Since(start), got.Value)
+		if got := s.Score(context.Background(), rollout(string(a)+"x", ref)); got.Outcome != scorers.Error {
+			t.Errorf("%s: 20,001 code points gave %+v, want an error", m, got)
+		}
+	}
+	// Token LCS: 4,000 tokens from a vocabulary of 500 on each side.
+	var ta, tb strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&ta, "w%d ", i*7%500)
+		fmt.Fprintf(&tb, "w%d ", i*11%500)
+	}
+	for _, m := range []string{similarity.RougeL, similarity.BLEU} {
+		start := time.Now()
+		got := mustNew(t, similarity.Params{Metric: m}).Score(context.Background(), rollout(ta.String(), structpb.NewStringValue(tb.String())))
+		if got.Outcome != scorers.OK {
+			t.Errorf("%s: %+v", m, got)
+		}
+		t.Logf("%s on 4,000 × 4,000 tokens: %v (value %.4f)", m, time.Since(start), got.Value)
+	}
+	// A cancelled context stops the LCS.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := mustNew(t, similarity.Params{Metric: similarity.Fuzzy}).Score(ctx, rollout(string(a), ref)); got.Outcome != scorers.Error {
+		t.Errorf("cancelled: got %+v, want an error", got)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	gsm := "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\nShe makes 9 * 2 = $<<9*2=18>>18 every day at the farmer’s market.\n#### 18"
+	cases := []*scorers.Rollout{
+		rollout("this is a test", structpb.NewStringValue("this is a test!")),
+		rollout(gsm, structpb.NewStringValue(strings.ReplaceAll(gsm, "9", "nine"))),
+		rollout("the cat", structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
+			structpb.NewStringValue("a dog"), structpb.NewStringValue("the cat sat"), structpb.NewNumberValue(7),
+		}})),
+		rollout(strings.Repeat("ab ", 6000), structpb.NewStringValue(strings.Repeat("ba ", 6000))),
+		rollout("18", structpb.NewNumberValue(18)),
+		rollout("x", nil),
+	}
+	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
+		for name, p := range map[string]similarity.Params{
+			"default":    {Metric: m},
+			"normalized": {Metric: m, Normalize: []string{"strip", "lower", "whitespace", "punctuation"}, MaxChars: 1000},
+		} {
+			t.Run(m+"/"+name, func(t *testing.T) {
+				scorertest.Run(t, mustNew(t, p), scorertest.Unit, cases, "answer")
+			})
+		}
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		p    similarity.Params
+		key  string
+	}{
+		{"no metric", similarity.Params{}, "metric"},
+		{"unknown metric", similarity.Params{Metric: "rouge"}, "metric"},
+		{"unknown normalizer", similarity.Params{Metric: similarity.Fuzzy, Normalize: []string{"numeric"}}, "normalize"},
+		{"negative max_chars", similarity.Params{Metric: similarity.Fuzzy, MaxChars: -1}, "max_chars"},
+		{"max_chars too large", similarity.Params{Metric: similarity.Fuzzy, MaxChars: 200001}, "max_chars"},
+	}
+	for _, c := range cases {
+		_, err := similarity.New(c.p)
+		var pe *scorers.ParamError
+		if !errors.As(err, &pe) || pe.Key != c.key {
+			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
+		}
+	}
+}
+
+func TestConfig(t *testing.T) {
+	s, canonical, err := compile("metric: rouge_l\nreference_field: summary\nnormalize: [lower]\nmax_chars: 5000\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(canonical) == 0 {
+		t.Error("no canonical parameters")
+	}
+	r := &scorers.Rollout{Completion: "The Cat", Fields: map[string]*structpb.Value{"summary": structpb.NewStringValue("the cat")}}
+	if got := s.Score(context.Background(), r); got.Outcome != scorers.OK || got.Value != 1 {
+		t.Errorf("Score = %+v, want 1", got)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name, src string
+		key       string
+		line      int
+	}{
+		{"unknown key", "metric: bleu\nsmoothing: exp\n", "smoothing", 2},
+		{"bad metric", "reference_field: answer\nmetric: rouge2\n", "metric", 2},
+		{"bad normalizer", "metric: fuzzy\nnormalize: [lower, stem]\n", "normalize", 2},
+		{"wrong type", "metric: fuzzy\nmax_chars: many\n", "max_chars", 2},
+	}
+	for _, c := range cases {
+		_, _, err := compile(c.src)
+		var pe *scorers.ParamError
+		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
+			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
+		}
+	}
+}
