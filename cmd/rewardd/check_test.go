@@ -59,7 +59,7 @@ func TestCheckGoodConfigs(t *testing.T) {
 		})
 	}
 	// The embedded default, too.
-	if r, _, exit := checkJSON(t); exit != 0 || len(r.Functions) != 4 {
+	if r, _, exit := checkJSON(t); exit != 0 || len(r.Functions) != 6 {
 		t.Errorf("default config: exit %d, %d functions", exit, len(r.Functions))
 	}
 }
@@ -213,8 +213,8 @@ func TestCheckLive(t *testing.T) {
 		t.Fatalf("same config: exit %d, findings %v; stderr:\n%s", exit, same.Findings, stderr)
 	}
 	l := same.Live
-	if l == nil || l.Health != "SERVING" || l.Fingerprint != same.Fingerprint || l.RowsCompared != 6 ||
-		!slices.Equal(l.Functions, []string{"accuracy", "format", "tag_count", "reasoning_steps"}) {
+	if l == nil || l.Health != "SERVING" || l.Fingerprint != same.Fingerprint || l.RowsCompared != 8 ||
+		!slices.Equal(l.Functions, []string{"accuracy", "format", "tag_count", "reasoning_steps", "repetition", "overlong"}) {
 		t.Fatalf("live report %+v", l)
 	}
 	for name, n := range l.Mismatches {
