@@ -1,0 +1,219 @@
+"""Reward functions backed by a rewardd server, one round trip per batch.
+
+A trainer calls its reward functions one after the other with the same
+batch. The first call scores the batch with every function the trainer
+asked for (each function object made here registers its name) and caches
+the result under a hash of the batch; the others read their column from
+the cache. Each function reads a cached batch once: a later batch with the
+same content is scored again.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import threading
+import warnings
+from typing import Any, Callable, Optional, Sequence
+
+from . import _rows
+from .client import Client, FunctionResult, ScoreResult, Status
+from .errors import RewarddError, RewarddWarning, ScoreError
+
+# Batches kept for the functions that have not read them yet. A trainer
+# reads each batch right after scoring it, so a few suffice.
+CACHE_BATCHES = 8
+
+_GOLD = re.compile(r"<\|gold\|>(.*?)<\|/gold\|>", re.DOTALL)
+
+
+class _Entry:
+    """One batch's result, being fetched or fetched."""
+
+    def __init__(self, wanted: Sequence[str], reader: str):
+        self.wanted = tuple(wanted)
+        self.unread = set(wanted) - {reader}
+        self.done = threading.Event()
+        self.result: Optional[ScoreResult] = None
+        self.error: Optional[BaseException] = None
+
+
+class RewardFunctions:
+    """Makes TRL and Hatchery reward functions that share a client and a cache.
+
+    client_factory makes the client on first use (and again in a forked
+    child, since gRPC channels do not survive fork).
+    """
+
+    def __init__(self, client_factory: Callable[[], Client] = Client.from_env, cache_batches: int = CACHE_BATCHES):
+        self._factory = client_factory
+        self._capacity = cache_batches
+        self._lock = threading.Lock()
+        self._names: dict[str, None] = {}  # registration order
+        self._made: dict[tuple[str, str], Callable[..., list]] = {}
+        self._reset_locked()
+
+    def _reset_locked(self) -> None:
+        self._client: Optional[Client] = None
+        self._pid = os.getpid()
+        self._served: Optional[tuple[str, ...]] = None
+        self._cache: collections.OrderedDict[str, _Entry] = collections.OrderedDict()
+
+    def reset(self) -> None:
+        """Closes the client and forgets cached batches; the next call reads the environment again."""
+        with self._lock:
+            if self._client is not None and self._pid == os.getpid():
+                self._client.close()
+            self._reset_locked()
+
+    def client(self) -> Client:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._reset_locked()  # forked: the parent's channel is unusable here
+            if self._client is None:
+                self._client = self._factory()
+            return self._client
+
+    # --- the functions -------------------------------------------------------
+
+    def trl(self, name: str, module: str = "rewardd_client.remote") -> Callable[..., list]:
+        """The TRL reward function scoring with the served function `name`.
+
+        Called as TRL does, f(prompts=…, completions=…, completion_ids=…,
+        trainer_state=…, **dataset_columns); returns one float per completion,
+        or None where the function does not apply (NOT_APPLICABLE) or could
+        not decide (ERROR, with a RewarddWarning; ScoreError when
+        REWARDD_ON_ERROR=raise).
+        """
+
+        def reward(prompts: Optional[Sequence[Any]], completions: Sequence[Any], **kwargs: Any) -> list[Optional[float]]:
+            batch = _rows.make_batch(prompts, completions, kwargs)
+            if not len(batch):
+                return []
+            result = self._read(name, batch)
+            self._report_errors(result, counted_as="None")
+            return result.rewards()
+
+        return self._named(reward, name, module, "trl")
+
+    def hatchery(self, name: str, module: str = "rewardd_client.hatchery") -> Callable[..., list]:
+        """The Hatchery reward function scoring with the served function `name`.
+
+        Called as Axolotl's Hatchery trainer does, f(prompts, completions),
+        with text prompts carrying the gold answer as <|gold|>…<|/gold|>
+        (sent as the field `answer`). Hatchery sums rewards as floats, so
+        NOT_APPLICABLE (e.g. no gold in the prompt) gives 0.0, and so does
+        ERROR after a RewarddWarning (ScoreError when REWARDD_ON_ERROR=raise).
+        """
+
+        def reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float]:
+            texts = [_rows.text(p, completion=False, what=f"prompts[{i}]") for i, p in enumerate(prompts)]
+            golds = [gold(t) for t in texts]
+            answers = {"answer": golds} if any(g is not None for g in golds) else {}
+            batch = _rows.make_batch(texts, completions, answers)
+            if not len(batch):
+                return []
+            result = self._read(name, batch)
+            self._report_errors(result, counted_as="0.0")
+            return [v if v is not None else 0.0 for v in result.rewards()]
+
+        return self._named(reward, name, module, "hatchery")
+
+    def _named(self, fn: Callable[..., list], name: str, module: str, flavour: str) -> Callable[..., list]:
+        with self._lock:
+            made = self._made.get((flavour, name))
+            if made is not None:
+                return made
+            self._names.setdefault(name, None)
+            fn.__name__ = fn.__qualname__ = name
+            fn.__module__ = module
+            fn.__doc__ = (
+                f"rewardd function {name!r}, scored by the server at REWARDD_ADDR "
+                f"({'TRL' if flavour == 'trl' else 'Hatchery'} reward-function signature)."
+            )
+            self._made[(flavour, name)] = fn
+            return fn
+
+    # --- one round trip per batch -------------------------------------------
+
+    def _read(self, name: str, batch: _rows.Batch) -> FunctionResult:
+        client = self.client()
+        key = batch.key
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None and name in entry.unread:
+                entry.unread.discard(name)
+                if not entry.unread:
+                    del self._cache[key]
+                owner = False
+            else:
+                entry = _Entry(self._wanted(client, name), reader=name)
+                if entry.unread:
+                    self._cache[key] = entry
+                    self._cache.move_to_end(key)
+                    while len(self._cache) > self._capacity:
+                        self._cache.popitem(last=False)
+                owner = True
+        if owner:
+            try:
+                entry.result = client.score_batch(batch, entry.wanted)
+            except BaseException as err:
+                entry.error = err
+                with self._lock:
+                    if self._cache.get(key) is entry:
+                        del self._cache[key]
+                raise
+            finally:
+                entry.done.set()
+        else:
+            entry.done.wait()
+            if entry.error is not None:
+                raise RewarddError(f"rewardd: scoring this batch failed for {entry.wanted[0]!r}: {entry.error}") from entry.error
+        assert entry.result is not None
+        result = entry.result.functions.get(name)
+        if result is None:
+            raise RewarddError(f"rewardd: the server's answer has no scores for {name!r}")
+        return result
+
+    def _wanted(self, client: Client, name: str) -> tuple[str, ...]:
+        """The functions to score a batch with: the ones made here that the server serves.
+
+        Called with the lock held; asks the server for its functions once per client.
+        """
+        if self._served is None:
+            served = tuple(f.name for f in client.list_functions().functions)
+            self._served = served
+        if name not in self._served:
+            raise RewarddError(
+                f"rewardd: function {name!r} is not served by {client.target} "
+                f"(served: {', '.join(self._served) or 'none'})"
+            )
+        return tuple(n for n in self._names if n in self._served)
+
+    def _report_errors(self, result: FunctionResult, counted_as: str) -> None:
+        rows = result.error_rows()
+        if not rows:
+            return
+        first = rows[0]
+        reason = result.errors.get(first) or (
+            "no reason given" if result.status[first] == Status.ERROR else "the server sent no status"
+        )
+        client = self.client()
+        if client.settings.on_error == "raise":
+            raise ScoreError(result.name, first, reason, len(rows), len(result.status))
+        warnings.warn(
+            f"rewardd: function {result.name!r}: {len(rows)} of {len(result.status)} rollouts got ERROR "
+            f"and count as {counted_as} (first: row {first}: {reason}); REWARDD_ON_ERROR=raise makes this an exception",
+            RewarddWarning,
+            stacklevel=3,  # the trainer's call of the reward function
+        )
+
+
+def gold(prompt: str) -> Optional[str]:
+    """The gold answer in a Hatchery prompt: the first <|gold|>…<|/gold|>, stripped."""
+    m = _GOLD.search(prompt)
+    return m.group(1).strip() if m else None
+
+
+DEFAULT = RewardFunctions()

@@ -1,0 +1,368 @@
+"""The gRPC client: addresses, auth, retries, fingerprint check.
+
+Client is what the reward functions of rewardd_client.remote and
+rewardd_client.hatchery call through; use it directly to score batches from
+your own code:
+
+    with Client.from_env() as c:
+        result = c.score(["What is 6*7?"], ["<answer>42</answer>"], {"answer": ["42"]})
+        result.functions["accuracy"].rewards()   # [1.0]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import ipaddress
+import logging
+import os
+import random
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
+
+import grpc
+from google.protobuf import struct_pb2
+
+from . import _rows
+from .errors import ConfigError, FingerprintMismatchError, RewarddError, RPCError
+from .proto import reward_pb2, reward_pb2_grpc
+
+__all__ = ["Client", "Settings", "Status", "FunctionResult", "ScoreResult", "grpc_target"]
+
+log = logging.getLogger("rewardd_client")
+
+DEFAULT_ADDR = "127.0.0.1:50051"
+VERSION = "0.1.0"
+
+# Scoring is idempotent: these are retried, possibly on another server.
+RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED})
+
+_T = TypeVar("_T")
+
+
+class Status(enum.IntEnum):
+    """Outcome of one function on one rollout (reward.v1.ScoreStatus)."""
+
+    UNSPECIFIED = 0
+    OK = 1
+    NOT_APPLICABLE = 2
+    ERROR = 3
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to reach the server. Settings.from_env reads the REWARDD_* variables.
+
+    addr:          REWARDD_ADDR. One host:port, a comma-separated list of them,
+                   or a gRPC target URI such as dns:///rewardd.svc:50051.
+                   Several servers are load-balanced round-robin.
+    token:         REWARDD_TOKEN. Sent as `authorization: Bearer <token>`.
+    timeout:       REWARDD_TIMEOUT. Deadline of one attempt, in seconds.
+    fingerprint:   REWARDD_FINGERPRINT. The config fingerprint the server must
+                   serve; a mismatch fails the call.
+    on_error:      REWARDD_ON_ERROR. "warn": rollouts with status ERROR count as
+                   None and a warning gives the counts; "raise": they raise
+                   ScoreError naming the row, the function and the reason.
+    max_attempts:  REWARDD_MAX_ATTEMPTS. Attempts per call on UNAVAILABLE or
+                   RESOURCE_EXHAUSTED, with exponential backoff from `backoff`
+                   seconds up to `max_backoff` (jittered: by default the
+                   attempts span about 11 to 23 s, time for a restart).
+    """
+
+    addr: str = DEFAULT_ADDR
+    token: Optional[str] = None
+    timeout: float = 120.0
+    fingerprint: Optional[str] = None
+    on_error: str = "warn"
+    max_attempts: int = 8
+    backoff: float = 0.2
+    max_backoff: float = 10.0
+
+    @classmethod
+    def from_env(cls, environ: Optional[Mapping[str, str]] = None) -> "Settings":
+        env = os.environ if environ is None else environ
+        kw: dict[str, Any] = {}
+        if env.get("REWARDD_ADDR", "").strip():
+            kw["addr"] = env["REWARDD_ADDR"].strip()
+        if env.get("REWARDD_TOKEN", ""):
+            kw["token"] = env["REWARDD_TOKEN"].strip()
+        if env.get("REWARDD_FINGERPRINT", "").strip():
+            kw["fingerprint"] = env["REWARDD_FINGERPRINT"].strip()
+        if env.get("REWARDD_ON_ERROR", "").strip():
+            kw["on_error"] = env["REWARDD_ON_ERROR"].strip().lower()
+        for var, key, conv in (("REWARDD_TIMEOUT", "timeout", float), ("REWARDD_MAX_ATTEMPTS", "max_attempts", int)):
+            raw = env.get(var, "").strip()
+            if raw:
+                try:
+                    kw[key] = conv(raw)
+                except ValueError:
+                    raise ConfigError(f"{var}={raw!r}: want a {'number of seconds' if conv is float else 'whole number'}") from None
+        s = cls(**kw)
+        s.validate(source="env")
+        return s
+
+    def validate(self, source: str = "") -> None:
+        """Raises ConfigError naming the setting (or variable) at fault."""
+
+        def name(key: str) -> str:
+            return f"REWARDD_{key.upper()}" if source == "env" else key
+
+        if not (self.timeout > 0):
+            raise ConfigError(f"{name('timeout')}={self.timeout}: want a positive number of seconds")
+        if self.max_attempts < 1:
+            raise ConfigError(f"{name('max_attempts')}={self.max_attempts}: want at least 1")
+        if self.on_error not in ("warn", "raise"):
+            raise ConfigError(f"{name('on_error')}={self.on_error!r}: want 'warn' or 'raise'")
+        if self.backoff < 0 or self.max_backoff < self.backoff:
+            raise ConfigError(f"backoff={self.backoff}, max_backoff={self.max_backoff}: want 0 <= backoff <= max_backoff")
+        grpc_target(self.addr)  # raises ConfigError
+
+
+@dataclass(frozen=True)
+class FunctionResult:
+    """One function's verdict on every rollout of a batch, in rollout order.
+
+    values are NaN unless the status is OK; errors holds a reason per rollout
+    index for ERROR and NOT_APPLICABLE entries (and some OK ones).
+    """
+
+    name: str
+    values: list[float]
+    status: list[Status]
+    errors: dict[int, str] = field(default_factory=dict)
+
+    def rewards(self) -> list[Optional[float]]:
+        """TRL's view: the value when OK, else None."""
+        return [v if s == Status.OK else None for v, s in zip(self.values, self.status)]
+
+    def error_rows(self) -> list[int]:
+        """Indexes of the rollouts the function could not score (ERROR)."""
+        return [i for i, s in enumerate(self.status) if s not in (Status.OK, Status.NOT_APPLICABLE)]
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """A scored batch: one FunctionResult per function, by name, in request order."""
+
+    functions: dict[str, FunctionResult]
+    config_fingerprint: str
+    batch_id: str = ""
+
+
+class Client:
+    """A connection to one rewardd server or a round-robin pool of them.
+
+    Thread-safe. Calls retry on UNAVAILABLE and RESOURCE_EXHAUSTED with
+    exponential backoff (scoring is idempotent); with several servers a retry
+    goes to another one, since a server that went away leaves the round-robin
+    pool. Not fork-safe: create clients after forking.
+    """
+
+    def __init__(self, settings: Optional[Settings] = None, **overrides: Any):
+        s = settings or Settings()
+        if overrides:
+            s = dataclasses.replace(s, **overrides)
+        s.validate()
+        self.settings = s
+        self.target = grpc_target(s.addr)
+        self._channel = grpc.insecure_channel(
+            self.target,
+            options=[
+                ("grpc.lb_policy_name", "round_robin"),
+                ("grpc.max_receive_message_length", -1),
+                ("grpc.primary_user_agent", f"rewardd-client/{VERSION}"),
+                # Retry connecting to a server that went away every second at
+                # most (the defaults back off to 2 minutes).
+                ("grpc.initial_reconnect_backoff_ms", 200),
+                ("grpc.max_reconnect_backoff_ms", 1000),
+            ],
+        )
+        self._stub = reward_pb2_grpc.RewardServiceStub(self._channel)
+        self._metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {s.token}"),) if s.token else ()
+
+    @classmethod
+    def from_env(cls, environ: Optional[Mapping[str, str]] = None) -> "Client":
+        """A client configured by the REWARDD_* environment variables (see Settings)."""
+        return cls(Settings.from_env(environ))
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client(target={self.target!r})"
+
+    def list_functions(self) -> reward_pb2.ListFunctionsResponse:
+        """The served functions and the config fingerprint (checked against settings.fingerprint)."""
+        resp = self._call("ListFunctions", self._stub.ListFunctions, reward_pb2.ListFunctionsRequest())
+        self._check_fingerprint(resp.config_fingerprint)
+        return resp
+
+    def score(
+        self,
+        prompts: Optional[Sequence[Any]],
+        completions: Sequence[Any],
+        columns: Optional[Mapping[str, Sequence[Any]]] = None,
+        functions: Sequence[str] = (),
+    ) -> ScoreResult:
+        """Scores one batch in one round trip.
+
+        prompts and completions are strings or chat conversations; columns maps
+        a field name to one value per completion (TRL's dataset columns).
+        functions names served functions; empty means all of them. Raises
+        RPCError, FingerprintMismatchError.
+        """
+        return self.score_batch(_rows.make_batch(prompts, completions, columns), functions)
+
+    def score_batch(self, batch: _rows.Batch, functions: Sequence[str] = ()) -> ScoreResult:
+        """Scores a batch made by rewardd_client._rows.make_batch."""
+        req = reward_pb2.ScoreRequest(batch_id=batch.key[:16], functions=list(functions))
+        # The G rollouts of a prompt usually share their row: convert it once.
+        last: Optional[dict[str, Any]] = None
+        struct = None
+        for prompt, completion, fields in zip(batch.prompts, batch.completions, batch.fields):
+            r = req.rollouts.add(prompt=prompt, completion=completion)
+            if fields:
+                if struct is None or (fields is not last and fields != last):
+                    struct = struct_pb2.Struct()
+                    struct.update(fields)
+                    last = fields
+                r.fields.CopyFrom(struct)
+        resp = self.score_request(req)
+        n = len(batch)
+        out: dict[str, FunctionResult] = {}
+        for fs in resp.functions:
+            if len(fs.values) != n or len(fs.status) != n:
+                raise RewarddError(
+                    f"rewardd: server answered {len(fs.values)} values and {len(fs.status)} statuses "
+                    f"of function {fs.name!r} for {n} rollouts"
+                )
+            out[fs.name] = FunctionResult(
+                name=fs.name,
+                values=list(fs.values),
+                status=[Status(s) if s in _STATUSES else Status.UNSPECIFIED for s in fs.status],
+                errors=dict(fs.errors),
+            )
+        return ScoreResult(out, resp.config_fingerprint, resp.batch_id)
+
+    def score_request(self, request: reward_pb2.ScoreRequest) -> reward_pb2.ScoreResponse:
+        """Sends a ScoreRequest as is (with retries and the fingerprint check)."""
+        resp = self._call("Score", self._stub.Score, request)
+        self._check_fingerprint(resp.config_fingerprint)
+        return resp
+
+    def _check_fingerprint(self, served: str) -> None:
+        want = self.settings.fingerprint
+        if want and served != want:
+            raise FingerprintMismatchError(want, served or "(no fingerprint)", self.target)
+
+    def _call(self, method: str, rpc: Callable[..., _T], request: Any) -> _T:
+        s = self.settings
+        delay = s.backoff
+        for attempt in range(1, s.max_attempts + 1):
+            try:
+                return rpc(request, timeout=s.timeout, metadata=self._metadata)
+            except grpc.RpcError as err:
+                code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN
+                details = (err.details() if callable(getattr(err, "details", None)) else None) or str(err)
+                if code not in RETRYABLE or attempt == s.max_attempts:
+                    raise RPCError(method, self.target, code, details, attempt) from None
+                pause = delay * random.uniform(0.5, 1.0)
+                log.info("rewardd: %s on %s: %s: %s; retry %d of %d in %.2fs", method, self.target, code.name, details, attempt, s.max_attempts - 1, pause)
+                self._pause(pause, code)
+                delay = min(delay * 2, s.max_backoff)
+        raise AssertionError("unreachable")
+
+    def _pause(self, seconds: float, code: grpc.StatusCode) -> None:
+        """Backs off for `seconds` before a retry.
+
+        After UNAVAILABLE it waits on a ListFunctions call that waits for a
+        connection, for as long: with no call in flight, gRPC Python polls a
+        reconnecting channel only every 5 s (the client channel's backup
+        poller), so a plain sleep would see a restarted server seconds late.
+        """
+        end = time.monotonic() + seconds
+        if code == grpc.StatusCode.UNAVAILABLE:
+            try:
+                self._stub.ListFunctions(reward_pb2.ListFunctionsRequest(), timeout=seconds, wait_for_ready=True, metadata=self._metadata)
+            except grpc.RpcError:
+                pass
+        left = end - time.monotonic()
+        if left > 0:
+            time.sleep(left)  # back off all the same: a draining server is connected too
+
+
+_STATUSES = frozenset(int(s) for s in Status)
+
+
+def grpc_target(addr: str) -> str:
+    """The gRPC target for REWARDD_ADDR.
+
+    A target URI (dns:///host:port, ipv4:…, unix:…) is used as is. One
+    host:port is resolved by gRPC's DNS resolver (all its addresses are
+    balanced). A comma-separated list becomes one ipv4: (or ipv6:) target
+    over all the listed servers: host names in a list are resolved once,
+    here; use dns:/// for a name whose addresses change.
+    """
+    addr = addr.strip()
+    if not addr:
+        raise ConfigError("REWARDD_ADDR is empty: want host:port, a comma-separated list, or dns:///host:port")
+    if "://" in addr or addr.startswith(("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")):
+        return addr
+    parts = [p.strip() for p in addr.split(",") if p.strip()]
+    if len(parts) == 1:
+        _split_host_port(parts[0])
+        return parts[0]
+    v4: list[str] = []
+    v6: list[str] = []
+    for part in parts:
+        host, port = _split_host_port(part)
+        for ip in _resolve(host, port):
+            if ip.version == 4:
+                v4.append(f"{ip}:{port}")
+            else:
+                v6.append(f"[{ip}]:{port}")
+    if v4 and v6:
+        raise ConfigError(f"REWARDD_ADDR={addr!r} mixes IPv4 and IPv6 servers; gRPC balances one family per target: list one family, or use dns:///")
+    return ("ipv4:" + ",".join(v4)) if v4 else ("ipv6:" + ",".join(v6))
+
+
+def _split_host_port(part: str) -> tuple[str, int]:
+    if part.startswith("["):
+        host, sep, rest = part[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    else:
+        host, sep, port = part.rpartition(":")
+    try:
+        p = int(port)
+    except ValueError:
+        p = -1
+    if not host or not sep or not 0 < p < 65536:
+        raise ConfigError(f"REWARDD_ADDR entry {part!r}: want host:port (or [ipv6]:port)")
+    return host, p
+
+
+def _resolve(host: str, port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as err:
+        raise ConfigError(f"REWARDD_ADDR: cannot resolve {host!r}: {err}") from None
+    ips = []
+    for info in infos:
+        ip = ipaddress.ip_address(info[4][0])
+        if ip not in ips:
+            ips.append(ip)
+    # A name with both families (localhost): keep IPv4, as one target holds one family.
+    v4 = [ip for ip in ips if ip.version == 4]
+    return v4 or ips

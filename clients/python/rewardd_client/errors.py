@@ -1,0 +1,54 @@
+"""Exceptions and warnings of rewardd_client."""
+
+from __future__ import annotations
+
+import grpc
+
+
+class RewarddError(Exception):
+    """Base class of the errors rewardd_client raises."""
+
+
+class ConfigError(RewarddError, ValueError):
+    """A REWARDD_* environment variable or a constructor argument is invalid."""
+
+
+class RPCError(RewarddError):
+    """A call to the server failed (after the retries it was allowed).
+
+    code is the gRPC status code of the last attempt; attempts counts them.
+    """
+
+    def __init__(self, method: str, target: str, code: grpc.StatusCode, details: str, attempts: int):
+        self.method, self.target, self.code, self.details, self.attempts = method, target, code, details, attempts
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        super().__init__(f"rewardd: {method} on {target} failed{tries}: {code.name}: {details}")
+
+
+class FingerprintMismatchError(RewarddError):
+    """The server's config fingerprint is not the one REWARDD_FINGERPRINT expects."""
+
+    def __init__(self, expected: str, served: str, target: str):
+        self.expected, self.served, self.target = expected, served, target
+        super().__init__(
+            f"rewardd: config fingerprint mismatch: REWARDD_FINGERPRINT expects {expected} "
+            f"but the server at {target} serves {served}; score with the config you expect, "
+            f"or update REWARDD_FINGERPRINT"
+        )
+
+
+class ScoreError(RewarddError):
+    """A function could not score a rollout (status ERROR) and REWARDD_ON_ERROR=raise.
+
+    row is the index of the first such rollout in the batch, reason the
+    server's reason for it, count how many rollouts of the batch erred.
+    """
+
+    def __init__(self, function: str, row: int, reason: str, count: int, total: int):
+        self.function, self.row, self.reason, self.count, self.total = function, row, reason, count, total
+        more = f" ({count} of {total} rollouts erred)" if count > 1 else ""
+        super().__init__(f"rewardd: function {function!r} could not score row {row}: {reason}{more}")
+
+
+class RewarddWarning(UserWarning):
+    """Rollouts got ERROR (and count as None), or a column could not be sent."""

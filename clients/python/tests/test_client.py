@@ -1,0 +1,115 @@
+"""Client transport behaviour against an in-process gRPC server on loopback
+that answers what a test tells it to: the bearer token, retries, deadlines."""
+
+from __future__ import annotations
+
+import threading
+import time
+import unittest
+from concurrent import futures
+
+import grpc
+
+import _support  # noqa: F401
+
+from rewardd_client import Client, RPCError, Status
+from rewardd_client.proto import reward_pb2, reward_pb2_grpc
+
+
+class Scripted(reward_pb2_grpc.RewardServiceServicer):
+    """Fails the first len(failures) Score calls with the given codes, then
+    scores every rollout 1.0 with function "one"."""
+
+    def __init__(self):
+        self.failures: list[grpc.StatusCode] = []
+        self.calls = 0
+        self.metadata: list[dict[str, str]] = []
+        self.delay = 0.0
+        self.lock = threading.Lock()
+
+    def Score(self, request, context):
+        with self.lock:
+            self.calls += 1
+            self.metadata.append(dict(context.invocation_metadata()))
+            fail = self.failures.pop(0) if self.failures else None
+        if fail is not None:
+            context.abort(fail, f"scripted {fail.name}")
+        time.sleep(self.delay)
+        n = len(request.rollouts)
+        return reward_pb2.ScoreResponse(
+            batch_id=request.batch_id,
+            config_fingerprint="sha256:scripted",
+            functions=[reward_pb2.FunctionScores(name="one", values=[1.0] * n, status=[reward_pb2.SCORE_STATUS_OK] * n)],
+        )
+
+    def ListFunctions(self, request, context):
+        return reward_pb2.ListFunctionsResponse(functions=[reward_pb2.FunctionInfo(name="one", kind="test")], config_fingerprint="sha256:scripted")
+
+
+class ClientTest(unittest.TestCase):
+    def setUp(self):
+        self.servicer = Scripted()
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        reward_pb2_grpc.add_RewardServiceServicer_to_server(self.servicer, self.server)
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+        self.addCleanup(self.server.stop, None)
+        self.addr = f"127.0.0.1:{port}"
+
+    def client(self, **kw):
+        c = Client(addr=self.addr, backoff=0.01, max_backoff=0.05, **kw)
+        self.addCleanup(c.close)
+        return c
+
+    def test_bearer_token(self):
+        self.client(token="s3cret").score(["q"], ["a"])
+        self.assertEqual(self.servicer.metadata[-1].get("authorization"), "Bearer s3cret")
+        self.client().score(["q"], ["a"])
+        self.assertNotIn("authorization", self.servicer.metadata[-1])
+
+    def test_retries_unavailable_and_resource_exhausted(self):
+        self.servicer.failures = [grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED]
+        res = self.client().score(["q", "q"], ["a", "b"])
+        self.assertEqual(res.functions["one"].rewards(), [1.0, 1.0])
+        self.assertEqual(res.functions["one"].status, [Status.OK, Status.OK])
+        self.assertEqual(self.servicer.calls, 3)
+
+    def test_gives_up_after_max_attempts(self):
+        self.servicer.failures = [grpc.StatusCode.UNAVAILABLE] * 10
+        with self.assertRaises(RPCError) as ctx:
+            self.client(max_attempts=3).score(["q"], ["a"])
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(ctx.exception.attempts, 3)
+        self.assertIn("after 3 attempts", str(ctx.exception))
+        self.assertEqual(self.servicer.calls, 3)
+
+    def test_does_not_retry_other_codes(self):
+        for code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INTERNAL):
+            with self.subTest(code=code):
+                self.servicer.calls = 0
+                self.servicer.failures = [code]
+                with self.assertRaises(RPCError) as ctx:
+                    self.client().score(["q"], ["a"])
+                self.assertEqual(ctx.exception.code, code)
+                self.assertEqual(self.servicer.calls, 1)
+
+    def test_timeout_is_the_deadline_of_an_attempt(self):
+        self.servicer.delay = 1.0
+        t0 = time.monotonic()
+        with self.assertRaises(RPCError) as ctx:
+            self.client(timeout=0.2).score(["q"], ["a"])
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
+        self.assertLess(time.monotonic() - t0, 0.9)
+        self.assertEqual(self.servicer.calls, 1)  # a slow server is not retried
+
+    def test_no_server(self):
+        self.server.stop(None)
+        t0 = time.monotonic()
+        with self.assertRaises(RPCError) as ctx:
+            self.client(max_attempts=2).score(["q"], ["a"])
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.UNAVAILABLE)
+        self.assertLess(time.monotonic() - t0, 10)
+
+
+if __name__ == "__main__":
+    unittest.main()
