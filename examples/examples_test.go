@@ -1,0 +1,189 @@
+// Package examples holds configs for the trainers rewardd plugs into; this
+// test runs each one against a real server.
+package examples
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+// serve runs the config at path behind real gRPC and HTTP listeners on
+// loopback and returns their addresses.
+func serve(t *testing.T, path string) (grpcAddr, httpURL string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, data, builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := zap.NewNop()
+	reg := prometheus.NewRegistry()
+	m := server.NewMetrics(reg, nil)
+	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, 8, m, log), log)
+	gs, _ := server.NewGRPCServer(svc, m, log, nil)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gs.Serve(lis)
+	}()
+	var ready server.Readiness
+	ready.Set(true)
+	hs := httptest.NewServer(server.NewHTTPHandler(svc, m, reg, &ready, log, nil))
+	t.Cleanup(func() {
+		gs.Stop()
+		<-done
+		hs.Close()
+	})
+	return lis.Addr().String(), hs.URL
+}
+
+func postFile(t *testing.T, url, path string) map[string]any {
+	t.Helper()
+	body, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s with %s: %d %s", url, path, resp.StatusCode, out)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestEveryConfigLoads(t *testing.T) {
+	paths, _ := filepath.Glob("*/rewardd.yaml")
+	if len(paths) != 3 {
+		t.Fatalf("found %v", paths)
+	}
+	for _, p := range paths {
+		data, _ := os.ReadFile(p)
+		if _, err := config.Load(p, data, builtin.Registry()); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+// TestOpenRLHF posts the body OpenRLHF's remote reward client sends.
+func TestOpenRLHF(t *testing.T) {
+	_, url := serve(t, "openrlhf/rewardd.yaml")
+	got := postFile(t, url+"/get_reward", "openrlhf/request.json")
+	// accuracy + 0.1·format: right and formatted, wrong and formatted, right
+	// in GSM8K style.
+	if fmt.Sprint(got["rewards"]) != "[1.1 0.1 1]" || fmt.Sprint(got["scores"]) != fmt.Sprint(got["rewards"]) {
+		t.Errorf("rewards %v scores %v, want [1.1 0.1 1]", got["rewards"], got["scores"])
+	}
+}
+
+// TestNeMoGym posts a verify body as NeMo Gym's agent sends it.
+func TestNeMoGym(t *testing.T) {
+	_, url := serve(t, "nemo-gym/rewardd.yaml")
+	got := postFile(t, url+"/verify", "nemo-gym/verify_request.json")
+	if r, _ := got["reward"].(float64); math.Abs(r-1.1) > 1e-12 || got["expected_answer"] != "42" {
+		t.Errorf("reward %v (want 1.1), body %v", got["reward"], got)
+	}
+}
+
+// driver calls reward functions as TRL's GRPOTrainer does: one after the
+// other, with the same prompts, completions and dataset columns.
+const driver = `
+import importlib, json, sys
+mode, arg = sys.argv[1], sys.argv[2]
+if mode == "names":
+    fns = []
+    for name in json.loads(arg):
+        module, _, attr = name.rpartition(".")
+        fns.append(getattr(importlib.import_module(module), attr))
+else:
+    sys.path.insert(0, arg)
+    fns = importlib.import_module("train_grpo").reward_funcs()
+prompts = ["Janet has 16 eggs and uses 7. How many are left?"] * 2
+completions = ["<think>16 - 7 = 9</think><answer>9</answer>", "<think>7 7 7 7 7 7</think><answer>7</answer>"]
+answer = ["16 - 7 = <<16-7=9>>9\n#### 9"] * 2
+print(json.dumps([f(prompts=prompts, completions=completions, completion_ids=[[1], [2]], answer=answer) for f in fns]))
+`
+
+func runDriver(t *testing.T, grpcAddr string, args ...string) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skipf("Debian's /usr/bin/python3 is needed to run the Python client (make deps installs python3-grpcio): %v", err)
+	}
+	abs, _ := filepath.Abs("../clients/python")
+	cmd := exec.CommandContext(context.Background(), "/usr/bin/python3", append([]string{"-c", driver}, args...)...)
+	cmd.Env = append(os.Environ(), "REWARDD_ADDR="+grpcAddr, "PYTHONPATH="+abs, "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// want is accuracy, format, repetition on the driver's two completions;
+// the second has 4 word trigrams of which 3 differ: −(1 − 3/4).
+const want = "[[1.0, 0.0], [1.0, 1.0], [0.0, -0.25]]"
+
+// TestAxolotl imports the reward functions the Axolotl config names and
+// calls them as TRL does.
+func TestAxolotl(t *testing.T) {
+	grpcAddr, _ := serve(t, "axolotl/rewardd.yaml")
+	data, err := os.ReadFile("axolotl/grpo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		TRL struct {
+			RewardFuncs []string `yaml:"reward_funcs"`
+		} `yaml:"trl"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	names, _ := json.Marshal(cfg.TRL.RewardFuncs)
+	if got := runDriver(t, grpcAddr, "names", string(names)); got != want {
+		t.Errorf("rewards %s, want %s", got, want)
+	}
+}
+
+// TestTRL calls the reward functions the TRL script hands to GRPOTrainer.
+func TestTRL(t *testing.T) {
+	grpcAddr, _ := serve(t, "axolotl/rewardd.yaml")
+	abs, _ := filepath.Abs("trl")
+	if got := runDriver(t, grpcAddr, "script", abs); got != want {
+		t.Errorf("rewards %s, want %s", got, want)
+	}
+}
