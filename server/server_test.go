@@ -30,6 +30,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
@@ -72,7 +73,13 @@ func newStack(t *testing.T, configYAML string) *stack {
 // newStackAuth is newStack with auth (nil for none) on both transports.
 func newStackAuth(t *testing.T, configYAML string, auth *server.Auth) *stack {
 	t.Helper()
-	cfg, err := config.Load("test.yml", []byte(configYAML), builtin.Registry())
+	return newStackWith(t, configYAML, auth, builtin.Registry())
+}
+
+// newStackWith is newStack with auth and the registry of kinds.
+func newStackWith(t *testing.T, configYAML string, auth *server.Auth, kinds scorers.Registry) *stack {
+	t.Helper()
+	cfg, err := config.Load("test.yml", []byte(configYAML), kinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +90,7 @@ func newStackAuth(t *testing.T, configYAML string, auth *server.Auth) *stack {
 		names[i] = fn.Name
 	}
 	m := server.NewMetrics(reg, names)
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, 8, m, log), log)
+	svc := server.NewService(cfg, kinds, server.NewEngine(2, 8, m, log), log)
 
 	gs, _ := server.NewGRPCServer(svc, m, log, auth)
 	lis := bufconn.Listen(1 << 20)
