@@ -7,6 +7,7 @@ import (
 	"github.com/rewardd/rewardd/scorers/exactmatch"
 	"github.com/rewardd/rewardd/scorers/format"
 	"github.com/rewardd/rewardd/scorers/length"
+	"github.com/rewardd/rewardd/scorers/mathverify"
 	"github.com/rewardd/rewardd/scorers/regex"
 	"github.com/rewardd/rewardd/scorers/repetition"
 	"github.com/rewardd/rewardd/scorers/similarity"
@@ -18,6 +19,7 @@ func Registry() scorers.Registry {
 		"exact_match": scorers.Kind(exactmatch.New),
 		"regex":       scorers.Kind(regex.New),
 		"format":      scorers.Kind(format.New),
+		"math":        scorers.Kind(mathverify.New),
 		"length":      scorers.Kind(length.New),
 		"repetition":  scorers.Kind(repetition.New),
 		"similarity":  scorers.Kind(similarity.New),

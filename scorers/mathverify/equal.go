@@ -1,0 +1,621 @@
+package mathverify
+
+import (
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Tolerances of comparisons made in floating point.
+const (
+	// floatTol is the relative tolerance of values computed in floating
+	// point (√2, π, free variables): the rounding of float64, not a
+	// difference between answers. A larger configured tolerance wins.
+	floatTol = 1e-9
+	// magTol, times the largest magnitude met while evaluating the gold, is
+	// the absolute tolerance near zero (sin π is 1e-16, not 0). It scales
+	// with the gold only, so that a prediction cannot widen it.
+	magTol = 1e-10
+	// numPoints are the points at which expressions with free variables are
+	// compared; at least minPoints must be where both are defined.
+	numPoints = 6
+	minPoints = 3
+)
+
+// comparer decides whether a predicted answer matches a gold one. Its
+// methods take the gold first: the comparison is asymmetric.
+type comparer struct {
+	b   *budget
+	ev  evaluator
+	tol float64 // the configured relative tolerance
+}
+
+func newComparer(b *budget, tol float64) *comparer {
+	return &comparer{b: b, ev: evaluator{b: b}, tol: tol}
+}
+
+// match reports whether the prediction p is an acceptable answer for the
+// gold g.
+//
+//   - Two relations are equivalent when their members are (x > 1 and 1 < x;
+//     y = 2x+1 and 2x - y + 1 = 0: the differences of their sides are
+//     proportional, by a positive factor for an inequality).
+//   - An assignment (x = 5, x \in [0, 1]) stands for its right-hand side on
+//     either side: x = 5 and 5 match. Values given to several variables
+//     match by name: (x, y) = (1, 2) and y = 2, x = 1.
+//   - An inequality in one variable matches the intervals it describes:
+//     x >= 1 and [1, \infty).
+//   - A chain "2 + 3 = 5" predicted for a bare gold 5 matches when every
+//     member does.
+//   - Otherwise the answers compare structurally (see equal).
+func (c *comparer) match(g, p *node) (bool, error) {
+	if g.kind == nRel && p.kind == nRel {
+		if ok, err := c.relEqual(g, p); err != nil || ok {
+			return ok, err
+		}
+	}
+	if gb, ok := bindings(g); ok && len(gb) > 1 {
+		if pb, ok := bindings(p); ok {
+			return c.sameBindings(gb, pb)
+		}
+	}
+	g, p = stripAssign(g), stripAssign(p)
+	if isIntervalish(g) || isIntervalish(p) {
+		gi, gok := intervals(g)
+		pi, pok := intervals(p)
+		if gok && pok {
+			return c.intervalsEqual(gi, pi)
+		}
+	}
+	if g.kind == nRel {
+		return false, nil
+	}
+	if p.kind == nRel && allOps(p, "=") {
+		matched := false
+		for _, side := range p.args {
+			if side.kind == nVar {
+				continue
+			}
+			if ok, err := c.equal(g, side); err != nil || !ok {
+				return false, err
+			}
+			matched = true
+		}
+		return matched, nil
+	}
+	return c.equal(g, p)
+}
+
+// equal compares two answers structurally: numbers and expressions by value,
+// bare lists and sets without order (a list or set of one is its element),
+// tuples and intervals in order with the same brackets, unions without order,
+// texts as words in any case.
+func (c *comparer) equal(g, p *node) (bool, error) {
+	if err := c.b.spend(1); err != nil {
+		return false, err
+	}
+	switch {
+	case g.isScalar() && p.isScalar():
+		return c.scalarEqual(g, p)
+	case g.kind == nText || p.kind == nText:
+		return g.kind == p.kind && strings.EqualFold(g.name, p.name), nil
+	case isCollection(g) && isCollection(p):
+		return c.sameElements(g.args, p.args)
+	case isCollection(g) && len(g.args) == 1:
+		return c.equal(g.args[0], p)
+	case isCollection(p) && len(p.args) == 1:
+		return c.equal(g, p.args[0])
+	case g.kind == nBracket && p.kind == nBracket:
+		if g.open != p.open || g.close != p.close || len(g.args) != len(p.args) {
+			return false, nil
+		}
+		for i := range g.args {
+			if ok, err := c.equal(g.args[i], p.args[i]); err != nil || !ok {
+				return false, err
+			}
+		}
+		return true, nil
+	case g.kind == nUnion && p.kind == nUnion:
+		return c.sameElements(g.args, p.args)
+	case g.kind == nReals && p.kind == nReals:
+		return true, nil
+	case g.kind == nRel && p.kind == nRel:
+		return c.relEqual(g, p)
+	}
+	return false, nil
+}
+
+func isCollection(n *node) bool { return n.kind == nList || n.kind == nSet }
+
+// sameElements reports whether every gold element matches a predicted one
+// and every predicted element a gold one.
+func (c *comparer) sameElements(gs, ps []*node) (bool, error) {
+	return sameBy(gs, ps, c.equal)
+}
+
+func sameBy[T any](gs, ps []T, eq func(g, p T) (bool, error)) (bool, error) {
+	covered := make([]bool, len(ps))
+	for _, g := range gs {
+		found := false
+		for j, p := range ps {
+			ok, err := eq(g, p)
+			if err != nil {
+				return false, err
+			}
+			if ok {
+				found, covered[j] = true, true
+			}
+		}
+		if !found {
+			return false, nil
+		}
+	}
+	return !slices.Contains(covered, false), nil
+}
+
+// scalarEqual compares two expressions. Without free variables they are
+// evaluated (exactly where possible) and compared as numbers; with free
+// variables both are evaluated at numPoints deterministic pseudo-random
+// points and must agree wherever the gold or the prediction is defined.
+func (c *comparer) scalarEqual(g, p *node) (bool, error) {
+	vars := varNames(g, p)
+	if len(vars) == 0 {
+		c.ev.mag = 0
+		vg, err := c.ev.exact(g)
+		if err != nil {
+			return false, err
+		}
+		magG := c.ev.mag
+		vp, err := c.ev.exact(p)
+		if err != nil {
+			return false, err
+		}
+		return c.numEqual(vg, vp, magG), nil
+	}
+	valid := 0
+	for k := range numPoints {
+		e := point(vars, k)
+		c.ev.mag = 0
+		fg, err := c.ev.float(g, e)
+		if err != nil {
+			return false, err
+		}
+		magG := c.ev.mag
+		fp, err := c.ev.float(p, e)
+		if err != nil {
+			return false, err
+		}
+		gNaN, pNaN := math.IsNaN(fg), math.IsNaN(fp)
+		switch {
+		case gNaN && pNaN:
+			continue
+		case gNaN || pNaN || !c.floatEqual(fg, fp, magG):
+			return false, nil
+		}
+		valid++
+	}
+	if valid < minPoints {
+		// Undefined almost everywhere we looked: the same writing at least.
+		return g.String() == p.String(), nil
+	}
+	return true, nil
+}
+
+// numEqual compares two numbers. Two exact integers are equal only when
+// they are the same integer, whatever the tolerance; other exact numbers
+// are equal when they are the same rational or within the configured
+// relative tolerance (0.333 and 1/3 under 1e-2, not under the default 0);
+// values computed in floating point are compared with floatEqual.
+func (c *comparer) numEqual(g, p value, magG float64) bool {
+	if g.r != nil && p.r != nil {
+		if g.r.Cmp(p.r) == 0 {
+			return true
+		}
+		if g.r.IsInt() && p.r.IsInt() {
+			return false
+		}
+		return c.tol > 0 && within(g.f, p.f, c.tol)
+	}
+	return c.floatEqual(g.f, p.f, magG)
+}
+
+// floatEqual compares a gold value computed in floating point with a
+// predicted one: within max(tolerance, floatTol) relative, or magTol times
+// the gold's magnitude absolute. Infinities are equal to themselves only.
+func (c *comparer) floatEqual(g, p, magG float64) bool {
+	if math.IsNaN(g) || math.IsNaN(p) {
+		return false
+	}
+	if math.IsInf(g, 0) || math.IsInf(p, 0) {
+		return g == p
+	}
+	return within(g, p, max(c.tol, floatTol)) || math.Abs(g-p) <= magTol*magG
+}
+
+func within(x, y, tol float64) bool {
+	if math.IsInf(x, 0) || math.IsInf(y, 0) || math.IsNaN(x) || math.IsNaN(y) {
+		return x == y
+	}
+	return math.Abs(x-y) <= tol*max(math.Abs(x), math.Abs(y))
+}
+
+// relEqual compares two relations. Their operators must be the same once
+// > and >= are turned around (x > 1 is 1 < x). A single relation with free
+// variables matches when the differences of the sides, gold and predicted,
+// are proportional at every sample point: by a positive factor for an
+// inequality (x > 1 and 2x > 2, not x < 1), by any non-zero factor for an
+// equation (y = 2x + 1 and 2x - y + 1 = 0). Otherwise the members compare
+// in order (either way round for = and ≠).
+func (c *comparer) relEqual(g, p *node) (bool, error) {
+	gs, gops := orient(g)
+	ps, pops := orient(p)
+	if !slices.Equal(gops, pops) {
+		return false, nil
+	}
+	if len(gops) == 1 && gops[0] != "in" && allScalar(gs) && allScalar(ps) &&
+		(gs[0].hasVars() || gs[1].hasVars() || ps[0].hasVars() || ps[1].hasVars()) {
+		dg := &node{kind: nSub, args: gs}
+		dp := &node{kind: nSub, args: ps}
+		return c.proportional(dg, dp, gops[0] == "<" || gops[0] == "<=")
+	}
+	ok, err := c.inOrder(gs, ps)
+	if err != nil || ok || gops[0] != "=" && gops[0] != "!=" || !allOps(g, gops[0]) {
+		return ok, err
+	}
+	reversed := slices.Clone(ps)
+	slices.Reverse(reversed)
+	return c.inOrder(gs, reversed)
+}
+
+func (c *comparer) inOrder(gs, ps []*node) (bool, error) {
+	if len(gs) != len(ps) {
+		return false, nil
+	}
+	for i := range gs {
+		if ok, err := c.equal(gs[i], ps[i]); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// proportional reports whether dg = k·dp for a constant k (k > 0 when
+// positive), at the sample points where dg is defined and not zero.
+func (c *comparer) proportional(dg, dp *node, positive bool) (bool, error) {
+	vars := varNames(dg, dp)
+	valid := 0
+	var k0 float64
+	for k := range numPoints {
+		e := point(vars, k)
+		c.ev.mag = 0
+		fg, err := c.ev.float(dg, e)
+		if err != nil {
+			return false, err
+		}
+		magG := c.ev.mag
+		fp, err := c.ev.float(dp, e)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case math.IsNaN(fg) && math.IsNaN(fp):
+			continue
+		case math.IsNaN(fg) || math.IsNaN(fp) || math.IsInf(fg, 0) || math.IsInf(fp, 0):
+			return false, nil
+		case math.Abs(fg) <= magTol*magG:
+			continue // the gold's sides are equal here: no ratio to take
+		case fp == 0:
+			return false, nil
+		}
+		r := fg / fp
+		if positive && r <= 0 || r == 0 {
+			return false, nil
+		}
+		if valid == 0 {
+			k0 = r
+		} else if !within(r, k0, max(c.tol, floatTol)) {
+			return false, nil
+		}
+		valid++
+	}
+	if valid < minPoints {
+		return dg.String() == dp.String(), nil
+	}
+	return true, nil
+}
+
+// orient returns the members and operators of a relation with > and >=
+// turned into < and <= (a chain of them is read backwards).
+func orient(n *node) ([]*node, []string) {
+	greater := true
+	for _, op := range n.ops {
+		greater = greater && (op == ">" || op == ">=")
+	}
+	if !greater {
+		return n.args, n.ops
+	}
+	args := slices.Clone(n.args)
+	slices.Reverse(args)
+	ops := make([]string, len(n.ops))
+	for i, op := range n.ops {
+		ops[len(ops)-1-i] = map[string]string{">": "<", ">=": "<="}[op]
+	}
+	return args, ops
+}
+
+func allOps(n *node, op string) bool {
+	for _, o := range n.ops {
+		if o != op {
+			return false
+		}
+	}
+	return n.kind == nRel
+}
+
+func allScalar(ns []*node) bool {
+	for _, n := range ns {
+		if !n.isScalar() {
+			return false
+		}
+	}
+	return true
+}
+
+// stripAssign returns the right-hand side of an assignment (x = 5,
+// (x, y) = (1, 2), x \in [0, 1], x = 2 + 3 = 5 gives 2 + 3 = 5), and the
+// list of right-hand sides of a list of assignments to the same variable
+// (x = 1, x = 2); anything else as it is.
+func stripAssign(n *node) *node {
+	switch n.kind {
+	case nRel:
+		if !assignable(n.args[0]) || !(allOps(n, "=") || len(n.ops) == 1 && n.ops[0] == "in") {
+			return n
+		}
+		if len(n.args) == 2 {
+			return n.args[1]
+		}
+		return &node{kind: nRel, args: n.args[1:], ops: n.ops[1:], height: n.height}
+	case nList:
+		var lhs string
+		out := &node{kind: nList, height: n.height}
+		for i, item := range n.args {
+			if item.kind != nRel || len(item.args) != 2 || item.ops[0] != "=" || !assignable(item.args[0]) {
+				return n
+			}
+			if name := item.args[0].String(); i == 0 {
+				lhs = name
+			} else if name != lhs {
+				return n
+			}
+			if rhs := item.args[1]; rhs.kind == nSet {
+				out.args = append(out.args, rhs.args...)
+			} else {
+				out.args = append(out.args, rhs)
+			}
+		}
+		return out
+	}
+	return n
+}
+
+// bindings returns the values an answer gives to variables by name, when it
+// is an assignment ((x, y) = (1, 2), x = 1) or a list of assignments to
+// distinct variables (x = 1, y = 2).
+func bindings(n *node) (map[string]*node, bool) {
+	m := map[string]*node{}
+	bind := func(rel *node) bool {
+		if rel.kind != nRel || len(rel.args) != 2 || rel.ops[0] != "=" || !assignable(rel.args[0]) {
+			return false
+		}
+		lhs, rhs := rel.args[:1], rel.args[1:]
+		if t := rel.args[0]; t.kind == nBracket { // (x, y) = (1, 2)
+			r := rel.args[1]
+			if r.kind != nBracket || r.open != '(' || r.close != ')' || len(r.args) != len(t.args) {
+				return false
+			}
+			lhs, rhs = t.args, r.args
+		}
+		for i, v := range lhs {
+			if _, dup := m[v.name]; dup {
+				return false
+			}
+			m[v.name] = rhs[i]
+		}
+		return true
+	}
+	if n.kind == nList {
+		for _, item := range n.args {
+			if !bind(item) {
+				return nil, false
+			}
+		}
+		return m, true
+	}
+	return m, bind(n)
+}
+
+func (c *comparer) sameBindings(g, p map[string]*node) (bool, error) {
+	if len(g) != len(p) {
+		return false, nil
+	}
+	for name, gv := range g {
+		pv, ok := p[name]
+		if !ok {
+			return false, nil
+		}
+		if ok, err := c.equal(gv, pv); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// assignable reports whether n can be the left side of an assignment: a
+// variable or a tuple of variables.
+func assignable(n *node) bool {
+	switch n.kind {
+	case nVar:
+		return true
+	case nBracket:
+		if n.open != '(' || n.close != ')' {
+			return false
+		}
+		for _, a := range n.args {
+			if a.kind != nVar {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// interval is a real interval; an end is open or closed, and the bracket of
+// an infinite end does not count.
+type interval struct {
+	lo, hi             *node
+	loClosed, hiClosed bool
+}
+
+// posInf and negInf build ∞ and -∞. (Fresh nodes: evaluation caches values
+// in nodes, so no node is shared between checks.)
+func posInf() *node { return &node{kind: nConst, name: "inf", height: 1} }
+func negInf() *node { return &node{kind: nNeg, args: []*node{posInf()}, height: 2} }
+
+func isIntervalish(n *node) bool {
+	switch n.kind {
+	case nBracket:
+		return len(n.args) == 2 && allScalar(n.args)
+	case nUnion, nReals:
+		return true
+	}
+	return false
+}
+
+// intervals returns the set of reals that n describes as a union of
+// intervals, when it describes one: an interval, a union, ℝ, the empty set,
+// an inequality in one variable (1 < x <= 3, x != 2) or a list of them (x < 1
+// or x > 2).
+func intervals(n *node) ([]interval, bool) {
+	switch n.kind {
+	case nBracket:
+		if !isIntervalish(n) {
+			return nil, false
+		}
+		return []interval{{n.args[0], n.args[1], n.open == '[', n.close == ']'}}, true
+	case nReals:
+		return []interval{{negInf(), posInf(), false, false}}, true
+	case nSet:
+		return nil, len(n.args) == 0
+	case nUnion, nList:
+		var all []interval
+		for _, a := range n.args {
+			if n.kind == nList && a.kind != nRel {
+				return nil, false
+			}
+			iv, ok := intervals(a)
+			if !ok {
+				return nil, false
+			}
+			all = append(all, iv...)
+		}
+		return all, true
+	case nRel:
+		return relIntervals(n)
+	}
+	return nil, false
+}
+
+func relIntervals(n *node) ([]interval, bool) {
+	args, ops := orient(n)
+	v := -1
+	for i, a := range args {
+		switch {
+		case a.kind == nVar && v < 0:
+			v = i
+		case !a.isScalar() || a.hasVars():
+			return nil, false
+		}
+	}
+	if v < 0 {
+		return nil, false
+	}
+	for _, op := range ops {
+		if op != "<" && op != "<=" && (op != "!=" || len(ops) != 1) {
+			return nil, false
+		}
+	}
+	switch {
+	case len(args) == 2 && ops[0] == "!=":
+		c := args[1-v]
+		return []interval{{negInf(), c, false, false}, {c, posInf(), false, false}}, true
+	case len(args) == 2 && v == 0:
+		return []interval{{negInf(), args[1], false, ops[0] == "<="}}, true
+	case len(args) == 2:
+		return []interval{{args[0], posInf(), ops[0] == "<=", false}}, true
+	case len(args) == 3 && v == 1:
+		return []interval{{args[0], args[2], ops[0] == "<=", ops[1] == "<="}}, true
+	}
+	return nil, false
+}
+
+func (c *comparer) intervalsEqual(gs, ps []interval) (bool, error) {
+	return sameBy(gs, ps, func(g, p interval) (bool, error) {
+		if !g.lo.isInf() && g.loClosed != p.loClosed || !g.hi.isInf() && g.hiClosed != p.hiClosed {
+			return false, nil
+		}
+		if ok, err := c.equal(g.lo, p.lo); err != nil || !ok {
+			return false, err
+		}
+		return c.equal(g.hi, p.hi)
+	})
+}
+
+// varNames returns the names of the free variables of g and p, sorted.
+func varNames(g, p *node) []string {
+	var names []string
+	collectVars(g, &names)
+	collectVars(p, &names)
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+func collectVars(n *node, names *[]string) {
+	if n.kind == nVar {
+		*names = append(*names, n.name)
+	}
+	for _, a := range n.args {
+		collectVars(a, names)
+	}
+}
+
+// point returns the k-th sample point for the variables names. Each
+// variable's value depends only on its name and k (a fixed hash, no
+// global random state), so checks are deterministic and a variable has the
+// same value in the gold and in the prediction. The first points are in
+// [0.5, 2.5), then two in (-2.5, -0.5] (|x| is not x), then one in [3, 10).
+func point(names []string, k int) *env {
+	vals := make([]float64, len(names))
+	for i, name := range names {
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		u := float64(splitmix(h.Sum64()^uint64(k+1)*0x9E3779B97F4A7C15)>>11) / (1 << 53)
+		switch {
+		case k < 3:
+			vals[i] = 0.5 + 2*u
+		case k < 5:
+			vals[i] = -0.5 - 2*u
+		default:
+			vals[i] = 3 + 7*u
+		}
+	}
+	return &env{names: names, vals: vals}
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
+	x = (x ^ x>>27) * 0x94D049BB133111EB
+	return x ^ x>>31
+}

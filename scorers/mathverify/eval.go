@@ -1,0 +1,379 @@
+package mathverify
+
+import (
+	"math"
+	"math/big"
+)
+
+// maxExactBits bounds the size of an exact intermediate value (numerator
+// plus denominator); beyond it the evaluator goes on in floating point.
+const maxExactBits = 1 << 15
+
+// maxExactFact is the largest n whose n! is computed exactly.
+const maxExactFact = 1000
+
+// value is a number: exact when r is not nil; f always holds its float64
+// approximation (±Inf when too large, NaN when undefined: 1/0, √-1).
+type value struct {
+	r *big.Rat
+	f float64
+}
+
+func exact(r *big.Rat) value {
+	f, _ := r.Float64()
+	return value{r: r, f: f}
+}
+
+func inexact(f float64) value { return value{f: f} }
+
+// evaluator evaluates expressions, spending steps from b. mag records the
+// largest magnitude met among the intermediate results since it was last
+// reset: the scale of the rounding errors of a floating point evaluation.
+type evaluator struct {
+	b   *budget
+	mag float64
+}
+
+func (e *evaluator) note(f float64) float64 {
+	if a := math.Abs(f); a > e.mag && !math.IsInf(a, 0) {
+		e.mag = a
+	}
+	return f
+}
+
+// exact evaluates an expression without free variables, exactly while the
+// operations allow it (+ - × ÷, integer powers, roots of perfect squares,
+// factorials, binomials, |·|, ⌊·⌋, ⌈·⌉) and in floating point after.
+func (e *evaluator) exact(n *node) (value, error) {
+	if err := e.b.spend(1); err != nil {
+		return value{}, err
+	}
+	switch n.kind {
+	case nNum:
+		return value{r: n.val, f: e.note(n.f)}, nil
+	case nVar:
+		return inexact(math.NaN()), nil
+	case nConst:
+		return inexact(e.note(constant(n.name))), nil
+	}
+	if n.evaluated {
+		e.mag = max(e.mag, n.exactMag)
+		return n.exact, nil
+	}
+	outer := e.mag
+	e.mag = 0
+	defer func() { n.exactMag, e.mag = e.mag, max(outer, e.mag) }()
+	var buf [2]value
+	args := buf[:0]
+	for _, a := range n.args {
+		v, err := e.exact(a)
+		if err != nil {
+			return value{}, err
+		}
+		args = append(args, v)
+	}
+	// An operation allocates: it costs more than a step.
+	if err := e.b.spend(opCost); err != nil {
+		return value{}, err
+	}
+	v, err := e.exactOp(n, args)
+	if err != nil {
+		return value{}, err
+	}
+	if v.r != nil {
+		// Charge the size of the result: big numbers cost more.
+		if err := e.b.spend(ratWords(v.r)); err != nil {
+			return value{}, err
+		}
+	}
+	e.note(v.f)
+	n.exact, n.evaluated = v, true
+	return v, nil
+}
+
+// opCost is the price in steps of an exact operation on small numbers.
+const opCost = 4
+
+func (e *evaluator) exactOp(n *node, a []value) (value, error) {
+	allExact := true
+	for _, v := range a {
+		allExact = allExact && v.r != nil
+	}
+	if !allExact || n.kind == nFunc {
+		fs := make([]float64, len(a))
+		for i, v := range a {
+			fs[i] = v.f
+		}
+		return inexact(floatOp(n, fs)), nil
+	}
+	switch n.kind {
+	case nAdd, nSub, nMul, nDiv:
+		x, y := a[0].r, a[1].r
+		bits := ratBits(x) + ratBits(y)
+		if bits > maxExactBits {
+			return inexact(floatOp(n, []float64{a[0].f, a[1].f})), nil
+		}
+		// Multiplying (and reducing) big numbers costs about the product of
+		// their sizes in words.
+		if err := e.b.spend(ratWords(x) * ratWords(y) / 16); err != nil {
+			return value{}, err
+		}
+		r := new(big.Rat)
+		switch n.kind {
+		case nAdd:
+			r.Add(x, y)
+		case nSub:
+			r.Sub(x, y)
+		case nMul:
+			r.Mul(x, y)
+		default:
+			if y.Sign() == 0 {
+				return inexact(math.NaN()), nil
+			}
+			r.Quo(x, y)
+		}
+		return exact(r), nil
+	case nNeg:
+		return exact(new(big.Rat).Neg(a[0].r)), nil
+	case nAbs:
+		return exact(new(big.Rat).Abs(a[0].r)), nil
+	case nFloor, nCeil:
+		q := new(big.Int).Div(a[0].r.Num(), a[0].r.Denom()) // Euclidean: floor for a positive denominator
+		if n.kind == nCeil && !a[0].r.IsInt() {
+			q.Add(q, big.NewInt(1))
+		}
+		return exact(new(big.Rat).SetInt(q)), nil
+	case nPow:
+		return e.pow(a[0], a[1])
+	case nSqrt:
+		if r, ok := ratSqrt(a[0].r); ok {
+			return exact(r), nil
+		}
+	case nFact:
+		if x := a[0].r; x.IsInt() && x.Sign() >= 0 && x.Num().IsInt64() && x.Num().Int64() <= maxExactFact {
+			k := x.Num().Int64()
+			if err := e.b.spend(int(k)); err != nil {
+				return value{}, err
+			}
+			return exact(new(big.Rat).SetInt(new(big.Int).MulRange(1, k))), nil
+		}
+	case nBinom:
+		x, y := a[0].r, a[1].r
+		if x.IsInt() && y.IsInt() && x.Num().IsInt64() && y.Num().IsInt64() {
+			nn, k := x.Num().Int64(), y.Num().Int64()
+			if nn >= 0 && k >= 0 && k <= nn && nn <= maxExactFact {
+				if err := e.b.spend(int(k)); err != nil {
+					return value{}, err
+				}
+				return exact(new(big.Rat).SetInt(new(big.Int).Binomial(nn, k))), nil
+			}
+		}
+	}
+	fs := make([]float64, len(a))
+	for i, v := range a {
+		fs[i] = v.f
+	}
+	return inexact(floatOp(n, fs)), nil
+}
+
+// pow raises an exact base to an exact exponent: exactly for an integer
+// exponent when the result stays within maxExactBits.
+func (e *evaluator) pow(base, exp value) (value, error) {
+	x, y := base.r, exp.r
+	if !y.IsInt() || !y.Num().IsInt64() {
+		return inexact(math.Pow(base.f, exp.f)), nil
+	}
+	k := y.Num().Int64()
+	if x.Sign() == 0 {
+		switch {
+		case k == 0:
+			return exact(big.NewRat(1, 1)), nil
+		case k < 0:
+			return inexact(math.NaN()), nil
+		}
+		return exact(new(big.Rat)), nil
+	}
+	absK := k
+	if absK < 0 {
+		absK = -absK
+	}
+	if absK > maxExactBits || int64(ratBits(x))*absK > maxExactBits {
+		return inexact(math.Pow(base.f, exp.f)), nil
+	}
+	words := int(int64(ratBits(x))*absK/64) + 1
+	if err := e.b.spend(words * words / 16); err != nil {
+		return value{}, err
+	}
+	kk := big.NewInt(absK)
+	num := new(big.Int).Exp(x.Num(), kk, nil)
+	den := new(big.Int).Exp(x.Denom(), kk, nil)
+	if k < 0 {
+		num, den = den, num
+	}
+	return exact(new(big.Rat).SetFrac(num, den)), nil
+}
+
+// ratSqrt returns the square root of r when r is the square of a rational.
+func ratSqrt(r *big.Rat) (*big.Rat, bool) {
+	if r.Sign() < 0 {
+		return nil, false
+	}
+	num, den := new(big.Int).Sqrt(r.Num()), new(big.Int).Sqrt(r.Denom())
+	if new(big.Int).Mul(num, num).Cmp(r.Num()) != 0 || new(big.Int).Mul(den, den).Cmp(r.Denom()) != 0 {
+		return nil, false
+	}
+	return new(big.Rat).SetFrac(num, den), true
+}
+
+func ratBits(r *big.Rat) int { return r.Num().BitLen() + r.Denom().BitLen() }
+
+func ratWords(r *big.Rat) int { return ratBits(r)/64 + 1 }
+
+func constant(name string) float64 {
+	switch name {
+	case "pi":
+		return math.Pi
+	case "e":
+		return math.E
+	case "inf":
+		return math.Inf(1)
+	}
+	return math.NaN()
+}
+
+// env gives values to the free variables of an expression: vals[i] is the
+// value of names[i].
+type env struct {
+	names []string
+	vals  []float64
+}
+
+func (v *env) lookup(name string) float64 {
+	for i, n := range v.names {
+		if n == name {
+			return v.vals[i]
+		}
+	}
+	return math.NaN()
+}
+
+// float evaluates n in floating point with the variables of env.
+func (e *evaluator) float(n *node, vars *env) (float64, error) {
+	if err := e.b.spend(1); err != nil {
+		return 0, err
+	}
+	switch n.kind {
+	case nNum:
+		return e.note(n.f), nil
+	case nVar:
+		return e.note(vars.lookup(n.name)), nil
+	case nConst:
+		return e.note(constant(n.name)), nil
+	}
+	var buf [2]float64
+	args := buf[:0]
+	for _, a := range n.args {
+		f, err := e.float(a, vars)
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, f)
+	}
+	return e.note(floatOp(n, args)), nil
+}
+
+// floatOp applies the operation of n to float64 arguments.
+func floatOp(n *node, a []float64) float64 {
+	switch n.kind {
+	case nAdd:
+		return a[0] + a[1]
+	case nSub:
+		return a[0] - a[1]
+	case nMul:
+		return a[0] * a[1]
+	case nDiv:
+		if a[1] == 0 {
+			return math.NaN()
+		}
+		return a[0] / a[1]
+	case nPow:
+		if a[0] == 0 && a[1] < 0 {
+			return math.NaN()
+		}
+		return math.Pow(a[0], a[1])
+	case nNeg:
+		return -a[0]
+	case nSqrt:
+		return math.Sqrt(a[0])
+	case nRoot:
+		x, k := a[0], a[1]
+		if k == math.Trunc(k) && math.Mod(k, 2) == 1 && x < 0 {
+			return -math.Pow(-x, 1/k) // odd roots of negative numbers
+		}
+		return math.Pow(x, 1/k)
+	case nAbs:
+		return math.Abs(a[0])
+	case nFloor:
+		return math.Floor(a[0])
+	case nCeil:
+		return math.Ceil(a[0])
+	case nFact:
+		if a[0] < 0 && a[0] == math.Trunc(a[0]) {
+			return math.NaN()
+		}
+		return math.Gamma(a[0] + 1)
+	case nBinom:
+		x, k := a[0], a[1]
+		if x == math.Trunc(x) && k == math.Trunc(k) && (k < 0 || k > x) && x >= 0 {
+			return 0
+		}
+		return math.Gamma(x+1) / (math.Gamma(k+1) * math.Gamma(x-k+1))
+	case nFunc:
+		return function(n.name, a)
+	}
+	return math.NaN() // a ± left unexpanded, or a structure: not a number
+}
+
+func function(name string, a []float64) float64 {
+	x := a[0]
+	switch name {
+	case "sin":
+		return math.Sin(x)
+	case "cos":
+		return math.Cos(x)
+	case "tan":
+		return math.Tan(x)
+	case "sec":
+		return 1 / math.Cos(x)
+	case "csc":
+		return 1 / math.Sin(x)
+	case "cot":
+		return 1 / math.Tan(x)
+	case "arcsin":
+		return math.Asin(x)
+	case "arccos":
+		return math.Acos(x)
+	case "arctan":
+		return math.Atan(x)
+	case "sinh":
+		return math.Sinh(x)
+	case "cosh":
+		return math.Cosh(x)
+	case "tanh":
+		return math.Tanh(x)
+	case "exp":
+		return math.Exp(x)
+	case "ln":
+		return math.Log(x)
+	case "lg":
+		return math.Log10(x)
+	case "log":
+		if len(a) == 2 {
+			return math.Log(x) / math.Log(a[1])
+		}
+		return math.Log(x) // natural, as in SymPy and Math-Verify
+	case "sqrt":
+		return math.Sqrt(x)
+	}
+	return math.NaN()
+}

@@ -1,0 +1,226 @@
+package mathverify
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/rewardd/rewardd/scorers"
+)
+
+// seeds are answers every fuzz target starts from: one of each category of
+// testdata/equivalence.tsv, and malformed ones.
+var seeds = []string{
+	`\frac{1}{2}`, `\dfrac34`, `2\frac{1}{2}`, `\sqrt[3]{8}`, `2\sqrt{2}`, `x^{-1}`, `2^10`, `2 \times 10^{3}`,
+	`\left( 1, 2 \right]`, `\text{Monday}`, `5\text{ cm}^2`, `30^\circ`, `50\%`, `1,000,000`, `1{,}000`, `18.`,
+	`\pi`, `-\infty`, `2\,x`, `0.1+0.2`, `(x+1)^2`, `\sin^2 x + \cos^2 x`, `\{1,2\}`, `(-\infty, 1) \cup (2, \infty)`,
+	`x \ge 1`, `y = 2x+1`, `1 < x \le 3`, `x \in [0,1]`, `1 \pm \sqrt{2}`, `x = \pm 3`, `1, 2 \text{ or } 3`,
+	`\log_2 8`, `\binom{5}{2}`, `5!`, `\lfloor 2.5 \rfloor`, `|x|`, `\begin{pmatrix} 1 \\ 2 \end{pmatrix}`,
+	`\mathbb{R}`, `\emptyset`, `x_1 + x_{12}`, `\alpha + β`, `1e-3`, `√2`, `x ≤ 2`, ``, `(`, `\frac{`, `((1,2]`,
+	`1/0`, `0^0`, `\sqrt{-1}`, `2^{2^{2^{2^{2}}}}`, `\foo`, "\xff", `$5 and $10`, `{}^\circ`,
+}
+
+// FuzzParse checks the lexer and parser: no panic, no more work than the
+// budget, the same tree twice, and a tree that prints as LaTeX which parses
+// back to the same tree.
+func FuzzParse(f *testing.F) {
+	for _, s := range seeds {
+		f.Add(s, 10_000)
+	}
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		limit = 1 + abs(limit)%100_000
+		b := newBudget(context.Background(), limit)
+		n, err := parse(s, b)
+		if b.used() > limit {
+			t.Fatalf("used %d steps of %d", b.used(), limit)
+		}
+		if err != nil {
+			if n != nil {
+				t.Fatalf("parse(%q) returned %v with the error %v", s, n, err)
+			}
+			return
+		}
+		again, err := parse(s, newBudget(context.Background(), limit))
+		if err != nil || again.String() != n.String() {
+			t.Fatalf("parse(%q) twice: %v then %v (%v)", s, n, again, err)
+		}
+		printed := n.String()
+		back, err := parse(printed, newBudget(context.Background(), 10_000_000))
+		if err != nil {
+			t.Fatalf("parse(%q) = %s, which does not parse: %v", s, printed, err)
+		}
+		if back.String() != printed {
+			t.Fatalf("parse(%q) = %s, which parses to %s", s, printed, back)
+		}
+	})
+}
+
+// FuzzScore checks Score on any completion and reference: no panic, one of
+// the three outcomes with a reason where one is due, and honest accounting
+// of the step budget: the check never uses more steps than its budget, gives
+// the same result with exactly the steps it used, and is an Error naming the
+// budget with one step fewer: no work escapes the budget, and running out of
+// it is never a silent 0.
+func FuzzScore(f *testing.F) {
+	for i, s := range seeds {
+		f.Add(`The answer is $\boxed{`+s+`}$.`, seeds[(i+1)%len(seeds)], 0)
+		f.Add(s, s, 1)
+	}
+	f.Add("#### 1,600", "1600", 2)
+	f.Add("<answer>x = 5</answer>", "5", 3)
+	configs := make([]*Scorer, 4)
+	for i, p := range []Params{{}, {Tolerance: 0.01}, {Extract: []string{"none"}}, {ReferenceExtract: []string{"boxed", "none"}}} {
+		var err error
+		if configs[i], err = New(p); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Fuzz(func(t *testing.T, completion, ref string, which int) {
+		s := configs[abs(which)%len(configs)]
+		r := &scorers.Rollout{Completion: completion, Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(ref)}}
+		ctx := context.Background()
+		res, used := s.check(ctx, r, s.budget)
+		checkOutcome(t, res)
+		if used > s.budget {
+			t.Fatalf("used %d steps of %d", used, s.budget)
+		}
+		if again, usedAgain := s.check(ctx, r, used); !same(again, res) || usedAgain != used {
+			t.Fatalf("with a budget of exactly %d steps: %+v (%d steps), first %+v", used, again, usedAgain, res)
+		}
+		if used > 0 && !strings.Contains(res.Reason, "step budget") {
+			short, _ := s.check(ctx, r, used-1)
+			if short.Outcome != scorers.Error || !strings.Contains(short.Reason, "step budget") {
+				t.Fatalf("with %d steps, one fewer than needed: %+v, want an Error naming the budget (full: %+v)", used-1, short, res)
+			}
+		}
+	})
+}
+
+// TestStepsOfRealChecks checks the headroom of the default step budget: the
+// checks of testdata/equivalence.tsv, after a paragraph of reasoning, and a
+// few larger realistic answers use at most a twentieth of it.
+func TestStepsOfRealChecks(t *testing.T) {
+	data, err := os.ReadFile("testdata/equivalence.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := [][2]string{
+		{`\begin{pmatrix} 1 & 2 & 3 \\ 4 & 5 & 6 \\ 7 & 8 & 9 \end{pmatrix}`, `\begin{pmatrix} 1 & 2 & 3 \\ 4 & 5 & 6 \\ 7 & 8 & 9 \end{pmatrix}`},
+		{`x^5 - 5x^4 + 10x^3 - 10x^2 + 5x - 1`, `(x-1)^5`},
+		{`\frac{(a+b)(a-b)}{a^2+2ab+b^2}`, `\frac{a-b}{a+b}`},
+		{`1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`, `12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1`},
+		{`(-\infty, -2) \cup (-1, 0) \cup (1, 2) \cup (3, \infty)`, `(3, \infty) \cup (1, 2) \cup (-1, 0) \cup (-\infty, -2)`},
+		{`\frac{1 \pm \sqrt{5}}{2}`, `\frac{1+\sqrt5}{2}, \frac{1-\sqrt5}{2}`},
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Split(line, "\t"); len(f) == 4 && !strings.HasPrefix(line, "#") {
+			pairs = append(pairs, [2]string{f[1], f[2]})
+		}
+	}
+	s, err := New(Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, pair := range pairs {
+		r := &scorers.Rollout{
+			Completion: strings.Repeat("Some reasoning, with $x$ and 12 and 3/4. ", 10) + `The answer is $\boxed{` + pair[1] + `}$.`,
+			Fields:     map[string]*structpb.Value{"answer": structpb.NewStringValue(pair[0])},
+		}
+		_, used := s.check(context.Background(), r, DefaultStepBudget)
+		if used > DefaultStepBudget/20 {
+			t.Errorf("%s ~ %s: %d steps", pair[0], pair[1], used)
+		}
+		most = max(most, used)
+	}
+	t.Logf("at most %d steps over %d checks", most, len(pairs))
+}
+
+// FuzzSpans checks the math span and "answer is" extractors: no panic, and
+// an answer that is a non-blank substring of the input.
+func FuzzSpans(f *testing.F) {
+	for _, s := range []string{"$x$", "$$x$$", `\(x\)`, `\[x\]`, "$5 and $10", `\$5$`, "The answer is $5$.", "answer: 3",
+		"ANSWER IS", "$ x$", "$x $", `\(`, "$$", "answer is $$", "$\n$"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for name, find := range map[string]func(string) (string, bool){"lastLatex": lastLatex, "firstLatex": firstLatex, "answerIs": answerIs} {
+			got, ok := find(s)
+			if !ok {
+				if got != "" {
+					t.Fatalf("%s(%q): not found but returned %q", name, s, got)
+				}
+				continue
+			}
+			if strings.TrimSpace(got) == "" || !strings.Contains(s, got) {
+				t.Fatalf("%s(%q) = %q: not a non-blank substring", name, s, got)
+			}
+		}
+	})
+}
+
+func checkOutcome(t *testing.T, res scorers.Result) {
+	t.Helper()
+	switch res.Outcome {
+	case scorers.OK:
+		if res.Value != 0 && res.Value != 1 {
+			t.Fatalf("OK with value %v", res.Value)
+		}
+	case scorers.NotApplicable, scorers.Error:
+		if !isNaN(res.Value) || res.Reason == "" {
+			t.Fatalf("%v with value %v and reason %q", res.Outcome, res.Value, res.Reason)
+		}
+	default:
+		t.Fatalf("invalid outcome %v", res.Outcome)
+	}
+}
+
+func same(a, b scorers.Result) bool {
+	return a.Outcome == b.Outcome && a.Reason == b.Reason && (a.Value == b.Value || isNaN(a.Value) && isNaN(b.Value))
+}
+
+func isNaN(f float64) bool { return f != f }
+
+// TestBudgetEverywhere runs checks concurrently with every budget from 1 to
+// what they need, so that the budget runs out at every step of the lexer,
+// parser, evaluator and comparer in turn (run it with -race): each check is
+// the full result or an Error naming the budget.
+func TestBudgetEverywhere(t *testing.T) {
+	s, err := New(Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rollouts := []*scorers.Rollout{}
+	for _, pair := range [][2]string{
+		{`x = \pm \sqrt{y_1} + \sin^2 \alpha`, `\boxed{x = \sqrt{y_1} + \sin^2\alpha, x = -\sqrt{y_1} + \sin^2 \alpha}`},
+		{`(-\infty, \frac{1}{2}] \cup \{3\}`, `$x \le 0.5$`},
+		{`\text{Monday}`, `<answer>\text{monday}</answer>`},
+		{`(x, y) = (1, 2)`, `The answer is y = 2, x = 1.`},
+		{`\log_2 8 + 3!`, `\boxed{\binom{4}{2} + |{-3}|}`},
+	} {
+		rollouts = append(rollouts, &scorers.Rollout{
+			Completion: pair[1], Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(pair[0])},
+		})
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for _, r := range rollouts {
+		full, need := s.check(ctx, r, DefaultStepBudget)
+		for g := range 2 {
+			wg.Go(func() {
+				for limit := g; limit <= need; limit += 2 {
+					res, _ := s.check(ctx, r, limit)
+					if !same(res, full) && (res.Outcome != scorers.Error || !strings.Contains(res.Reason, "step budget")) {
+						t.Errorf("%q with %d of %d steps: %+v, want %+v or a budget error", r.Completion, limit, need, res, full)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+}

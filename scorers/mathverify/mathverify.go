@@ -1,0 +1,406 @@
+// Package mathverify implements the math scorer kind: 1 when the answer
+// extracted from the completion is mathematically equivalent to a reference
+// answer, else 0. (The package is not called math so as not to shadow the
+// standard library's; the kind's config name is "math".)
+//
+// The comparison is gold first: the reference decides the shape of the
+// expected answer, and a vague or hedged prediction cannot win: "5, 6" and
+// "at least 5" do not match 5, x > 1 does not match x < 1, {1, 2} does not
+// match (1, 2).
+//
+// Answers are read by a hand-written LaTeX and plain-text parser that
+// normalises as it reads: \frac, \dfrac, \tfrac, \sqrt, ^, \cdot and \times,
+// \left and \right, \text{} and \mathrm{}, TeX spacing, units and other
+// words, degrees, percent and dollar signs (50\% is 50), thousands
+// separators, trailing periods, \pi, \infty, \pm, Unicode symbols. They are
+// compared by value: exactly, in rationals (math/big), while the operations
+// allow it; in floating point within a tolerance after (√2, π, sin); at
+// deterministic pseudo-random points when they have free variables. Tuples
+// and intervals compare in order with their brackets, sets and bare lists
+// ("1, 2") without order, relations up to a positive factor (x > 1 and
+// 2x > 2), assignments by their right-hand side (x = 5 and 5).
+//
+// Not supported: complex numbers (i is a variable), units other than by
+// dropping them (30° is 30, not π/6; 5 m is 5·m, 5 cm is 5), matrices
+// beyond their entries in order, and anything SymPy would need to simplify
+// symbolically rather than evaluate.
+//
+// Every check runs on a step budget counted by the lexer, the parser, the
+// evaluator and the comparer: it always ends, without timers or signals,
+// and a check that runs out of steps is an Error result, never a 0.
+package mathverify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/extract"
+)
+
+// DefaultStepBudget is the step budget of a check when Params.StepBudget is
+// 0. Typical checks spend tens of steps (median 34, under 600 over
+// testdata/equivalence.tsv); the costliest steps take about 100 ns, so a
+// check that spends the whole default budget takes about 2 ms of CPU.
+const DefaultStepBudget = 20_000
+
+// maxStepBudget bounds a configured budget (seconds of work).
+const maxStepBudget = 100_000_000
+
+// defaultExtract is the extractor chain of the completion when
+// Params.Extract is empty.
+var defaultExtract = []string{"boxed", "answer_tag", "answer_is", "latex", "last_number"}
+
+// Params configures a math function.
+type Params struct {
+	// ReferenceField is the row field holding the gold answer: a string, a
+	// number, or a list of acceptable answers (any one may match). Default
+	// "answer".
+	ReferenceField string `yaml:"reference_field"`
+	// Extract lists the extractors tried on the completion, in order; the
+	// first that finds an answer wins. Names: boxed (the last \boxed{} or
+	// \fbox{}), answer_tag (<answer>…</answer>), answer_is (after the last
+	// "answer is" or "answer:"), latex (the last $…$, $$…$$, \(…\) or
+	// \[…\]), gsm8k (after the last ####), last_number, regex, none (the
+	// whole completion). Default [boxed, answer_tag, answer_is, latex,
+	// last_number]. The answer of answer_tag and answer_is is narrowed to
+	// its \boxed{} or math span when it has one; a latex span that is not
+	// mathematics (dollar amounts) lets the chain go on.
+	Extract []string `yaml:"extract"`
+	// ExtractPattern is the regular expression (RE2 syntax) of the regex
+	// extractor, as in exact_match: its group named "answer", else its
+	// first group, else the whole match, in the last match.
+	ExtractPattern string `yaml:"extract_pattern"`
+	// ReferenceExtract lists extractors applied to each reference, as
+	// Extract is to the completion (for example [boxed] for a MATH
+	// solution, [gsm8k] for a GSM8K one). Default: none, the whole
+	// reference is the gold answer.
+	ReferenceExtract []string `yaml:"reference_extract"`
+	// Tolerance is the relative tolerance of comparisons between numbers
+	// that are not both integers, in [0, 1). Default 0: exact. 0.333 and
+	// 1/3 differ under 0 and match under 0.01; two integers match only when
+	// they are equal, whatever the tolerance. Values computed in floating
+	// point (√2, π, expressions with variables) always get at least a
+	// relative 1e-9 for rounding.
+	Tolerance float64 `yaml:"tolerance"`
+	// StepBudget bounds the work of one check (lexing, parsing, evaluating
+	// and comparing the gold answers and the prediction), in steps of at
+	// most about 100 ns. Default DefaultStepBudget (20,000: about 2 ms);
+	// at most 100,000,000. A check that exhausts it is an Error result.
+	StepBudget int `yaml:"step_budget"`
+	// MaxAnswerChars bounds the extracted answer of the completion; a longer
+	// one scores 0 ("answer too long") without being parsed. Default
+	// DefaultMaxAnswerChars. Without it a policy could learn that a huge or
+	// deeply nested answer exhausts the step budget, which is an Error (NaN,
+	// advantage 0), and so escapes the 0 a wrong answer earns.
+	MaxAnswerChars int `yaml:"max_answer_chars"`
+}
+
+// DefaultMaxAnswerChars is the longest extracted answer checked by default.
+const DefaultMaxAnswerChars = 1000
+
+// Scorer scores rollouts for one math function. It is safe for concurrent
+// use: it holds only its configuration.
+type Scorer struct {
+	field      string
+	extract    []extractor
+	refExtract []extractor
+	tol        float64
+	budget     int
+	maxAnswer  int
+
+	noReference, noRefAnswer string // NotApplicable reasons
+}
+
+// extractor finds an answer in a text. A lenient extractor's answer that
+// cannot be parsed lets the chain go on.
+type extractor struct {
+	find    func(string) (string, bool)
+	lenient bool
+}
+
+// New builds a scorer from p, filling in defaults. A bad parameter is
+// reported as a *scorers.ParamError naming its key.
+func New(p Params) (*Scorer, error) {
+	s := &Scorer{field: p.ReferenceField, tol: p.Tolerance, budget: p.StepBudget, maxAnswer: p.MaxAnswerChars}
+	if s.maxAnswer == 0 {
+		s.maxAnswer = DefaultMaxAnswerChars
+	}
+	if s.maxAnswer < 0 {
+		return nil, &scorers.ParamError{Key: "max_answer_chars", Err: fmt.Errorf("%d is negative", p.MaxAnswerChars)}
+	}
+	if s.field == "" {
+		s.field = "answer"
+	}
+	var re *extract.Regexp
+	if p.ExtractPattern != "" {
+		if !slices.Contains(p.Extract, "regex") && !slices.Contains(p.ReferenceExtract, "regex") {
+			return nil, &scorers.ParamError{Key: "extract_pattern", Err: errors.New("is set but no extract list has regex")}
+		}
+		var err error
+		if re, err = extract.NewRegexp(p.ExtractPattern); err != nil {
+			return nil, &scorers.ParamError{Key: "extract_pattern", Err: fmt.Errorf("compile %q: %w", p.ExtractPattern, err)}
+		}
+	}
+	var err error
+	if s.extract, err = extractors("extract", p.Extract, defaultExtract, re); err != nil {
+		return nil, err
+	}
+	if s.refExtract, err = extractors("reference_extract", p.ReferenceExtract, nil, re); err != nil {
+		return nil, err
+	}
+	if t := p.Tolerance; math.IsNaN(t) || t < 0 || t >= 1 {
+		return nil, &scorers.ParamError{Key: "tolerance", Err: fmt.Errorf("%v is not in [0, 1)", t)}
+	}
+	switch {
+	case p.StepBudget < 0 || p.StepBudget > maxStepBudget:
+		return nil, &scorers.ParamError{Key: "step_budget", Err: fmt.Errorf("%d is not in [0, %d] (0 for the default)", p.StepBudget, maxStepBudget)}
+	case p.StepBudget == 0:
+		s.budget = DefaultStepBudget
+	}
+	s.noReference = fmt.Sprintf("no reference in field %q", s.field)
+	s.noRefAnswer = fmt.Sprintf("no answer found in the reference in field %q", s.field)
+	return s, nil
+}
+
+// extractors resolves a list of extractor names; key is the parameter that
+// holds them.
+func extractors(key string, names, def []string, re *extract.Regexp) ([]extractor, error) {
+	if len(names) == 0 {
+		names = def
+	}
+	fs := make([]extractor, 0, len(names))
+	for _, name := range names {
+		var f extractor
+		switch name {
+		case "boxed":
+			f.find = extract.Boxed
+		case "answer_tag":
+			f.find = func(s string) (string, bool) {
+				a, ok := extract.AnswerTag(s)
+				return refine(a), ok
+			}
+		case "answer_is":
+			f.find = answerIs
+		case "latex":
+			f = extractor{find: lastLatex, lenient: true}
+		case "gsm8k":
+			f.find = extract.GSM8K
+		case "last_number":
+			f.find = extract.LastNumber
+		case "none":
+			f.find = nonBlank
+		case "regex":
+			if re == nil {
+				return nil, &scorers.ParamError{Key: key, Err: errors.New("regex needs extract_pattern")}
+			}
+			f.find = re.Extract
+		default:
+			return nil, &scorers.ParamError{Key: key, Err: fmt.Errorf(
+				"unknown extractor %q (one of boxed, answer_tag, answer_is, latex, gsm8k, last_number, regex, none)", name)}
+		}
+		fs = append(fs, f)
+	}
+	return fs, nil
+}
+
+// Score returns 1 when the completion's answer is equivalent to one of the
+// row's gold answers and 0 when it is not (also 0, with a reason, when no
+// answer is found or the answer cannot be read). It returns NotApplicable
+// when the row has no reference, and Error when a reference cannot be read
+// (and no other one matched), when the reference field holds something other
+// than strings or numbers, when the check exhausts its step budget, or when
+// ctx is done during a long check.
+//
+// A typical check costs a few microseconds; none costs more than its step
+// budget (about 2 ms by default) plus the linear scans of the extractors.
+func (s *Scorer) Score(ctx context.Context, r *scorers.Rollout) scorers.Result {
+	res, _ := s.check(ctx, r, s.budget)
+	return res
+}
+
+// check is Score with a given budget; it also returns the steps spent.
+func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scorers.Result, int) {
+	refs, found, err := scorers.Strings(r, s.field)
+	if err != nil {
+		return scorers.Errorf("%v", err), 0
+	}
+	if !found {
+		return scorers.Skip(s.noReference), 0
+	}
+	b := newBudget(ctx, limit)
+	var golds []*node
+	var goldErr error // the first reference that could not be read
+	extracted := false
+	for _, ref := range refs {
+		text, ok, err := s.reference(ref, b)
+		if err != nil {
+			return s.abort(err, b), b.used()
+		}
+		if !ok {
+			continue
+		}
+		extracted = true
+		g, err := parse(text, b)
+		if err == nil {
+			err = validate(g, newComparer(b, s.tol))
+		}
+		switch {
+		case err == nil:
+			golds = append(golds, g)
+		case isAbort(err):
+			return s.abort(err, b), b.used()
+		case goldErr == nil:
+			goldErr = fmt.Errorf("reference %q not understood: %w", clip(text), err)
+		}
+	}
+	if len(golds) == 0 {
+		switch {
+		case goldErr != nil:
+			return scorers.Errorf("%v", goldErr), b.used()
+		case extracted || len(s.refExtract) == 0:
+			return scorers.Skip(s.noReference), b.used()
+		case hasText(refs):
+			return scorers.Skip(s.noRefAnswer), b.used()
+		}
+		return scorers.Skip(s.noReference), b.used()
+	}
+
+	pred, why, err := s.answer(r.Completion, b)
+	if err != nil {
+		return s.abort(err, b), b.used()
+	}
+	if pred == nil {
+		return scorers.ScoreWhy(0, why), b.used()
+	}
+	c := newComparer(b, s.tol)
+	for _, g := range golds {
+		ok, err := c.match(g, pred)
+		if err != nil {
+			return s.abort(err, b), b.used()
+		}
+		if ok {
+			return scorers.Score(1), b.used()
+		}
+	}
+	if goldErr != nil {
+		// Another reference might have matched: not decided.
+		return scorers.Errorf("%v", goldErr), b.used()
+	}
+	return scorers.Score(0), b.used()
+}
+
+// reference applies the reference extractors to ref; it reports false when
+// ref is blank or holds no answer, and an error only to abort the check.
+func (s *Scorer) reference(ref string, b *budget) (string, bool, error) {
+	if len(s.refExtract) == 0 {
+		a, ok := nonBlank(ref)
+		return a, ok, nil
+	}
+	for _, f := range s.refExtract {
+		if err := b.spend(scanCost(ref)); err != nil {
+			return "", false, err
+		}
+		if a, ok := f.find(ref); ok {
+			return a, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// scanCost is the price in steps of one extractor's scan of text: one step
+// a KiB. The scans are linear, 1-10 ns a byte, so this prices them below
+// the rest: a completion within the server's max_completion_bytes (1 MiB by
+// default) costs at most about 50 ms of scanning whatever the budget, and
+// long completions do not run out of budget before their answer is read.
+func scanCost(text string) int { return len(text)/1024 + 1 }
+
+// answer extracts and parses the completion's answer. It returns a nil node
+// and the reason when there is none to compare, and an error only to abort
+// the check.
+func (s *Scorer) answer(completion string, b *budget) (*node, string, error) {
+	why := "no answer found"
+	for _, f := range s.extract {
+		if err := b.spend(scanCost(completion)); err != nil {
+			return nil, "", err
+		}
+		text, ok := f.find(completion)
+		if !ok {
+			continue
+		}
+		if len(text) > s.maxAnswer {
+			return nil, fmt.Sprintf("answer is %d bytes; the limit is %d (max_answer_chars)", len(text), s.maxAnswer), nil
+		}
+		n, err := parse(text, b)
+		switch {
+		case err == nil:
+			return n, "", nil
+		case isAbort(err):
+			return nil, "", err
+		case !f.lenient:
+			return nil, fmt.Sprintf("answer %q not understood: %v", clip(text), err), nil
+		}
+		why = fmt.Sprintf("answer %q not understood: %v", clip(text), err)
+	}
+	return nil, why, nil
+}
+
+// validate checks that a gold answer is defined: its expressions without
+// free variables evaluate to numbers (1/0 is not a gold answer).
+func validate(g *node, c *comparer) error {
+	if g.isScalar() {
+		if g.hasVars() {
+			return nil
+		}
+		v, err := c.ev.exact(g)
+		if err != nil {
+			return err
+		}
+		if math.IsNaN(v.f) {
+			return fmt.Errorf("%v is undefined", clipNode(g))
+		}
+		return nil
+	}
+	for _, a := range g.args {
+		if err := validate(a, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isAbort reports whether err ends the check: the budget is spent or the
+// context is done.
+func isAbort(err error) bool {
+	return errors.Is(err, errBudget) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+func (s *Scorer) abort(err error, b *budget) scorers.Result {
+	if errors.Is(err, errBudget) {
+		return scorers.Errorf("math check exhausted its step budget of %d steps", b.limit)
+	}
+	return scorers.Errorf("math check interrupted: %v", err)
+}
+
+// clip shortens a text quoted in a reason.
+func clip(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func clipNode(n *node) string { return clip(n.String()) }
+
+func hasText(refs []string) bool {
+	return slices.ContainsFunc(refs, func(r string) bool { return strings.TrimSpace(r) != "" })
+}

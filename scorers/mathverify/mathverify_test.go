@@ -1,0 +1,383 @@
+package mathverify_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"regexp/syntax"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/mathverify"
+	"github.com/rewardd/rewardd/scorers/scorertest"
+)
+
+func mustNew(t testing.TB, p mathverify.Params) *mathverify.Scorer {
+	t.Helper()
+	s, err := mathverify.New(p)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", p, err)
+	}
+	return s
+}
+
+// rollout builds a rollout whose field "answer" holds ref (no field when ref
+// is nil).
+func rollout(completion string, ref *structpb.Value) *scorers.Rollout {
+	r := &scorers.Rollout{Completion: completion}
+	if ref != nil {
+		r.Fields = map[string]*structpb.Value{"answer": ref}
+	}
+	return r
+}
+
+func str(s string) *structpb.Value { return structpb.NewStringValue(s) }
+
+// compile builds a scorer the way a config file does: from YAML text through
+// scorers.Kind.
+func compile(src string) (scorers.Scorer, []byte, error) {
+	var node yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
+		return nil, nil, err
+	}
+	return scorers.Kind(mathverify.New)(&node)
+}
+
+// checkWant compares a result with a table's expected verdict: a number for
+// an OK score, or an outcome name.
+func checkWant(t *testing.T, got scorers.Result, want string) {
+	t.Helper()
+	switch want {
+	case "1", "0":
+		if got.Outcome != scorers.OK || got.Value != map[string]float64{"1": 1, "0": 0}[want] {
+			t.Errorf("got %v %v (%s), want ok %s", got.Outcome, got.Value, got.Reason, want)
+		}
+	case "error", "not_applicable":
+		if got.Outcome.String() != want {
+			t.Errorf("got %v %v (%s), want %s", got.Outcome, got.Value, got.Reason, want)
+		}
+	default:
+		t.Fatalf("bad verdict %q", want)
+	}
+}
+
+// equivalenceCase is a row of testdata/equivalence.tsv.
+type equivalenceCase struct {
+	line                         int
+	category, gold, answer, want string
+	params                       string // YAML flow mapping
+}
+
+func loadEquivalence(t testing.TB) []equivalenceCase {
+	t.Helper()
+	data, err := os.ReadFile("testdata/equivalence.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []equivalenceCase
+	for i, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 4 && len(f) != 5 {
+			t.Fatalf("equivalence.tsv line %d: %d fields, want 4 or 5", i+1, len(f))
+		}
+		c := equivalenceCase{line: i + 1, category: f[0], gold: f[1], answer: f[2], want: f[3], params: "{}"}
+		if len(f) == 5 {
+			c.params = f[4]
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+// completion writes an answer the way the table is scored: boxed at the end
+// of a sentence.
+func (c equivalenceCase) completion() string { return `The answer is $\boxed{` + c.answer + `}$.` }
+
+// TestEquivalence runs the table of testdata/equivalence.tsv: each answer in
+// a box at the end of a sentence, against its gold.
+func TestEquivalence(t *testing.T) {
+	categories := map[string]int{}
+	for _, c := range loadEquivalence(t) {
+		categories[c.category]++
+		t.Run(c.category+"/"+c.gold+"~"+c.answer, func(t *testing.T) {
+			s, _, err := compile(c.params)
+			if err != nil {
+				t.Fatalf("line %d: params %s: %v", c.line, c.params, err)
+			}
+			checkWant(t, s.Score(context.Background(), rollout(c.completion(), str(c.gold))), c.want)
+		})
+	}
+	for _, c := range []string{"fraction", "sqrt", "power", "times", "left_right", "text", "units", "degrees",
+		"percent", "thousands", "periods", "pi", "infinity", "spacing", "exact", "float", "variables", "tuple",
+		"set", "interval", "assignment", "equation", "inequality", "pm", "several", "hedge", "function", "error"} {
+		if categories[c] == 0 {
+			t.Errorf("no case of category %s", c)
+		}
+	}
+}
+
+// TestCases runs the scorer-level table of testdata/cases.json: extraction,
+// references, outcomes, parameters.
+func TestCases(t *testing.T) {
+	data, err := os.ReadFile("testdata/cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name       string
+		Params     json.RawMessage
+		Completion string
+		Reference  json.RawMessage // absent: no field
+		Want       any             // a number, "not_applicable" or "error"
+		Reason     string          // when set, the reason must contain it
+	}
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			params := string(c.Params)
+			if params == "" {
+				params = "{}"
+			}
+			s, _, err := compile(params) // JSON is YAML
+			if err != nil {
+				t.Fatalf("params %s: %v", c.Params, err)
+			}
+			var ref *structpb.Value
+			if c.Reference != nil {
+				var v any
+				if err := json.Unmarshal(c.Reference, &v); err != nil {
+					t.Fatal(err)
+				}
+				if ref, err = structpb.NewValue(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := s.Score(context.Background(), rollout(c.Completion, ref))
+			switch want := c.Want.(type) {
+			case float64:
+				if got.Outcome != scorers.OK || got.Value != want {
+					t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, want)
+				}
+			case string:
+				checkWant(t, got, want)
+			default:
+				t.Fatalf("bad want %v", c.Want)
+			}
+			if !strings.Contains(got.Reason, c.Reason) {
+				t.Errorf("reason %q, want it to contain %q", got.Reason, c.Reason)
+			}
+		})
+	}
+}
+
+// TestStepBudget checks that a check that needs more steps than its budget
+// is an Error naming the budget, never a 0, and that the same check passes
+// with the default budget.
+func TestStepBudget(t *testing.T) {
+	ctx := context.Background()
+	long := strings.Repeat("(x+1)*", 100) + "1"
+	r := rollout(`\boxed{`+long+`}`, str(long))
+	if got := mustNew(t, mathverify.Params{}).Score(ctx, r); got.Outcome != scorers.OK || got.Value != 1 {
+		t.Fatalf("default budget: got %+v, want 1", got)
+	}
+	got := mustNew(t, mathverify.Params{StepBudget: 500}).Score(ctx, r)
+	if got.Outcome != scorers.Error || !strings.Contains(got.Reason, "step budget of 500") {
+		t.Errorf("small budget: got %+v, want an error naming the step budget", got)
+	}
+
+	// Adversarial answers end in an Error or a score within the default
+	// budget: huge powers, factorials, deep nesting, long sums.
+	for _, answer := range []string{
+		`2^{2^{2^{2^{2^{2}}}}}`,
+		`10^{10^{10}}`,
+		`(10^{4000})!`,
+		`1000!^{1000}`,
+		strings.Repeat(`\sqrt{`, 60) + "2" + strings.Repeat("}", 60),
+		strings.Repeat(`(`, 5000) + "1" + strings.Repeat(`)`, 5000),
+		strings.Repeat("x+", 20000) + "x",
+		strings.Repeat("1, ", 3000) + "1",
+		strings.Repeat(`\pm 1`, 10),
+		"9" + strings.Repeat("9", 3999) + "e4000",
+	} {
+		for _, gold := range []string{"1", answer, strings.Repeat("1, ", 100) + "2"} {
+			res := mustNew(t, mathverify.Params{}).Score(ctx, rollout(`\boxed{`+answer+`}`, str(gold)))
+			if res.Outcome == scorers.NotApplicable {
+				t.Errorf("answer %.40q gold %.40q: %+v", answer, gold, res)
+			}
+		}
+	}
+}
+
+func TestReasons(t *testing.T) {
+	s := mustNew(t, mathverify.Params{Extract: []string{"boxed"}, ReferenceField: "gold"})
+	ctx := context.Background()
+	if got := s.Score(ctx, &scorers.Rollout{Completion: "18"}); got.Reason != `no reference in field "gold"` {
+		t.Errorf("no reference: reason %q", got.Reason)
+	}
+	r := &scorers.Rollout{Completion: "18", Fields: map[string]*structpb.Value{"gold": str("18")}}
+	if got := s.Score(ctx, r); got.Outcome != scorers.OK || got.Value != 0 || got.Reason != "no answer found" {
+		t.Errorf("no answer: got %+v", got)
+	}
+	r.Completion = `\boxed{\foo}`
+	if got := s.Score(ctx, r); got.Outcome != scorers.OK || got.Value != 0 || !strings.Contains(got.Reason, "not understood") {
+		t.Errorf("unreadable answer: got %+v", got)
+	}
+	r.Fields["gold"] = str(`\frac{1}{0}`)
+	if got := s.Score(ctx, r); got.Outcome != scorers.Error || !strings.Contains(got.Reason, "undefined") {
+		t.Errorf("undefined gold: got %+v", got)
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	long := strings.Repeat("(x+1)*", 2000) + "1"
+	got := mustNew(t, mathverify.Params{StepBudget: 10_000_000}).Score(ctx, rollout(`\boxed{`+long+`}`, str(long)))
+	if got.Outcome != scorers.Error || !strings.Contains(got.Reason, "interrupted") {
+		t.Errorf("got %+v, want an error saying the check was interrupted", got)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	cases := []*scorers.Rollout{
+		rollout(`The answer is $\boxed{\frac{1}{2}}$.`, str("0.5")),
+		rollout(`The answer is $\boxed{2}$.`, str(`\frac12`)),
+		rollout("#### 1,600", structpb.NewNumberValue(1600)),
+		rollout("<answer>(1, 2]</answer>", structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
+			str("[1, 2]"), str("(1, 2]"),
+		}})),
+		rollout(`so $x > 1$`, str(`(1, \infty)`)),
+		rollout(`\boxed{(x+1)^2}`, str(`x^2 + 2x + 1`)),
+		rollout("no number here", str("18")),
+		rollout("18", nil),
+		rollout(`\boxed{1}`, str(`\frac{1}{0}`)),
+	}
+	for name, p := range map[string]mathverify.Params{
+		"default":      {},
+		"tolerant":     {Tolerance: 0.01},
+		"small budget": {StepBudget: 50},
+		"everything": {
+			Extract:          []string{"regex", "boxed", "answer_tag", "answer_is", "latex", "gsm8k", "last_number", "none"},
+			ExtractPattern:   `answer: (\S+)`,
+			ReferenceExtract: []string{"boxed", "gsm8k", "none"},
+			Tolerance:        1e-6,
+			StepBudget:       1_000_000,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			scorertest.Run(t, mustNew(t, p), scorertest.Unit, cases, "answer")
+		})
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		p    mathverify.Params
+		key  string
+	}{
+		{"unknown extractor", mathverify.Params{Extract: []string{"boxed", "latexx"}}, "extract"},
+		{"regex without pattern", mathverify.Params{Extract: []string{"regex"}}, "extract"},
+		{"pattern without regex", mathverify.Params{ExtractPattern: `\d+`}, "extract_pattern"},
+		{"unknown reference extractor", mathverify.Params{ReferenceExtract: []string{"gsm8"}}, "reference_extract"},
+		{"negative tolerance", mathverify.Params{Tolerance: -0.1}, "tolerance"},
+		{"tolerance of 1", mathverify.Params{Tolerance: 1}, "tolerance"},
+		{"negative budget", mathverify.Params{StepBudget: -1}, "step_budget"},
+		{"huge budget", mathverify.Params{StepBudget: 1 << 40}, "step_budget"},
+	}
+	for _, c := range cases {
+		_, err := mathverify.New(c.p)
+		var pe *scorers.ParamError
+		if !errors.As(err, &pe) || pe.Key != c.key {
+			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
+		}
+	}
+	_, err := mathverify.New(mathverify.Params{Extract: []string{"regex"}, ExtractPattern: `(\d+`})
+	var pe *scorers.ParamError
+	var se *syntax.Error
+	if !errors.As(err, &pe) || pe.Key != "extract_pattern" || !errors.As(err, &se) {
+		t.Errorf("bad pattern: New gave %v, want a ParamError at extract_pattern wrapping a syntax error", err)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	s, canonical, err := compile(`
+reference_field: solution
+extract: [boxed, answer_is]
+reference_extract: [boxed]
+tolerance: 0.01
+step_budget: 20000
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(canonical) == 0 {
+		t.Error("no canonical parameters")
+	}
+	r := &scorers.Rollout{
+		Completion: "So the answer is 0.333.",
+		Fields:     map[string]*structpb.Value{"solution": str(`Hence $\boxed{\frac{1}{3}}$.`)},
+	}
+	if got := s.Score(context.Background(), r); got.Outcome != scorers.OK || got.Value != 1 {
+		t.Errorf("Score = %+v, want 1", got)
+	}
+
+	// Defaults need no parameters at all.
+	fn, err := scorers.Registry{"math": scorers.Kind(mathverify.New)}.Compile(scorers.Spec{Name: "accuracy", Kind: "math"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fn.Scorer.Score(context.Background(), rollout(`$\boxed{\dfrac{1}{2}}$`, str("0.5"))); got.Value != 1 {
+		t.Errorf("default Score = %+v, want 1", got)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name, src string
+		key       string
+		line      int
+	}{
+		{"unknown key", "extract: [boxed]\nnormalize: [strip]\n", "normalize", 2},
+		{"bad extractor", "tolerance: 0.1\nextract:\n  - boxed\n  - latexx\n", "extract", 3},
+		{"bad tolerance", "extract: [boxed]\ntolerance: -1\n", "tolerance", 2},
+		{"wrong type", "step_budget: lots\n", "step_budget", 1},
+		{"bad budget", "\nstep_budget: -5\n", "step_budget", 2},
+	}
+	for _, c := range cases {
+		_, _, err := compile(c.src)
+		var pe *scorers.ParamError
+		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
+			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
+		}
+	}
+}
+
+// TestHugeAnswerScoresZero checks that an answer too long to check is a
+// wrong answer (0), not an Error whose NaN would spare the policy the 0.
+func TestHugeAnswerScoresZero(t *testing.T) {
+	s, err := mathverify.New(mathverify.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &scorers.Rollout{
+		Completion: `\boxed{` + strings.Repeat("(1+", 600) + "1" + strings.Repeat(")", 600) + "}",
+		Fields:     map[string]*structpb.Value{"answer": structpb.NewStringValue("601")},
+	}
+	if res := s.Score(context.Background(), r); res.Outcome != scorers.OK || res.Value != 0 || res.Reason == "" {
+		t.Errorf("huge answer: %+v, want OK 0 with a reason", res)
+	}
+	if _, err := mathverify.New(mathverify.Params{MaxAnswerChars: -1}); err == nil {
+		t.Error("negative max_answer_chars accepted")
+	}
+}

@@ -1,0 +1,706 @@
+package mathverify
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+)
+
+// Limits of the parser, within which the step budget then bounds the work.
+const (
+	maxNesting = 64   // brackets, braces and unary signs inside each other
+	maxHeight  = 2000 // height of a syntax tree (a+a+…+a is a tall tree)
+	maxExp10   = 4000 // |exponent| of a number written in scientific notation
+	maxDigits  = 4000 // digits of a number literal
+	maxPM      = 4    // ± signs in one expression (2⁴ alternatives)
+)
+
+// parse reads the answer text into a syntax tree. A text with words and no
+// mathematics ("Monday") is a text answer. Errors are errBudget, the
+// context's error, or a description of what could not be read.
+func parse(text string, b *budget) (*node, error) {
+	lx, err := lex(text, b)
+	if err != nil {
+		return nil, err
+	}
+	if lx.math == 0 {
+		if len(lx.words) == 0 {
+			return nil, errors.New("nothing to compare")
+		}
+		return &node{kind: nText, name: strings.Join(lx.words, " ")}, nil
+	}
+	p := &parser{toks: lx.toks, b: b}
+	n := p.list()
+	if p.err == nil && p.peek().kind != tEOF {
+		p.fail("unexpected %v", p.peek())
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	return expandPM(n, b)
+}
+
+// parser is a recursive descent parser over the tokens of one answer. Its
+// error is sticky: after the first one every method returns at once (the
+// position jumps to the end), and parse reports it.
+//
+// The grammar, loosest first:
+//
+//	list    = item {"," item}                 several answers
+//	item    = union {relation union}          x = 5, 1 < x <= 3, x \in [0,1]
+//	union   = sum {"\cup" sum}
+//	sum     = term {("+" | "-" | "\pm" | "\mp") term}
+//	term    = factor {("*" | "/" | juxtaposition) factor}
+//	factor  = ("-" | "+" | "\pm" | "\mp") factor | power
+//	power   = postfix ["^" exponent]
+//	postfix = primary {"!"}
+//	primary = number | variable | constant | function | \frac | \sqrt | \binom
+//	        | "(" list ")" | "[" list ")" | … | "\{" list "\}" | "|" sum "|" | …
+type parser struct {
+	toks    []token
+	pos     int
+	b       *budget
+	err     error
+	nesting int
+	abs     int // inside |…|: a bar closes rather than opens
+}
+
+func (p *parser) peek() token {
+	if p.pos < len(p.toks) {
+		return p.toks[p.pos]
+	}
+	return token{kind: tEOF}
+}
+
+func (p *parser) peekAt(k int) token {
+	if p.pos+k < len(p.toks) {
+		return p.toks[p.pos+k]
+	}
+	return token{kind: tEOF}
+}
+
+func (p *parser) next() token {
+	t := p.peek()
+	if p.pos < len(p.toks) {
+		p.pos++
+	}
+	return t
+}
+
+func (p *parser) fail(format string, args ...any) {
+	if p.err == nil {
+		p.err = fmt.Errorf(format, args...)
+	}
+	p.pos = len(p.toks)
+}
+
+func (p *parser) expect(k tokKind) {
+	if t := p.next(); t.kind != k && p.err == nil {
+		p.fail("expected %s, found %v", tokNames[k], t)
+	}
+}
+
+// enter and leave bound the nesting of recursive calls.
+func (p *parser) enter() bool {
+	p.nesting++
+	if p.nesting > maxNesting {
+		p.fail("nested too deeply")
+		return false
+	}
+	return true
+}
+
+func (p *parser) leave() { p.nesting-- }
+
+// mk builds a node, spending a step. A structure (a tuple, a set) is refused
+// as an operand of arithmetic.
+func (p *parser) mk(k kind, args ...*node) *node {
+	if p.err != nil {
+		return p.bad()
+	}
+	if err := p.b.spend(1); err != nil {
+		p.err = err
+		p.pos = len(p.toks)
+		return p.bad()
+	}
+	n := &node{kind: k, args: args, height: 1}
+	for _, a := range args {
+		if k < nScalarEnd && !a.isScalar() {
+			p.fail("arithmetic on %v", a)
+			return p.bad()
+		}
+		n.height = max(n.height, a.height+1)
+	}
+	if n.height > maxHeight {
+		p.fail("expression too long")
+		return p.bad()
+	}
+	return n
+}
+
+// bad returns a node that stands in for one after an error: parse drops the
+// tree. It is a new node each time, since callers may set its fields.
+func (p *parser) bad() *node { return &node{kind: nNum, val: new(big.Rat), height: 1} }
+
+func (p *parser) list() *node {
+	first := p.item()
+	if p.peek().kind != tComma {
+		return first
+	}
+	items := []*node{first}
+	for p.err == nil && p.peek().kind == tComma {
+		p.next()
+		if closes(p.peek().kind) { // a trailing comma
+			break
+		}
+		items = append(items, p.item())
+	}
+	if len(items) == 1 { // "5," is 5
+		return first
+	}
+	return p.mk(nList, items...)
+}
+
+func closes(k tokKind) bool {
+	switch k {
+	case tEOF, tRParen, tRBrack, tRBrace, tRSet:
+		return true
+	}
+	return false
+}
+
+func (p *parser) item() *node {
+	first := p.union()
+	if p.peek().kind != tRel {
+		return first
+	}
+	rel := p.mk(nRel, first)
+	for p.err == nil && p.peek().kind == tRel {
+		rel.ops = append(rel.ops, p.next().text)
+		side := p.union()
+		rel.args = append(rel.args, side)
+		rel.height = max(rel.height, side.height+1)
+	}
+	return rel
+}
+
+func (p *parser) union() *node {
+	first := p.sum()
+	if p.peek().kind != tCup {
+		return first
+	}
+	args := []*node{first}
+	for p.err == nil && p.peek().kind == tCup {
+		p.next()
+		args = append(args, p.sum())
+	}
+	return p.mk(nUnion, args...)
+}
+
+func (p *parser) sum() *node {
+	n := p.term()
+	for p.err == nil {
+		var k kind
+		switch p.peek().kind {
+		case tPlus:
+			k = nAdd
+		case tMinus:
+			k = nSub
+		case tPM:
+			k = nPM
+		case tMP:
+			k = nMP
+		default:
+			return n
+		}
+		p.next()
+		n = p.mk(k, n, p.term())
+	}
+	return n
+}
+
+func (p *parser) term() *node {
+	n := p.factor()
+	for p.err == nil {
+		switch k := p.peek().kind; {
+		case k == tMul:
+			p.next()
+			n = p.mk(nMul, n, p.factor())
+		case k == tDiv:
+			p.next()
+			n = p.mk(nDiv, n, p.factor())
+		case p.juxtaposed(k):
+			n = p.mk(nMul, n, p.factor())
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// juxtaposed reports whether a token of kind k, right after a factor, starts
+// another factor of an implicit product: 2x, 2\pi, x(x+1), 2\sqrt{3}. A
+// number does not ("2 3" is not 6), nor a bar inside |…|.
+func (p *parser) juxtaposed(k tokKind) bool {
+	switch k {
+	case tVar, tConst, tFunc, tFrac, tSqrt, tBinom, tLParen, tLBrace, tLFloor, tLCeil:
+		return true
+	case tBar:
+		return p.abs == 0
+	}
+	return false
+}
+
+func (p *parser) factor() *node {
+	var k kind
+	switch p.peek().kind {
+	case tMinus:
+		k = nNeg
+	case tPlus:
+		p.next()
+		return p.factor()
+	case tPM:
+		k = nPM
+	case tMP:
+		k = nMP
+	default:
+		return p.power()
+	}
+	p.next()
+	if !p.enter() {
+		return p.bad()
+	}
+	defer p.leave()
+	return p.mk(k, p.factor())
+}
+
+func (p *parser) power() *node {
+	base := p.postfix()
+	if p.peek().kind != tPow {
+		return base
+	}
+	p.next()
+	return p.mk(nPow, base, p.exponent())
+}
+
+// exponent reads what follows '^': a group, a signed exponent, a whole number
+// (2^10 is 1024, as a plain-text answer means it) or a primary; exponents
+// associate to the right (2^3^2 is 2^9).
+func (p *parser) exponent() *node {
+	if !p.enter() {
+		return p.bad()
+	}
+	defer p.leave()
+	switch p.peek().kind {
+	case tMinus:
+		p.next()
+		return p.mk(nNeg, p.exponent())
+	case tPlus:
+		p.next()
+		return p.exponent()
+	}
+	e := p.postfix()
+	if p.peek().kind == tPow {
+		p.next()
+		e = p.mk(nPow, e, p.exponent())
+	}
+	return e
+}
+
+func (p *parser) postfix() *node {
+	n := p.primary()
+	for p.err == nil && p.peek().kind == tBang {
+		p.next()
+		n = p.mk(nFact, n)
+	}
+	return n
+}
+
+func (p *parser) primary() *node {
+	if !p.enter() {
+		return p.bad()
+	}
+	defer p.leave()
+	t := p.peek()
+	switch t.kind {
+	case tNum:
+		p.next()
+		n := p.number(t.text)
+		if p.mixedFraction(t.text) {
+			// 2\frac{1}{2} is two and a half.
+			n = p.mk(nAdd, n, p.primary())
+		}
+		return n
+	case tVar:
+		p.next()
+		n := p.mk(nVar)
+		n.name = t.text
+		return n
+	case tConst:
+		p.next()
+		n := p.mk(nConst)
+		n.name = t.text
+		return n
+	case tLParen, tLBrack:
+		return p.bracket()
+	case tLBrace:
+		p.next()
+		inner := p.list()
+		p.expect(tRBrace)
+		if inner.kind == nList { // {1, 2} written without backslashes
+			inner.kind = nSet
+		}
+		return inner
+	case tLSet:
+		p.next()
+		if p.peek().kind == tRSet {
+			p.next()
+			return p.mk(nSet)
+		}
+		inner := p.list()
+		p.expect(tRSet)
+		if inner.kind == nList {
+			inner.kind = nSet
+			return inner
+		}
+		return p.mk(nSet, inner)
+	case tBar:
+		p.next()
+		p.abs++
+		inner := p.sum()
+		p.abs--
+		p.expect(tBar)
+		return p.mk(nAbs, inner)
+	case tLFloor, tLCeil:
+		p.next()
+		inner := p.sum()
+		if t.kind == tLFloor {
+			p.expect(tRFloor)
+			return p.mk(nFloor, inner)
+		}
+		p.expect(tRCeil)
+		return p.mk(nCeil, inner)
+	case tFrac:
+		p.next()
+		num := p.arg()
+		return p.mk(nDiv, num, p.arg())
+	case tBinom:
+		p.next()
+		n := p.arg()
+		return p.mk(nBinom, n, p.arg())
+	case tSqrt:
+		p.next()
+		if t.text == "u" { // √2, √(x+1), √x
+			return p.mk(nSqrt, p.postfix())
+		}
+		if p.peek().kind == tLBrack { // \sqrt[3]{x}
+			p.next()
+			index := p.sum()
+			p.expect(tRBrack)
+			return p.mk(nRoot, p.arg(), index)
+		}
+		return p.mk(nSqrt, p.arg())
+	case tFunc:
+		return p.function()
+	case tEmpty:
+		p.next()
+		return p.mk(nSet)
+	case tReals:
+		p.next()
+		return p.mk(nReals)
+	}
+	p.fail("unexpected %v", t)
+	return p.bad()
+}
+
+// mixedFraction reports whether the integer just read is followed by a
+// fraction of two integers written \frac{a}{b}: a mixed number.
+func (p *parser) mixedFraction(text string) bool {
+	if !allDigits(text) || p.peek().kind != tFrac {
+		return false
+	}
+	want := []tokKind{tFrac, tLBrace, tNum, tRBrace, tLBrace, tNum, tRBrace}
+	for k, kind := range want {
+		t := p.peekAt(k)
+		if t.kind != kind || kind == tNum && !allDigits(t.text) {
+			return false
+		}
+	}
+	return true
+}
+
+// bracket reads "(" list ")" and its kin. One item in matching brackets is a
+// group; several make a tuple or an interval: (1, 2), [0, 1), (-\infty, 3].
+func (p *parser) bracket() *node {
+	open := p.next()
+	inner := p.list()
+	closeTok := p.next()
+	if p.err != nil {
+		return p.bad()
+	}
+	if closeTok.kind != tRParen && closeTok.kind != tRBrack {
+		p.fail("expected ')' or ']', found %v", closeTok)
+		return p.bad()
+	}
+	if inner.kind != nList {
+		if open.kind == tLParen && closeTok.kind == tRParen || open.kind == tLBrack && closeTok.kind == tRBrack {
+			return inner
+		}
+		p.fail("mismatched brackets around %v", inner)
+		return p.bad()
+	}
+	inner.kind = nBracket
+	inner.open, inner.close = '(', ')'
+	if open.kind == tLBrack {
+		inner.open = '['
+	}
+	if closeTok.kind == tRBrack {
+		inner.close = ']'
+	}
+	return inner
+}
+
+// arg reads the argument of a TeX command: a {group}, or a single token as
+// TeX reads it (\frac12 is one half, \sqrt2 the root of 2).
+func (p *parser) arg() *node {
+	t := p.peek()
+	switch t.kind {
+	case tLBrace:
+		p.next()
+		if !p.enter() {
+			return p.bad()
+		}
+		defer p.leave()
+		inner := p.list()
+		p.expect(tRBrace)
+		return inner
+	case tNum:
+		if len(t.text) > 1 && allDigits(t.text) {
+			p.toks[p.pos].text = t.text[1:]
+			return p.number(t.text[:1])
+		}
+		p.next()
+		return p.number(t.text)
+	case tVar, tConst, tFrac, tSqrt, tBinom:
+		return p.primary()
+	}
+	p.fail("expected an argument, found %v", t)
+	return p.bad()
+}
+
+// function reads a function application: \sin x, \sin(x), \sin 2x,
+// \sin^2 x, \sin^{-1} x, \log_2 8, \ln|x|.
+func (p *parser) function() *node {
+	name := p.next().text
+	var power, base *node
+	for p.err == nil {
+		switch p.peek().kind {
+		case tPow:
+			p.next()
+			power = p.exponent()
+			continue
+		case tSub:
+			p.next()
+			base = p.arg()
+			continue
+		}
+		break
+	}
+	if power != nil && isMinusOne(power) && inverses[name] != "" {
+		name, power = inverses[name], nil
+	}
+	var arg *node
+	if p.peek().kind == tLParen {
+		arg = p.bracket()
+	} else {
+		// The argument runs to the end of the implicit product: \sin 2x.
+		arg = p.power()
+		for p.err == nil {
+			k := p.peek().kind
+			if k != tVar && k != tConst && k != tFrac && k != tSqrt && k != tLBrace {
+				break
+			}
+			arg = p.mk(nMul, arg, p.power())
+		}
+	}
+	var n *node
+	switch {
+	case name == "sqrt":
+		n = p.mk(nSqrt, arg)
+	case base != nil:
+		if name != "log" {
+			p.fail("subscript on %s", name)
+			return p.bad()
+		}
+		n = p.mk(nFunc, arg, base)
+	default:
+		n = p.mk(nFunc, arg)
+	}
+	n.name = name
+	if power != nil {
+		n = p.mk(nPow, n, power)
+	}
+	return n
+}
+
+var inverses = map[string]string{"sin": "arcsin", "cos": "arccos", "tan": "arctan"}
+
+func isMinusOne(n *node) bool {
+	return n.kind == nNeg && n.args[0].kind == nNum && n.args[0].val.Cmp(big.NewRat(1, 1)) == 0
+}
+
+// number builds the node of a number literal, exactly: "0.1" is 1/10.
+func (p *parser) number(text string) *node {
+	n := p.mk(nNum)
+	if p.err != nil {
+		return n
+	}
+	n.name = text
+	mant, exp, _ := strings.Cut(strings.ToLower(text), "e")
+	var e10 int
+	if exp != "" {
+		if _, err := fmt.Sscan(exp, &e10); err != nil || e10 > maxExp10 || e10 < -maxExp10 {
+			p.fail("exponent of %s out of range", text)
+			return p.bad()
+		}
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	if len(digits) > maxDigits {
+		p.fail("number too long")
+		return p.bad()
+	}
+	// Reading n digits costs about n²/1000 word operations.
+	if err := p.b.spend(len(digits) + len(digits)*len(digits)/1000 + abs(e10)/8); err != nil {
+		p.err = err
+		p.pos = len(p.toks)
+		return p.bad()
+	}
+	e10 -= len(frac)
+	r := new(big.Rat)
+	if len(digits) <= 18 && e10 == 0 {
+		var v int64
+		for i := 0; i < len(digits); i++ {
+			v = v*10 + int64(digits[i]-'0')
+		}
+		n.val, n.f = r.SetInt64(v), float64(v)
+		return n
+	}
+	defer func() { n.f, _ = n.val.Float64() }()
+	num, ok := new(big.Int).SetString(digits, 10)
+	if !ok {
+		p.fail("bad number %q", text)
+		return p.bad()
+	}
+	pow := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(e10))), nil)
+	if e10 >= 0 {
+		n.val = r.SetInt(num.Mul(num, pow))
+	} else {
+		n.val = r.SetFrac(num, pow)
+	}
+	return n
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// expandPM replaces each expression holding ± or ∓ with the set of its
+// alternatives: 1 \pm \sqrt{2} is {1+√2, 1-√2}, and in a list its
+// alternatives join the list ("\pm 1, 3" is three answers).
+func expandPM(n *node, b *budget) (*node, error) {
+	if n.isScalar() {
+		k := countPM(n)
+		if k == 0 {
+			return n, nil
+		}
+		if k > maxPM {
+			return nil, fmt.Errorf("more than %d ± signs", maxPM)
+		}
+		set := &node{kind: nSet, height: n.height + 1}
+		for mask := 0; mask < 1<<k; mask++ {
+			idx := 0
+			alt, err := substitutePM(n, mask, &idx, b)
+			if err != nil {
+				return nil, err
+			}
+			set.args = append(set.args, alt)
+		}
+		return set, nil
+	}
+	out := *n
+	out.args = make([]*node, 0, len(n.args))
+	for _, a := range n.args {
+		e, err := expandPM(a, b)
+		if err != nil {
+			return nil, err
+		}
+		if n.kind == nList && e.kind == nSet && a.kind != nSet {
+			out.args = append(out.args, e.args...)
+			continue
+		}
+		out.args = append(out.args, e)
+	}
+	return &out, nil
+}
+
+func countPM(n *node) int {
+	k := 0
+	if n.kind == nPM || n.kind == nMP {
+		k++
+	}
+	for _, a := range n.args {
+		k += countPM(a)
+	}
+	return k
+}
+
+// substitutePM copies n choosing, for the i-th ± sign met in a pre-order
+// walk, + when bit i of mask is clear and - when it is set (∓ the reverse).
+func substitutePM(n *node, mask int, idx *int, b *budget) (*node, error) {
+	if err := b.spend(1); err != nil {
+		return nil, err
+	}
+	if len(n.args) == 0 {
+		return n, nil
+	}
+	out := *n
+	if n.kind == nPM || n.kind == nMP {
+		minus := mask>>*idx&1 == 1
+		*idx++
+		if n.kind == nMP {
+			minus = !minus
+		}
+		switch {
+		case len(n.args) == 1 && minus:
+			out.kind = nNeg
+		case len(n.args) == 1:
+			return substitutePM(n.args[0], mask, idx, b)
+		case minus:
+			out.kind = nSub
+		default:
+			out.kind = nAdd
+		}
+	}
+	out.args = make([]*node, len(n.args))
+	for i, a := range n.args {
+		var err error
+		if out.args[i], err = substitutePM(a, mask, idx, b); err != nil {
+			return nil, err
+		}
+	}
+	return &out, nil
+}
