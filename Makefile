@@ -86,8 +86,8 @@ lint: ## go vet, gofmt, and buf lint (buf compiles for minutes the first time)
 test: deps checkgenerate checkgenerate-python ## Run every test (race detector on), as CI does
 	go vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
-	go test $(GO_TEST_FLAGS) ./...
 	@$(MAKE) --no-print-directory test-python
+	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
 bench: ## Run the Go benchmarks
