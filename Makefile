@@ -89,6 +89,15 @@ test: deps checkgenerate checkgenerate-python ## Run every test (race detector o
 	@$(MAKE) --no-print-directory test-python
 	go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: fuzz
+fuzz: ## Run every Fuzz target for FUZZTIME each (default 10s; seeds also run in make test)
+	@for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for target in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "== $$dir $$target"; \
+	    go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$dir || exit 1; \
+	  done; \
+	done
+
 .PHONY: bench
 bench: ## Run the Go benchmarks
 	go test -run '^$$' -bench . -benchmem ./...

@@ -1,0 +1,59 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+// FuzzJSONEndpoints posts any body to every HTTP scoring endpoint: the
+// answer is a 200 or a 4xx with a JSON body, never a 5xx or a panic.
+func FuzzJSONEndpoints(f *testing.F) {
+	for _, s := range []string{
+		`{"rollouts": [{"completion": "<answer>4</answer>", "fields": {"answer": "4"}}]}`,
+		`{"rollouts": [{"completion": "x"}], "inline": [{"name": "r", "kind": "regex", "params": {"pattern": "("}}]}`,
+		`{"rollouts": [{"group": "g", "completion": "x"}], "aggregation": {"mode": "AGGREGATION_MODE_NORMALIZE_THEN_SUM"}}`,
+		`{"query": ["ab"], "prompts": ["a"], "labels": ["b"]}`,
+		`{"query": "ab"}`,
+		`{"response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "4"}]}]}, "answer": "4"}`,
+		`{"rollouts": [` + "\xff" + `]}`,
+		`[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]`,
+		`{"rollouts": [{"fields": {"a": {"b": {"c": [1, [2, [3]]]}}}}]}`,
+	} {
+		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(1))
+		f.Add([]byte(s), uint8(2))
+	}
+	cfg, err := config.Load("fuzz.yml", []byte(testConfig), builtin.Registry())
+	if err != nil {
+		f.Fatal(err)
+	}
+	log := zap.NewNop()
+	reg := prometheus.NewRegistry()
+	m := server.NewMetrics(reg, nil)
+	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, 64, m, log), log)
+	var ready server.Readiness
+	ready.Set(true)
+	h := server.NewHTTPHandler(svc, m, reg, &ready, log, nil)
+	paths := []string{"/v1/score", "/get_reward", "/verify"}
+	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
+		path := paths[int(which)%len(paths)]
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)))
+		if rec.Code >= 500 || rec.Code != http.StatusOK && rec.Code < 400 {
+			t.Fatalf("POST %s %q: %d %s", path, body, rec.Code, rec.Body)
+		}
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("POST %s %q: %d with a body that is not JSON: %q", path, body, rec.Code, rec.Body)
+		}
+	})
+}
