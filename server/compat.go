@@ -43,6 +43,11 @@ func (c *compat) observe(method string, h func(w http.ResponseWriter, r *http.Re
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		err := func() error {
+			ctx, err := c.svc.engine.Admit(r.Context())
+			if err != nil {
+				return err
+			}
+			r = r.WithContext(ctx)
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(c.svc.cfg.Limits.MaxMessageBytes)))
 			var tooBig *http.MaxBytesError
 			switch {

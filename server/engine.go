@@ -59,6 +59,35 @@ func NewEngine(workers, maxInflight int, m *Metrics, log *zap.Logger) *Engine {
 	}
 }
 
+// admittedKey marks a context whose request holds an admission slot
+// already (see Admit).
+type admittedKey struct{}
+
+// Admit takes an admission slot for a request before its body is read or
+// decoded, so that the excess is refused in microseconds instead of after
+// megabytes have arrived. The slot is given back when ctx ends (transports
+// end a request's context when it is answered); Score on the returned context
+// does not take a second one. It fails with ErrOverloaded when the engine is
+// full.
+func (e *Engine) Admit(ctx context.Context) (context.Context, error) {
+	if !e.reserve() {
+		return ctx, ErrOverloaded
+	}
+	context.AfterFunc(ctx, e.release)
+	return context.WithValue(ctx, admittedKey{}, true), nil
+}
+
+func (e *Engine) reserve() bool {
+	if e.inflight.Add(1) > e.maxInflight {
+		e.inflight.Add(-1)
+		e.m.poolRejected.Inc()
+		return false
+	}
+	return true
+}
+
+func (e *Engine) release() { e.inflight.Add(-1) }
+
 // Workers returns the pool size.
 func (e *Engine) Workers() int { return e.workers }
 
@@ -71,12 +100,12 @@ const maxChunk = 256
 // panic while scoring one rollout becomes an Error result for that rollout
 // only.
 func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Rollout) ([][]scorers.Result, error) {
-	if e.inflight.Add(1) > e.maxInflight {
-		e.inflight.Add(-1)
-		e.m.poolRejected.Inc()
-		return nil, ErrOverloaded
+	if ctx.Value(admittedKey{}) == nil {
+		if !e.reserve() {
+			return nil, ErrOverloaded
+		}
+		defer e.release()
 	}
-	defer e.inflight.Add(-1)
 
 	n := len(rollouts)
 	results := make([][]scorers.Result, len(tasks))

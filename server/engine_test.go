@@ -281,3 +281,37 @@ func TestEngineGroupScorer(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineAdmit checks that an admission taken before a request is read
+// counts against the limit until the request's context ends, and that Score
+// on the admitted context does not take a second slot.
+func TestEngineAdmit(t *testing.T) {
+	e, m := newTestEngine(t, 1, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	admitted, err := e.Admit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Admit(context.Background()); !errors.Is(err, ErrOverloaded) {
+		t.Errorf("second admission: %v, want ErrOverloaded", err)
+	}
+	if _, err := e.Score(admitted, []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
+		t.Errorf("Score on the admitted context: %v", err)
+	}
+	cancel()
+	// The slot comes back when the context ends (context.AfterFunc runs in
+	// its own goroutine: wait for it, boundedly).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := e.Admit(context.Background()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the admission slot did not come back after its context ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := testutil.ToFloat64(m.poolRejected); got < 1 {
+		t.Errorf("rewardd_pool_rejected_total = %v", got)
+	}
+}

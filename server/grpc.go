@@ -15,6 +15,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
@@ -32,6 +33,7 @@ func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, auth *Auth, opts .
 		grpc.MaxRecvMsgSize(svc.cfg.Limits.MaxMessageBytes),
 		grpc.MaxSendMsgSize(svc.cfg.Limits.MaxMessageBytes),
 		grpc.ForceServerCodecV2(newProtoCodec()),
+		grpc.InTapHandle(admitScore(svc.engine, m)),
 		grpc.ChainUnaryInterceptor(observeUnary(m, log), auth.UnaryInterceptor(), recoverUnary(log)),
 		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), recoverStream(log)),
 	}, opts...)
@@ -107,5 +109,23 @@ func recoverStream(log *zap.Logger) grpc.StreamServerInterceptor {
 			}
 		}()
 		return handler(srv, ss)
+	}
+}
+
+// admitScore refuses a Score call when the engine is full before its message
+// is read: under overload the refusal costs microseconds, not the time to
+// receive and decode megabytes. Streams are admitted batch by batch instead.
+func admitScore(e *Engine, m *Metrics) tap.ServerInHandle {
+	score := "/" + rewardv1.RewardService_ServiceDesc.ServiceName + "/Score"
+	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
+		if info.FullMethodName != score {
+			return ctx, nil
+		}
+		ctx, err := e.Admit(ctx)
+		if err != nil {
+			m.requests.WithLabelValues("Score", codes.ResourceExhausted.String()).Inc()
+			return nil, status.Error(codes.ResourceExhausted, err.Error())
+		}
+		return ctx, nil
 	}
 }

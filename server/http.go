@@ -78,6 +78,12 @@ func (h *httpScore) serve(w http.ResponseWriter, r *http.Request) {
 
 // score answers one request and returns its status for the metrics.
 func (h *httpScore) score(w http.ResponseWriter, r *http.Request) (st *status.Status) {
+	ctx, err := h.svc.engine.Admit(r.Context())
+	if err != nil {
+		st = toStatus(h.log, "http_score", err)
+		writeStatus(w, st)
+		return st
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			h.log.Error("handler panicked", zap.String("path", r.URL.Path), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
@@ -107,7 +113,7 @@ func (h *httpScore) score(w http.ResponseWriter, r *http.Request) (st *status.St
 		writeStatus(w, st)
 		return st
 	}
-	resp, err := h.svc.Score(r.Context(), &req)
+	resp, err := h.svc.Score(ctx, &req)
 	if st = toStatus(h.log, "http_score", err); st.Code() != codes.OK {
 		writeStatus(w, st)
 		return st

@@ -573,3 +573,59 @@ func TestServeShutdownOrder(t *testing.T) {
 		t.Errorf("after the second SIGTERM: %v, want killed by the signal", err)
 	}
 }
+
+// TestServeOverload offers far more concurrent work than the server admits
+// and checks that every request is answered, the excess at once with
+// RESOURCE_EXHAUSTED and nothing else, and that the server takes work again
+// as soon as the load stops. The load is bounded in time and count.
+func TestServeOverload(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "small.yml")
+	cfg := append(append([]byte(nil), defaultConfig...), "limits: {max_inflight_requests: 2}\n"...)
+	os.WriteFile(cfgPath, cfg, 0o644)
+	srv := startServer(t, "--config", cfgPath, "--workers", "2")
+	client := srv.client(t)
+	rows := gsm8kRows(t, 300)
+	req := &rewardv1.ScoreRequest{}
+	for len(req.Rollouts) < 2048 {
+		req.Rollouts = append(req.Rollouts, toRollout(rows[len(req.Rollouts)%len(rows)]))
+	}
+
+	const clients, perClient = 24, 40
+	var mu sync.Mutex
+	codesSeen := map[codes.Code]int{}
+	var slowestRefusal time.Duration
+	stop := time.Now().Add(3 * time.Second)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for range perClient {
+				if time.Now().After(stop) {
+					return
+				}
+				start := time.Now()
+				_, err := client.Score(context.Background(), req)
+				took := time.Since(start)
+				mu.Lock()
+				codesSeen[status.Code(err)]++
+				if status.Code(err) == codes.ResourceExhausted && took > slowestRefusal {
+					slowestRefusal = took
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("answers by code: %v; slowest refusal %v", codesSeen, slowestRefusal)
+	for code := range codesSeen {
+		if code != codes.OK && code != codes.ResourceExhausted {
+			t.Errorf("%d answers with %v: overload must be OK or RESOURCE_EXHAUSTED only", codesSeen[code], code)
+		}
+	}
+	if codesSeen[codes.OK] == 0 || codesSeen[codes.ResourceExhausted] == 0 {
+		t.Errorf("answers %v: want both accepted work and refusals", codesSeen)
+	}
+	if _, err := client.Score(context.Background(), req); err != nil {
+		t.Errorf("right after the load stopped: %v", err)
+	}
+}
