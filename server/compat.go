@@ -24,9 +24,10 @@ import (
 // the same Service: OpenRLHF's remote reward (POST /get_reward) and a NeMo
 // Gym resources server (POST /verify, POST /seed_session).
 type compat struct {
-	svc *Service
-	m   *Metrics
-	log *zap.Logger
+	svc   *Service
+	m     *Metrics
+	log   *zap.Logger
+	ready *Readiness
 }
 
 func (c *compat) register(mux *http.ServeMux) {
@@ -43,6 +44,9 @@ func (c *compat) observe(method string, h func(w http.ResponseWriter, r *http.Re
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		err := func() error {
+			if !c.ready.Ready() {
+				return errShuttingDown
+			}
 			ctx, err := c.svc.engine.Admit(r.Context())
 			if err != nil {
 				return err

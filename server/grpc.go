@@ -20,7 +20,8 @@ import (
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
 
-// errShuttingDown refuses new work while the server drains.
+// errShuttingDown refuses new HTTP work once readiness is off (gRPC's
+// GracefulStop refuses new calls by itself).
 var errShuttingDown = errors.New("server is shutting down, retry on another replica")
 
 // NewGRPCServer returns a gRPC server exposing svc as reward.v1.RewardService,

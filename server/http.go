@@ -53,9 +53,9 @@ func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, read
 		io.WriteString(w, "ready\n")
 	})
 	scoring := http.NewServeMux()
-	h := &httpScore{svc: svc, m: m, log: log}
+	h := &httpScore{svc: svc, m: m, log: log, ready: ready}
 	scoring.HandleFunc("POST /v1/score", h.serve)
-	(&compat{svc: svc, m: m, log: log}).register(scoring)
+	(&compat{svc: svc, m: m, log: log, ready: ready}).register(scoring)
 	guarded := auth.Middleware(scoring)
 	for _, path := range []string{"/v1/score", "/get_reward", "/verify", "/seed_session"} {
 		mux.Handle(path, guarded)
@@ -64,9 +64,10 @@ func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, read
 }
 
 type httpScore struct {
-	svc *Service
-	m   *Metrics
-	log *zap.Logger
+	svc   *Service
+	m     *Metrics
+	log   *zap.Logger
+	ready *Readiness
 }
 
 func (h *httpScore) serve(w http.ResponseWriter, r *http.Request) {
@@ -78,6 +79,11 @@ func (h *httpScore) serve(w http.ResponseWriter, r *http.Request) {
 
 // score answers one request and returns its status for the metrics.
 func (h *httpScore) score(w http.ResponseWriter, r *http.Request) (st *status.Status) {
+	if !h.ready.Ready() {
+		st = toStatus(h.log, "http_score", errShuttingDown)
+		writeStatus(w, st)
+		return st
+	}
 	ctx, err := h.svc.engine.Admit(r.Context())
 	if err != nil {
 		st = toStatus(h.log, "http_score", err)

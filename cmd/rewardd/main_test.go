@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"net"
@@ -557,6 +558,9 @@ func TestServeShutdownOrder(t *testing.T) {
 	if _, err := rewardv1.NewRewardServiceClient(fresh).Score(ctx, batch); status.Code(err) != codes.Unavailable {
 		t.Errorf("new call while draining: %v, want UNAVAILABLE", err)
 	}
+	if code, body := httpPost(t, "http://"+srv.httpAddr+"/v1/score", `{"rollouts": [{"completion": "1"}]}`); code != http.StatusServiceUnavailable {
+		t.Errorf("HTTP scoring while draining: %d %s, want 503", code, body)
+	}
 	batch.BatchId = "2"
 	if err := stream.Send(batch); err != nil {
 		t.Fatal(err)
@@ -628,4 +632,15 @@ func TestServeOverload(t *testing.T) {
 	if _, err := client.Score(context.Background(), req); err != nil {
 		t.Errorf("right after the load stopped: %v", err)
 	}
+}
+
+func httpPost(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
 }
