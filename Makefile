@@ -138,3 +138,12 @@ checkgenerate-python: ## Fail if the Python client's committed stubs differ from
 test-python: build ## Run the Python client's tests against a real bin/rewardd
 	REWARDD_BIN=$(CURDIR)/bin/rewardd PYTHONPATH=$(CURDIR)/clients/python PYTHONDONTWRITEBYTECODE=1 \
 	  $(PYTHON) -m unittest discover -s clients/python/tests -v
+
+# --- deploy/ (issue 7) ----------------------------------------------------------
+# deploy/validate is its own Go module (the Kubernetes, kustomize and PromQL
+# libraries stay out of the service's go.mod): the manifests decoded strictly
+# into k8s.io/api types, as written and as kustomize renders them, their wiring
+# to cmd/rewardd/serve.go, and the Grafana dashboard against server/metrics.go.
+.PHONY: check-deploy
+check-deploy: ## Validate deploy/ offline: manifests, kustomize build, dashboard vs server/metrics.go
+	cd deploy/validate && go vet ./... && go test -count=1 ./...

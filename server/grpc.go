@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
@@ -35,6 +36,10 @@ func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, auth *Auth, opts .
 		grpc.MaxSendMsgSize(svc.cfg.Limits.MaxMessageBytes),
 		grpc.ForceServerCodecV2(newProtoCodec()),
 		grpc.InTapHandle(admitScore(svc.engine, m)),
+		// Connections are recycled every few minutes (in-flight calls get
+		// a grace period) so that clients balancing over a headless Service
+		// re-resolve and find replicas a scale-up added.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: time.Minute}),
 		grpc.ChainUnaryInterceptor(observeUnary(m, log), auth.UnaryInterceptor(), recoverUnary(log)),
 		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), recoverStream(log)),
 	}, opts...)
