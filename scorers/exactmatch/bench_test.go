@@ -7,28 +7,30 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/exactmatch"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
 // benchRollouts builds GSM8K-sized rollouts (about 400 bytes) from the gold
 // solutions in testdata, each ending its answer the way the named style does.
 func benchRollouts(b *testing.B, style string) []*scorers.Rollout {
-	rows := loadGSM8K(b, "testdata/gsm8k_sample.jsonl")
+	rows := scorertest.ReadGSM8K(b, "testdata/gsm8k_sample.jsonl")
 	rs := make([]*scorers.Rollout, len(rows))
 	for i, row := range rows {
 		var c string
 		switch style {
 		case "gsm8k":
-			c = row.solution
+			c = row.Solution
 		case "last_number":
-			c = row.body + "So the answer is " + row.final + "."
+			c = row.Body + "So the answer is " + row.Final + "."
 		case "boxed":
-			c = row.body + `The final answer is $\boxed{` + row.final + `}$.`
+			c = row.Body + `The final answer is $\boxed{` + row.Final + `}$.`
 		case "answer_tag":
-			c = "<think>" + row.body + "</think>\n<answer>" + row.final + "</answer>"
+			c = "<think>" + row.Body + "</think>\n<answer>" + row.Final + "</answer>"
 		case "wrong":
-			c = row.body + "So the answer is " + row.final + "1."
+			c = row.Body + "So the answer is " + row.Final + "1."
 		}
-		rs[i] = rollout(c, structpb.NewStringValue(row.final))
+		rs[i] = scorertest.Rollout(c, structpb.NewStringValue(row.Final))
 	}
 	return rs
 }
@@ -36,7 +38,7 @@ func benchRollouts(b *testing.B, style string) []*scorers.Rollout {
 // BenchmarkScore is one evaluation (one function on one rollout) with the
 // typical configuration, per style of completion.
 func BenchmarkScore(b *testing.B) {
-	s := mustNew(b, typical)
+	s := scorertest.MustNew(b, exactmatch.New, typical)
 	ctx := context.Background()
 	for _, style := range []string{"gsm8k", "last_number", "boxed", "answer_tag", "wrong"} {
 		b.Run(style, func(b *testing.B) {
@@ -57,7 +59,7 @@ func BenchmarkScore(b *testing.B) {
 // BenchmarkScoreParallel reports evaluations per second on all cores
 // (GOMAXPROCS, see -cpu).
 func BenchmarkScoreParallel(b *testing.B) {
-	s := mustNew(b, typical)
+	s := scorertest.MustNew(b, exactmatch.New, typical)
 	rs := benchRollouts(b, "last_number")
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -78,7 +80,7 @@ func BenchmarkScoreRegex(b *testing.B) {
 	p := typical
 	p.Extract = []string{"regex"}
 	p.ExtractPattern = `answer is \$?(-?[\d,]*\.?\d+)`
-	s := mustNew(b, p)
+	s := scorertest.MustNew(b, exactmatch.New, p)
 	rs := benchRollouts(b, "last_number")
 	ctx := context.Background()
 	b.ReportAllocs()

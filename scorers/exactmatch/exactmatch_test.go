@@ -2,14 +2,11 @@ package exactmatch_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"regexp/syntax"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -23,85 +20,12 @@ var typical = exactmatch.Params{
 	Normalize: []string{"strip", "numeric"},
 }
 
-func mustNew(t testing.TB, p exactmatch.Params) *exactmatch.Scorer {
-	t.Helper()
-	s, err := exactmatch.New(p)
-	if err != nil {
-		t.Fatalf("New(%+v): %v", p, err)
-	}
-	return s
-}
-
-// rollout builds a rollout whose field "answer" holds ref (no field when ref
-// is nil).
-func rollout(completion string, ref *structpb.Value) *scorers.Rollout {
-	r := &scorers.Rollout{Completion: completion}
-	if ref != nil {
-		r.Fields = map[string]*structpb.Value{"answer": ref}
-	}
-	return r
-}
-
-// compile builds a scorer the way a config file does: from YAML text through
-// scorers.Kind.
-func compile(src string) (scorers.Scorer, []byte, error) {
-	var node yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
-		return nil, nil, err
-	}
-	return scorers.Kind(exactmatch.New)(&node)
-}
-
 func TestCases(t *testing.T) {
-	data, err := os.ReadFile("testdata/cases.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Name       string
-		Params     json.RawMessage
-		Completion string
-		Reference  json.RawMessage // absent: no field
-		Want       any             // a number, "not_applicable" or "error"
-	}
-	if err := json.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			s, _, err := compile(string(c.Params)) // JSON is YAML
-			if err != nil {
-				t.Fatalf("params %s: %v", c.Params, err)
-			}
-			var ref *structpb.Value
-			if c.Reference != nil {
-				var v any
-				if err := json.Unmarshal(c.Reference, &v); err != nil {
-					t.Fatal(err)
-				}
-				if ref, err = structpb.NewValue(v); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got := s.Score(context.Background(), rollout(c.Completion, ref))
-			switch want := c.Want.(type) {
-			case float64:
-				if got.Outcome != scorers.OK || got.Value != want {
-					t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, want)
-				}
-			case string:
-				if got.Outcome.String() != want {
-					t.Errorf("got %v %v (%s), want %s", got.Outcome, got.Value, got.Reason, want)
-				}
-			default:
-				t.Fatalf("bad want %v", c.Want)
-			}
-		})
-	}
+	scorertest.RunCases(t, scorers.Kind(exactmatch.New), "testdata/cases.json", 0)
 }
 
 func TestReasons(t *testing.T) {
-	s := mustNew(t, exactmatch.Params{Extract: []string{"boxed"}, ReferenceField: "gold"})
+	s := scorertest.MustNew(t, exactmatch.New, exactmatch.Params{Extract: []string{"boxed"}, ReferenceField: "gold"})
 	ctx := context.Background()
 	if got := s.Score(ctx, &scorers.Rollout{Completion: "18"}); got.Reason != `no reference in field "gold"` {
 		t.Errorf("no reference: reason %q", got.Reason)
@@ -114,14 +38,14 @@ func TestReasons(t *testing.T) {
 
 func TestConformance(t *testing.T) {
 	cases := []*scorers.Rollout{
-		rollout(`The answer is \boxed{18}.`, structpb.NewStringValue("18")),
-		rollout(`The answer is \boxed{17}.`, structpb.NewStringValue("18")),
-		rollout("#### 1,600", structpb.NewNumberValue(1600)),
-		rollout("<answer>3/4</answer>", structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
+		scorertest.Rollout(`The answer is \boxed{18}.`, structpb.NewStringValue("18")),
+		scorertest.Rollout(`The answer is \boxed{17}.`, structpb.NewStringValue("18")),
+		scorertest.Rollout("#### 1,600", structpb.NewNumberValue(1600)),
+		scorertest.Rollout("<answer>3/4</answer>", structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
 			structpb.NewStringValue("0.75"), structpb.NewStringValue("3/4"),
 		}})),
-		rollout("no number here", structpb.NewStringValue("18")),
-		rollout("18", nil),
+		scorertest.Rollout("no number here", structpb.NewStringValue("18")),
+		scorertest.Rollout("18", nil),
 	}
 	for name, p := range map[string]exactmatch.Params{
 		"typical": typical,
@@ -135,7 +59,7 @@ func TestConformance(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			scorertest.Run(t, mustNew(t, p), scorertest.Unit, cases, "answer")
+			scorertest.Run(t, scorertest.MustNew(t, exactmatch.New, p), scorertest.Unit, cases, "answer")
 		})
 	}
 }
@@ -174,7 +98,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := compile(`
+	s, canonical, err := scorertest.Compile(scorers.Kind(exactmatch.New), `
 reference_field: answer
 extract: [boxed, answer_tag, gsm8k, last_number]
 normalize: [strip, numeric]
@@ -186,7 +110,7 @@ tolerance: 0.001
 	if len(canonical) == 0 {
 		t.Error("no canonical parameters")
 	}
-	got := s.Score(context.Background(), rollout(`\boxed{1,000}`, structpb.NewStringValue("1000.5")))
+	got := s.Score(context.Background(), scorertest.Rollout(`\boxed{1,000}`, structpb.NewStringValue("1000.5")))
 	if got.Outcome != scorers.OK || got.Value != 1 {
 		t.Errorf("Score = %+v, want 1", got)
 	}
@@ -196,7 +120,7 @@ tolerance: 0.001
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fn.Scorer.Score(context.Background(), rollout(" Paris", structpb.NewStringValue("Paris"))); got.Value != 1 {
+	if got := fn.Scorer.Score(context.Background(), scorertest.Rollout(" Paris", structpb.NewStringValue("Paris"))); got.Value != 1 {
 		t.Errorf("default Score = %+v, want 1", got)
 	}
 }
@@ -215,7 +139,7 @@ func TestConfigErrors(t *testing.T) {
 		{"scalar for a list", "extract: boxed\n", "extract", 1},
 	}
 	for _, c := range cases {
-		_, _, err := compile(c.src)
+		_, _, err := scorertest.Compile(scorers.Kind(exactmatch.New), c.src)
 		var pe *scorers.ParamError
 		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
 			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
@@ -229,16 +153,16 @@ func FuzzScore(f *testing.F) {
 	f.Add("#### 1,600", "#### 1,600", true)
 	f.Add("<answer>3/4</answer>", "0.75", false)
 	f.Add("", "", true)
-	plain := mustNew(f, typical)
+	plain := scorertest.MustNew(f, exactmatch.New, typical)
 	p := typical
 	p.ReferenceExtract = []string{"gsm8k", "last_number"}
-	refExtract := mustNew(f, p)
+	refExtract := scorertest.MustNew(f, exactmatch.New, p)
 	f.Fuzz(func(t *testing.T, completion, ref string, extractRef bool) {
 		s := plain
 		if extractRef {
 			s = refExtract
 		}
-		got := s.Score(context.Background(), rollout(completion, structpb.NewStringValue(ref)))
+		got := s.Score(context.Background(), scorertest.Rollout(completion, structpb.NewStringValue(ref)))
 		switch got.Outcome {
 		case scorers.OK:
 			if got.Value != 0 && got.Value != 1 {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
 // seeds are inputs every extractor fuzz target starts from.
@@ -140,28 +142,12 @@ func FuzzParseNumber(f *testing.F) {
 			}
 		}
 		text := strconv.FormatInt(i, 10)
-		n, ok := ParseNumber(withCommas(text))
+		n, ok := ParseNumber(scorertest.WithCommas(text))
 		want, _ := ParseNumber(text)
 		if !ok || !n.IsInt() || !n.Equal(want, 0) || n.Float64() != float64(i) {
-			t.Fatalf("ParseNumber(%q) = %v, %v; want %d", withCommas(text), n.Float64(), ok, i)
+			t.Fatalf("ParseNumber(%q) = %v, %v; want %d", scorertest.WithCommas(text), n.Float64(), ok, i)
 		}
 	})
-}
-
-// withCommas writes an integer with thousands commas.
-func withCommas(s string) string {
-	sign := ""
-	if s[0] == '-' {
-		sign, s = "-", s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return sign + b.String()
 }
 
 // FuzzNormalizers checks that the normalizers are idempotent and keep valid

@@ -1,37 +1,22 @@
 package format
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
-
-// gsm8kPath holds GSM8K test solutions, used as the text inside the tags.
-const gsm8kPath = "../../../shared/data/gsm8k_test.jsonl"
 
 // loadRollouts wraps each GSM8K solution as a model might: well formed
 // (open-r1's newline layout), missing </answer>, or as a ```json block.
 func loadRollouts(b *testing.B) (tagged, broken, fenced []*scorers.Rollout) {
 	b.Helper()
-	f, err := os.Open(gsm8kPath)
-	if err != nil {
-		b.Skipf("GSM8K data not available: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var row struct{ Answer string }
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			b.Fatal(err)
-		}
-		work, final, _ := strings.Cut(row.Answer, "\n#### ")
+	for _, text := range scorertest.GSM8KTexts(b) {
+		work, final, _ := strings.Cut(text, "\n#### ")
 		tagged = append(tagged, &scorers.Rollout{Completion: "<think>\n" + work + "\n</think>\n<answer>\n" + final + "\n</answer>"})
 		broken = append(broken, &scorers.Rollout{Completion: "<think>\n" + work + "\n</think>\n<answer>\n" + final})
 		obj, _ := json.Marshal(map[string]string{"reasoning": work, "answer": final})

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/format"
 	"github.com/rewardd/rewardd/scorers/scorertest"
@@ -180,14 +178,7 @@ func TestNewErrors(t *testing.T) {
 
 func TestKind(t *testing.T) {
 	factory := scorers.Kind(format.New)
-	decode := func(src string) *yaml.Node {
-		var n yaml.Node
-		if err := yaml.Unmarshal([]byte(src), &n); err != nil {
-			t.Fatal(err)
-		}
-		return &n
-	}
-	s, _, err := factory(decode("mode: partial\ntags: [think, answer]\n"))
+	s, _, err := scorertest.Compile(factory, "mode: partial\ntags: [think, answer]\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +197,7 @@ func TestKind(t *testing.T) {
 		{"wrong type", "mode: json\nrequired_keys: 3\n", "required_keys", 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, err := factory(decode(c.src))
+			_, _, err := scorertest.Compile(factory, c.src)
 			var pe *scorers.ParamError
 			if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
 				t.Fatalf("got %#v, want a ParamError for %q at line %d", err, c.key, c.line)

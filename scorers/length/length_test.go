@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -19,25 +18,6 @@ import (
 )
 
 func ptr(f float64) *float64 { return &f }
-
-func mustNew(t testing.TB, p length.Params) *length.Scorer {
-	t.Helper()
-	s, err := length.New(p)
-	if err != nil {
-		t.Fatalf("New(%+v): %v", p, err)
-	}
-	return s
-}
-
-// compile builds a scorer the way a config file does: from YAML text through
-// scorers.Kind.
-func compile(src string) (scorers.Scorer, []byte, error) {
-	var node yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
-		return nil, nil, err
-	}
-	return scorers.Kind(length.New)(&node)
-}
 
 // row is a rollout as the test data writes it.
 type row struct {
@@ -100,7 +80,7 @@ func TestCases(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			s, _, err := compile(string(c.Params)) // JSON is YAML
+			s, _, err := scorertest.Compile(scorers.Kind(length.New), string(c.Params)) // JSON is YAML
 			if err != nil {
 				t.Fatalf("params %s: %v", c.Params, err)
 			}
@@ -126,15 +106,15 @@ func TestCases(t *testing.T) {
 
 func TestReasons(t *testing.T) {
 	ctx := context.Background()
-	kimi := mustNew(t, length.Params{Mode: length.Kimi})
+	kimi := scorertest.MustNew(t, length.New, length.Params{Mode: length.Kimi})
 	if got := kimi.Score(ctx, &scorers.Rollout{}); got.Outcome != scorers.Error || !strings.Contains(got.Reason, "needs the group") {
 		t.Errorf("kimi Score: got %+v, want an error saying it needs the group", got)
 	}
-	cos := mustNew(t, length.Params{Mode: length.Cosine, MaxLength: 10, CorrectField: "acc"})
+	cos := scorertest.MustNew(t, length.New, length.Params{Mode: length.Cosine, MaxLength: 10, CorrectField: "acc"})
 	if got := cos.Score(ctx, &scorers.Rollout{}); got.Reason != `no correctness in field "acc"` {
 		t.Errorf("no correctness: reason %q", got.Reason)
 	}
-	tok := mustNew(t, length.Params{Mode: length.Overlong, MaxLength: 10, Unit: length.Tokens})
+	tok := scorertest.MustNew(t, length.New, length.Params{Mode: length.Overlong, MaxLength: 10, Unit: length.Tokens})
 	if got := tok.Score(ctx, &scorers.Rollout{}); got.Reason != `no token count in field "completion_tokens"` {
 		t.Errorf("no token count: reason %q", got.Reason)
 	}
@@ -159,7 +139,7 @@ func TestRange(t *testing.T) {
 		{length.Params{Mode: length.Cosine, MaxLength: 10, MinValueWrong: ptr(-3), MaxValueCorrect: ptr(0.75)}, -3, 0.75},
 		{length.Params{Mode: length.Kimi}, -0.5, 0.5},
 	} {
-		if lo, hi := mustNew(t, c.p).Range(); lo != c.lo || hi != c.hi {
+		if lo, hi := scorertest.MustNew(t, length.New, c.p).Range(); lo != c.lo || hi != c.hi {
 			t.Errorf("%+v: Range = [%v, %v], want [%v, %v]", c.p, lo, hi, c.lo, c.hi)
 		}
 	}
@@ -195,7 +175,7 @@ func TestConformance(t *testing.T) {
 		"kimi":            {Mode: length.Kimi},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := mustNew(t, p)
+			s := scorertest.MustNew(t, length.New, p)
 			lo, hi := s.Range()
 			scorertest.Run(t, s, scorertest.Range{Min: lo, Max: hi}, conformanceRollouts(), "correct", "completion_tokens")
 		})
@@ -217,7 +197,7 @@ func TestScoreGroupContract(t *testing.T) {
 		"cosine tokens": {Mode: length.Cosine, Unit: length.Tokens, MaxLength: 100},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := mustNew(t, p)
+			s := scorertest.MustNew(t, length.New, p)
 			lo, hi := s.Range()
 			for range 200 {
 				group := make([]*scorers.Rollout, 1+rng.IntN(16))
@@ -259,7 +239,7 @@ func TestScoreGroupContract(t *testing.T) {
 }
 
 func TestScoreGroupCancelled(t *testing.T) {
-	s := mustNew(t, length.Params{Mode: length.Kimi})
+	s := scorertest.MustNew(t, length.New, length.Params{Mode: length.Kimi})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out := make([]scorers.Result, 3)
@@ -306,7 +286,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := compile(`
+	s, canonical, err := scorertest.Compile(scorers.Kind(length.New), `
 mode: overlong
 unit: tokens
 tokens_field: n_tokens
@@ -340,7 +320,7 @@ func TestConfigErrors(t *testing.T) {
 		{"min over max", "mode: cosine\nmax_length: 10\nmin_value_wrong: 0\nmax_value_wrong: -1\n", "min_value_wrong", 3},
 	}
 	for _, c := range cases {
-		_, _, err := compile(c.src)
+		_, _, err := scorertest.Compile(scorers.Kind(length.New), c.src)
 		var pe *scorers.ParamError
 		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
 			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/mathverify"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
 // reasoning is a GSM8K/MATH-sized (about 400 bytes) chain of thought put
@@ -25,16 +26,16 @@ func mixedRollouts(b *testing.B) []*scorers.Rollout {
 		if c.want == "error" || c.params != "{}" {
 			continue
 		}
-		rs = append(rs, rollout(reasoning+c.completion(), str(c.gold)))
+		rs = append(rs, scorertest.Rollout(reasoning+c.completion(), str(c.gold)))
 	}
 	return rs
 }
 
 func gsm8kRollouts(b *testing.B) []*scorers.Rollout {
-	rows := loadGSM8K(b, gsm8kPath)
+	rows := scorertest.GSM8K(b)
 	rs := make([]*scorers.Rollout, len(rows))
 	for i, row := range rows {
-		rs[i] = rollout(row.solution, str(row.final))
+		rs[i] = scorertest.Rollout(row.Solution, str(row.Final))
 	}
 	return rs
 }
@@ -49,7 +50,7 @@ func gsm8kRollouts(b *testing.B) []*scorers.Rollout {
 //   - budget: adversarial answers that spend the whole default step budget
 //     (the worst case of a check).
 func BenchmarkScore(b *testing.B) {
-	s := mustNew(b, mathverify.Params{})
+	s := scorertest.MustNew(b, mathverify.New, mathverify.Params{})
 	ctx := context.Background()
 	for _, bc := range []struct {
 		name     string
@@ -77,7 +78,7 @@ func BenchmarkScore(b *testing.B) {
 // BenchmarkScoreParallel is the mixed workload on all cores (GOMAXPROCS,
 // see -cpu).
 func BenchmarkScoreParallel(b *testing.B) {
-	s := mustNew(b, mathverify.Params{})
+	s := scorertest.MustNew(b, mathverify.New, mathverify.Params{})
 	rs := mixedRollouts(b)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -97,8 +98,8 @@ func BenchmarkScoreParallel(b *testing.B) {
 func budgetRollouts(b *testing.B) []*scorers.Rollout {
 	var rs []*scorers.Rollout
 	for _, answer := range adversarial {
-		r := rollout(`\boxed{`+answer+`}`, str(answer))
-		if res := mustNew(b, mathverify.Params{}).Score(context.Background(), r); !strings.Contains(res.Reason, "step budget") {
+		r := scorertest.Rollout(`\boxed{`+answer+`}`, str(answer))
+		if res := scorertest.MustNew(b, mathverify.New, mathverify.Params{}).Score(context.Background(), r); !strings.Contains(res.Reason, "step budget") {
 			continue
 		}
 		rs = append(rs, r)

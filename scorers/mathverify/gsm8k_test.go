@@ -1,11 +1,8 @@
 package mathverify_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"math/big"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,50 +11,8 @@ import (
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/exactmatch"
 	"github.com/rewardd/rewardd/scorers/mathverify"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
-
-// gsm8kPath is shared/data/gsm8k_test.jsonl seen from this package's
-// directory (tests run there); shared/ lies beside the repository.
-const gsm8kPath = "../../../shared/data/gsm8k_test.jsonl"
-
-// gsm8kRow is one GSM8K problem: its gold solution, the solution's text
-// before the final "#### " line, and the final answer after it.
-type gsm8kRow struct {
-	solution, body, final string
-}
-
-// loadGSM8K reads the GSM8K solutions in path, cutting the final answer out
-// with the standard library.
-func loadGSM8K(t testing.TB, path string) []gsm8kRow {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skipf("GSM8K data not available: %v", err)
-	}
-	defer f.Close()
-	var rows []gsm8kRow
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var row struct{ Answer string }
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			t.Fatalf("%s line %d: %v", path, len(rows)+1, err)
-		}
-		i := strings.LastIndex(row.Answer, "#### ")
-		if i < 0 {
-			t.Fatalf("%s line %d: no final answer", path, len(rows)+1)
-		}
-		rows = append(rows, gsm8kRow{
-			solution: row.Answer,
-			body:     row.Answer[:i],
-			final:    strings.TrimSpace(row.Answer[i+len("#### "):]),
-		})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return rows
-}
 
 // perturbations rewrite a GSM8K solution's final line; want says whether
 // the result is still right.
@@ -67,7 +22,7 @@ var perturbations = []struct {
 	want  float64
 }{
 	{"gold", func(_ *testing.T, n string) string { return n }, 1},
-	{"thousands separators", func(t *testing.T, n string) string { return withCommas(intOf(t, n).String()) }, 1},
+	{"thousands separators", func(t *testing.T, n string) string { return scorertest.WithCommas(intOf(t, n).String()) }, 1},
 	{"no separators", func(t *testing.T, n string) string { return intOf(t, n).String() }, 1},
 	{"decimal", func(t *testing.T, n string) string { return intOf(t, n).String() + ".00" }, 1},
 	{"dollars", func(_ *testing.T, n string) string { return "$" + n }, 1},
@@ -82,7 +37,7 @@ var perturbations = []struct {
 // against the number after its "####" with math (default configuration)
 // and with exact_match + numeric: they must agree, and be right.
 func TestGSM8K(t *testing.T) {
-	rows := loadGSM8K(t, gsm8kPath)
+	rows := scorertest.GSM8K(t)
 	if len(rows) != 1319 {
 		t.Errorf("read %d rows, want 1319", len(rows))
 	}
@@ -98,12 +53,12 @@ func TestGSM8K(t *testing.T) {
 	failures, checks := 0, 0
 	for i, row := range rows {
 		for _, pt := range perturbations {
-			completion := row.body + "#### " + pt.final(t, row.final)
+			completion := row.Body + "#### " + pt.final(t, row.Final)
 			want := pt.want
-			if pt.name == "times ten" && intOf(t, row.final).Sign() == 0 {
+			if pt.name == "times ten" && intOf(t, row.Final).Sign() == 0 {
 				want = 1 // 00 is 0
 			}
-			r := &scorers.Rollout{Completion: completion, Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(row.final)}}
+			r := &scorers.Rollout{Completion: completion, Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(row.Final)}}
 			got, base := mv.Score(ctx, r), em.Score(ctx, r)
 			checks++
 			if got.Outcome == scorers.OK && base.Outcome == scorers.OK && got.Value == base.Value && got.Value == want {
@@ -131,20 +86,3 @@ func intOf(t *testing.T, n string) *big.Int {
 }
 
 func add(v *big.Int, d int64) *big.Int { return new(big.Int).Add(v, big.NewInt(d)) }
-
-// withCommas writes a non-negative or negative integer with thousands
-// separators.
-func withCommas(s string) string {
-	sign := ""
-	if s[0] == '-' {
-		sign, s = "-", s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return sign + b.String()
-}

@@ -2,14 +2,12 @@ package mathverify_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"regexp/syntax"
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -17,36 +15,7 @@ import (
 	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
-func mustNew(t testing.TB, p mathverify.Params) *mathverify.Scorer {
-	t.Helper()
-	s, err := mathverify.New(p)
-	if err != nil {
-		t.Fatalf("New(%+v): %v", p, err)
-	}
-	return s
-}
-
-// rollout builds a rollout whose field "answer" holds ref (no field when ref
-// is nil).
-func rollout(completion string, ref *structpb.Value) *scorers.Rollout {
-	r := &scorers.Rollout{Completion: completion}
-	if ref != nil {
-		r.Fields = map[string]*structpb.Value{"answer": ref}
-	}
-	return r
-}
-
 func str(s string) *structpb.Value { return structpb.NewStringValue(s) }
-
-// compile builds a scorer the way a config file does: from YAML text through
-// scorers.Kind.
-func compile(src string) (scorers.Scorer, []byte, error) {
-	var node yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
-		return nil, nil, err
-	}
-	return scorers.Kind(mathverify.New)(&node)
-}
 
 // checkWant compares a result with a table's expected verdict: a number for
 // an OK score, or an outcome name.
@@ -108,11 +77,11 @@ func TestEquivalence(t *testing.T) {
 	for _, c := range loadEquivalence(t) {
 		categories[c.category]++
 		t.Run(c.category+"/"+c.gold+"~"+c.answer, func(t *testing.T) {
-			s, _, err := compile(c.params)
+			s, _, err := scorertest.Compile(scorers.Kind(mathverify.New), c.params)
 			if err != nil {
 				t.Fatalf("line %d: params %s: %v", c.line, c.params, err)
 			}
-			checkWant(t, s.Score(context.Background(), rollout(c.completion(), str(c.gold))), c.want)
+			checkWant(t, s.Score(context.Background(), scorertest.Rollout(c.completion(), str(c.gold))), c.want)
 		})
 	}
 	for _, c := range []string{"fraction", "sqrt", "power", "times", "left_right", "text", "units", "degrees",
@@ -127,57 +96,7 @@ func TestEquivalence(t *testing.T) {
 // TestCases runs the scorer-level table of testdata/cases.json: extraction,
 // references, outcomes, parameters.
 func TestCases(t *testing.T) {
-	data, err := os.ReadFile("testdata/cases.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Name       string
-		Params     json.RawMessage
-		Completion string
-		Reference  json.RawMessage // absent: no field
-		Want       any             // a number, "not_applicable" or "error"
-		Reason     string          // when set, the reason must contain it
-	}
-	if err := json.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			params := string(c.Params)
-			if params == "" {
-				params = "{}"
-			}
-			s, _, err := compile(params) // JSON is YAML
-			if err != nil {
-				t.Fatalf("params %s: %v", c.Params, err)
-			}
-			var ref *structpb.Value
-			if c.Reference != nil {
-				var v any
-				if err := json.Unmarshal(c.Reference, &v); err != nil {
-					t.Fatal(err)
-				}
-				if ref, err = structpb.NewValue(v); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got := s.Score(context.Background(), rollout(c.Completion, ref))
-			switch want := c.Want.(type) {
-			case float64:
-				if got.Outcome != scorers.OK || got.Value != want {
-					t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, want)
-				}
-			case string:
-				checkWant(t, got, want)
-			default:
-				t.Fatalf("bad want %v", c.Want)
-			}
-			if !strings.Contains(got.Reason, c.Reason) {
-				t.Errorf("reason %q, want it to contain %q", got.Reason, c.Reason)
-			}
-		})
-	}
+	scorertest.RunCases(t, scorers.Kind(mathverify.New), "testdata/cases.json", 0)
 }
 
 // TestStepBudget checks that a check that needs more steps than its budget
@@ -186,11 +105,11 @@ func TestCases(t *testing.T) {
 func TestStepBudget(t *testing.T) {
 	ctx := context.Background()
 	long := strings.Repeat("(x+1)*", 100) + "1"
-	r := rollout(`\boxed{`+long+`}`, str(long))
-	if got := mustNew(t, mathverify.Params{}).Score(ctx, r); got.Outcome != scorers.OK || got.Value != 1 {
+	r := scorertest.Rollout(`\boxed{`+long+`}`, str(long))
+	if got := scorertest.MustNew(t, mathverify.New, mathverify.Params{}).Score(ctx, r); got.Outcome != scorers.OK || got.Value != 1 {
 		t.Fatalf("default budget: got %+v, want 1", got)
 	}
-	got := mustNew(t, mathverify.Params{StepBudget: 500}).Score(ctx, r)
+	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: 500}).Score(ctx, r)
 	if got.Outcome != scorers.Error || !strings.Contains(got.Reason, "step budget of 500") {
 		t.Errorf("small budget: got %+v, want an error naming the step budget", got)
 	}
@@ -210,7 +129,7 @@ func TestStepBudget(t *testing.T) {
 		"9" + strings.Repeat("9", 3999) + "e4000",
 	} {
 		for _, gold := range []string{"1", answer, strings.Repeat("1, ", 100) + "2"} {
-			res := mustNew(t, mathverify.Params{}).Score(ctx, rollout(`\boxed{`+answer+`}`, str(gold)))
+			res := scorertest.MustNew(t, mathverify.New, mathverify.Params{}).Score(ctx, scorertest.Rollout(`\boxed{`+answer+`}`, str(gold)))
 			if res.Outcome == scorers.NotApplicable {
 				t.Errorf("answer %.40q gold %.40q: %+v", answer, gold, res)
 			}
@@ -219,7 +138,7 @@ func TestStepBudget(t *testing.T) {
 }
 
 func TestReasons(t *testing.T) {
-	s := mustNew(t, mathverify.Params{Extract: []string{"boxed"}, ReferenceField: "gold"})
+	s := scorertest.MustNew(t, mathverify.New, mathverify.Params{Extract: []string{"boxed"}, ReferenceField: "gold"})
 	ctx := context.Background()
 	if got := s.Score(ctx, &scorers.Rollout{Completion: "18"}); got.Reason != `no reference in field "gold"` {
 		t.Errorf("no reference: reason %q", got.Reason)
@@ -242,7 +161,7 @@ func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	long := strings.Repeat("(x+1)*", 2000) + "1"
-	got := mustNew(t, mathverify.Params{StepBudget: 10_000_000}).Score(ctx, rollout(`\boxed{`+long+`}`, str(long)))
+	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: 10_000_000}).Score(ctx, scorertest.Rollout(`\boxed{`+long+`}`, str(long)))
 	if got.Outcome != scorers.Error || !strings.Contains(got.Reason, "interrupted") {
 		t.Errorf("got %+v, want an error saying the check was interrupted", got)
 	}
@@ -250,17 +169,17 @@ func TestCancelled(t *testing.T) {
 
 func TestConformance(t *testing.T) {
 	cases := []*scorers.Rollout{
-		rollout(`The answer is $\boxed{\frac{1}{2}}$.`, str("0.5")),
-		rollout(`The answer is $\boxed{2}$.`, str(`\frac12`)),
-		rollout("#### 1,600", structpb.NewNumberValue(1600)),
-		rollout("<answer>(1, 2]</answer>", structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
+		scorertest.Rollout(`The answer is $\boxed{\frac{1}{2}}$.`, str("0.5")),
+		scorertest.Rollout(`The answer is $\boxed{2}$.`, str(`\frac12`)),
+		scorertest.Rollout("#### 1,600", structpb.NewNumberValue(1600)),
+		scorertest.Rollout("<answer>(1, 2]</answer>", structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
 			str("[1, 2]"), str("(1, 2]"),
 		}})),
-		rollout(`so $x > 1$`, str(`(1, \infty)`)),
-		rollout(`\boxed{(x+1)^2}`, str(`x^2 + 2x + 1`)),
-		rollout("no number here", str("18")),
-		rollout("18", nil),
-		rollout(`\boxed{1}`, str(`\frac{1}{0}`)),
+		scorertest.Rollout(`so $x > 1$`, str(`(1, \infty)`)),
+		scorertest.Rollout(`\boxed{(x+1)^2}`, str(`x^2 + 2x + 1`)),
+		scorertest.Rollout("no number here", str("18")),
+		scorertest.Rollout("18", nil),
+		scorertest.Rollout(`\boxed{1}`, str(`\frac{1}{0}`)),
 	}
 	for name, p := range map[string]mathverify.Params{
 		"default":      {},
@@ -275,7 +194,7 @@ func TestConformance(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			scorertest.Run(t, mustNew(t, p), scorertest.Unit, cases, "answer")
+			scorertest.Run(t, scorertest.MustNew(t, mathverify.New, p), scorertest.Unit, cases, "answer")
 		})
 	}
 }
@@ -311,7 +230,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := compile(`
+	s, canonical, err := scorertest.Compile(scorers.Kind(mathverify.New), `
 reference_field: solution
 extract: [boxed, answer_is]
 reference_extract: [boxed]
@@ -337,7 +256,7 @@ step_budget: 20000
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fn.Scorer.Score(context.Background(), rollout(`$\boxed{\dfrac{1}{2}}$`, str("0.5"))); got.Value != 1 {
+	if got := fn.Scorer.Score(context.Background(), scorertest.Rollout(`$\boxed{\dfrac{1}{2}}$`, str("0.5"))); got.Value != 1 {
 		t.Errorf("default Score = %+v, want 1", got)
 	}
 }
@@ -355,7 +274,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad budget", "\nstep_budget: -5\n", "step_budget", 2},
 	}
 	for _, c := range cases {
-		_, _, err := compile(c.src)
+		_, _, err := scorertest.Compile(scorers.Kind(mathverify.New), c.src)
 		var pe *scorers.ParamError
 		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
 			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)

@@ -1,40 +1,22 @@
 package regex
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
-// gsm8kPath holds GSM8K test solutions (~300–400 B each), realistic text for
-// the benchmarks.
-const gsm8kPath = "../../../shared/data/gsm8k_test.jsonl"
-
+// loadGSM8K returns the GSM8K test solutions (~300–400 B each) as
+// rollouts: realistic text for the benchmarks.
 func loadGSM8K(b *testing.B) []*scorers.Rollout {
 	b.Helper()
-	f, err := os.Open(gsm8kPath)
-	if err != nil {
-		b.Skipf("GSM8K data not available: %v", err)
-	}
-	defer f.Close()
 	var out []*scorers.Rollout
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var row struct{ Answer string }
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			b.Fatal(err)
-		}
-		out = append(out, &scorers.Rollout{Completion: row.Answer})
-	}
-	if err := sc.Err(); err != nil {
-		b.Fatal(err)
+	for _, text := range scorertest.GSM8KTexts(b) {
+		out = append(out, &scorers.Rollout{Completion: text})
 	}
 	return out
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -211,18 +210,9 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func decode(t *testing.T, src string) *yaml.Node {
-	t.Helper()
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &n); err != nil {
-		t.Fatal(err)
-	}
-	return &n
-}
-
 func TestKind(t *testing.T) {
 	factory := scorers.Kind(regex.New)
-	s, canonical, err := factory(decode(t, "pattern: '\\[\\d+\\]'\nmode: count\ncount_target: 3\nflags: i\n"))
+	s, canonical, err := scorertest.Compile(factory, "pattern: '\\[\\d+\\]'\nmode: count\ncount_target: 3\nflags: i\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +235,7 @@ func TestKind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := factory(decode(t, tt.src))
+			_, _, err := scorertest.Compile(factory, tt.src)
 			var pe *scorers.ParamError
 			if !errors.As(err, &pe) || pe.Key != tt.key || pe.Line != tt.line {
 				t.Fatalf("got %#v, want a ParamError for %q at line %d", err, tt.key, tt.line)

@@ -1,42 +1,24 @@
 package repetition_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/repetition"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
-// gsm8kPath holds GSM8K test solutions (about 300 bytes, 60 words each).
-const gsm8kPath = "../../../shared/data/gsm8k_test.jsonl"
-
-// loadGSM8K returns the GSM8K solutions as completions, and the same with
-// their first line said three times more (a mildly repetitive completion).
+// loadGSM8K returns the GSM8K solutions (about 300 bytes, 60 words each) as
+// completions, and the same with their first line said three times more (a
+// mildly repetitive completion).
 func loadGSM8K(b *testing.B) (plain, repeated []*scorers.Rollout) {
 	b.Helper()
-	f, err := os.Open(gsm8kPath)
-	if err != nil {
-		b.Skipf("GSM8K data not available: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var row struct{ Answer string }
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			b.Fatal(err)
-		}
-		first, _, _ := strings.Cut(row.Answer, "\n")
-		plain = append(plain, &scorers.Rollout{Completion: row.Answer})
-		repeated = append(repeated, &scorers.Rollout{Completion: strings.Repeat(first+"\n", 3) + row.Answer})
-	}
-	if err := sc.Err(); err != nil {
-		b.Fatal(err)
+	for _, text := range scorertest.GSM8KTexts(b) {
+		first, _, _ := strings.Cut(text, "\n")
+		plain = append(plain, &scorers.Rollout{Completion: text})
+		repeated = append(repeated, &scorers.Rollout{Completion: strings.Repeat(first+"\n", 3) + text})
 	}
 	return plain, repeated
 }
@@ -54,7 +36,7 @@ func BenchmarkScore(b *testing.B) {
 		{"chars/plain", repetition.Params{Unit: repetition.Chars, NgramSize: 8}, plain},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			s := mustNew(b, c.p)
+			s := scorertest.MustNew(b, repetition.New, c.p)
 			ctx := context.Background()
 			b.SetBytes(int64(len(c.rs[0].Completion)))
 			b.ReportAllocs()
@@ -73,7 +55,7 @@ func BenchmarkScore(b *testing.B) {
 // (GOMAXPROCS, see -cpu).
 func BenchmarkScoreParallel(b *testing.B) {
 	plain, _ := loadGSM8K(b)
-	s := mustNew(b, repetition.Params{})
+	s := scorertest.MustNew(b, repetition.New, repetition.Params{})
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()

@@ -10,33 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/repetition"
 	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
 func ptr(f float64) *float64 { return &f }
-
-func mustNew(t testing.TB, p repetition.Params) *repetition.Scorer {
-	t.Helper()
-	s, err := repetition.New(p)
-	if err != nil {
-		t.Fatalf("New(%+v): %v", p, err)
-	}
-	return s
-}
-
-// compile builds a scorer the way a config file does: from YAML text through
-// scorers.Kind.
-func compile(src string) (scorers.Scorer, []byte, error) {
-	var node yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
-		return nil, nil, err
-	}
-	return scorers.Kind(repetition.New)(&node)
-}
 
 func TestCases(t *testing.T) {
 	data, err := os.ReadFile("testdata/cases.json")
@@ -54,7 +33,7 @@ func TestCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			s, _, err := compile(string(c.Params)) // JSON is YAML
+			s, _, err := scorertest.Compile(scorers.Kind(repetition.New), string(c.Params)) // JSON is YAML
 			if err != nil {
 				t.Fatalf("params %s: %v", c.Params, err)
 			}
@@ -88,7 +67,7 @@ func TestOpenR1Parity(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
-		s := mustNew(t, repetition.Params{NgramSize: c.NgramSize, MaxPenalty: &c.MaxPenalty})
+		s := scorertest.MustNew(t, repetition.New, repetition.Params{NgramSize: c.NgramSize, MaxPenalty: &c.MaxPenalty})
 		if got := s.Score(ctx, &scorers.Rollout{Completion: c.Completion}); got.Outcome != scorers.OK || math.Abs(got.Value-c.Want) > 1e-12 {
 			t.Errorf("n=%d max_penalty=%v %q: got %+v, open-r1 %v", c.NgramSize, c.MaxPenalty, c.Completion, got, c.Want)
 		}
@@ -104,16 +83,16 @@ func TestOpenR1Parity(t *testing.T) {
 
 func TestReasons(t *testing.T) {
 	ctx := context.Background()
-	if got := mustNew(t, repetition.Params{}).Score(ctx, &scorers.Rollout{Completion: "a b"}); got.Reason != "shorter than 3 words" {
+	if got := scorertest.MustNew(t, repetition.New, repetition.Params{}).Score(ctx, &scorers.Rollout{Completion: "a b"}); got.Reason != "shorter than 3 words" {
 		t.Errorf("short words: reason %q", got.Reason)
 	}
-	if got := mustNew(t, repetition.Params{Unit: repetition.Chars, NgramSize: 5}).Score(ctx, &scorers.Rollout{Completion: "ab"}); got.Reason != "shorter than 5 chars" {
+	if got := scorertest.MustNew(t, repetition.New, repetition.Params{Unit: repetition.Chars, NgramSize: 5}).Score(ctx, &scorers.Rollout{Completion: "ab"}); got.Reason != "shorter than 5 chars" {
 		t.Errorf("short chars: reason %q", got.Reason)
 	}
 }
 
 func TestCancelled(t *testing.T) {
-	s := mustNew(t, repetition.Params{Unit: repetition.Chars})
+	s := scorertest.MustNew(t, repetition.New, repetition.Params{Unit: repetition.Chars})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	// Long enough to reach a ctx check.
@@ -139,7 +118,7 @@ func TestConformance(t *testing.T) {
 		"largest chars n": {Unit: repetition.Chars, NgramSize: 32},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := mustNew(t, p)
+			s := scorertest.MustNew(t, repetition.New, p)
 			lo, hi := s.Range()
 			scorertest.Run(t, s, scorertest.Range{Min: lo, Max: hi}, cases)
 		})
@@ -169,7 +148,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := compile("ngram_size: 2\nmax_penalty: -0.5\nunit: words\n")
+	s, canonical, err := scorertest.Compile(scorers.Kind(repetition.New), "ngram_size: 2\nmax_penalty: -0.5\nunit: words\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +180,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad unit", "unit: tokens\n", "unit", 1},
 	}
 	for _, c := range cases {
-		_, _, err := compile(c.src)
+		_, _, err := scorertest.Compile(scorers.Kind(repetition.New), c.src)
 		var pe *scorers.ParamError
 		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
 			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)

@@ -2,6 +2,11 @@
 // same rollout always gives the same result (also when scored concurrently),
 // OK values are finite and in the kind's range, a cancelled context is
 // honoured, and junk input never panics.
+//
+// It also holds what the kinds' tests share: the runner of the
+// testdata/cases.json tables of the kinds that compare a completion with a
+// reference (RunCases), the GSM8K test set (GSM8K, GSM8KTexts), and helpers
+// that build scorers and rollouts (MustNew, Compile, Rollout).
 package scorertest
 
 import (

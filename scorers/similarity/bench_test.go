@@ -1,49 +1,28 @@
 package similarity_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"regexp"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 	"github.com/rewardd/rewardd/scorers/similarity"
 )
 
-// gsm8kPath holds GSM8K test solutions (about 300 bytes, 60 words each).
-const gsm8kPath = "../../../shared/data/gsm8k_test.jsonl"
-
-// loadPairs returns GSM8K-sized rollouts: near, each solution against itself
-// with the calculator notes (<<16-3-4=9>>) dropped from the completion, a
-// close paraphrase; far, each solution against the next problem's.
+// loadPairs returns GSM8K-sized rollouts (about 300 bytes, 60 words each):
+// near, each solution against itself with the calculator notes
+// (<<16-3-4=9>>) dropped from the completion, a close paraphrase; far, each
+// solution against the next problem's.
 func loadPairs(b *testing.B) (near, far []*scorers.Rollout) {
 	b.Helper()
-	f, err := os.Open(gsm8kPath)
-	if err != nil {
-		b.Skipf("GSM8K data not available: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
+	sols := scorertest.GSM8KTexts(b)
 	notes := regexp.MustCompile(`<<[^>]*>>`)
-	var sols []string
-	for sc.Scan() {
-		var row struct{ Answer string }
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			b.Fatal(err)
-		}
-		sols = append(sols, row.Answer)
-	}
-	if err := sc.Err(); err != nil {
-		b.Fatal(err)
-	}
 	for i, sol := range sols {
-		near = append(near, rollout(notes.ReplaceAllString(sol, ""), structpb.NewStringValue(sol)))
-		far = append(far, rollout(sols[(i+1)%len(sols)], structpb.NewStringValue(sol)))
+		near = append(near, scorertest.Rollout(notes.ReplaceAllString(sol, ""), structpb.NewStringValue(sol)))
+		far = append(far, scorertest.Rollout(sols[(i+1)%len(sols)], structpb.NewStringValue(sol)))
 	}
 	return near, far
 }
@@ -55,7 +34,7 @@ func BenchmarkScore(b *testing.B) {
 	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
 		for name, rs := range map[string][]*scorers.Rollout{"near": near, "far": far} {
 			b.Run(m+"/"+name, func(b *testing.B) {
-				s := mustNew(b, similarity.Params{Metric: m})
+				s := scorertest.MustNew(b, similarity.New, similarity.Params{Metric: m})
 				ctx := context.Background()
 				b.ReportAllocs()
 				i := 0
@@ -74,7 +53,7 @@ func BenchmarkScore(b *testing.B) {
 // (GOMAXPROCS, see -cpu).
 func BenchmarkScoreParallel(b *testing.B) {
 	near, _ := loadPairs(b)
-	s := mustNew(b, similarity.Params{Metric: similarity.Fuzzy})
+	s := scorertest.MustNew(b, similarity.New, similarity.Params{Metric: similarity.Fuzzy})
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
@@ -97,8 +76,8 @@ func BenchmarkScoreLong(b *testing.B) {
 		x = append(x, rune('a'+i*7%26))
 		y = append(y, rune('a'+i*11%26))
 	}
-	r := rollout(string(x), structpb.NewStringValue(string(y)))
-	s := mustNew(b, similarity.Params{Metric: similarity.Fuzzy})
+	r := scorertest.Rollout(string(x), structpb.NewStringValue(string(y)))
+	s := scorertest.MustNew(b, similarity.New, similarity.Params{Metric: similarity.Fuzzy})
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

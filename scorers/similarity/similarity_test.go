@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -20,81 +19,8 @@ import (
 	"github.com/rewardd/rewardd/scorers/similarity"
 )
 
-func mustNew(t testing.TB, p similarity.Params) *similarity.Scorer {
-	t.Helper()
-	s, err := similarity.New(p)
-	if err != nil {
-		t.Fatalf("New(%+v): %v", p, err)
-	}
-	return s
-}
-
-// rollout builds a rollout whose field "answer" holds ref (no field when ref
-// is nil).
-func rollout(completion string, ref *structpb.Value) *scorers.Rollout {
-	r := &scorers.Rollout{Completion: completion}
-	if ref != nil {
-		r.Fields = map[string]*structpb.Value{"answer": ref}
-	}
-	return r
-}
-
-// compile builds a scorer the way a config file does: from YAML text through
-// scorers.Kind.
-func compile(src string) (scorers.Scorer, []byte, error) {
-	var node yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
-		return nil, nil, err
-	}
-	return scorers.Kind(similarity.New)(&node)
-}
-
 func TestCases(t *testing.T) {
-	data, err := os.ReadFile("testdata/cases.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Name       string
-		Params     json.RawMessage
-		Completion string
-		Reference  json.RawMessage // absent: no field
-		Want       any             // a number, "not_applicable" or "error"
-	}
-	if err := json.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			s, _, err := compile(string(c.Params)) // JSON is YAML
-			if err != nil {
-				t.Fatalf("params %s: %v", c.Params, err)
-			}
-			var ref *structpb.Value
-			if c.Reference != nil {
-				var v any
-				if err := json.Unmarshal(c.Reference, &v); err != nil {
-					t.Fatal(err)
-				}
-				if ref, err = structpb.NewValue(v); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got := s.Score(context.Background(), rollout(c.Completion, ref))
-			switch want := c.Want.(type) {
-			case float64:
-				if got.Outcome != scorers.OK || math.Abs(got.Value-want) > 1e-12 {
-					t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, want)
-				}
-			case string:
-				if got.Outcome.String() != want {
-					t.Errorf("got %v %v (%s), want %s", got.Outcome, got.Value, got.Reason, want)
-				}
-			default:
-				t.Fatalf("bad want %v", c.Want)
-			}
-		})
-	}
+	scorertest.RunCases(t, scorers.Kind(similarity.New), "testdata/cases.json", 1e-12)
 }
 
 // TestParity compares with other implementations on GSM8K-made pairs
@@ -107,7 +33,7 @@ func TestParity(t *testing.T) {
 	defer f.Close()
 	scorer := map[string]*similarity.Scorer{}
 	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
-		scorer[m] = mustNew(t, similarity.Params{Metric: m})
+		scorer[m] = scorertest.MustNew(t, similarity.New, similarity.Params{Metric: m})
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
@@ -120,7 +46,7 @@ func TestParity(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
-		got := scorer[c.Metric].Score(context.Background(), rollout(c.Completion, structpb.NewStringValue(c.Reference)))
+		got := scorer[c.Metric].Score(context.Background(), scorertest.Rollout(c.Completion, structpb.NewStringValue(c.Reference)))
 		if got.Outcome != scorers.OK || math.Abs(got.Value-c.Want) > 1e-12 {
 			t.Errorf("%s %.60q vs %.60q: got %+v, want %v", c.Metric, c.Completion, c.Reference, got, c.Want)
 		}
@@ -138,7 +64,7 @@ func TestParity(t *testing.T) {
 
 func TestReasons(t *testing.T) {
 	ctx := context.Background()
-	s := mustNew(t, similarity.Params{Metric: similarity.Fuzzy, ReferenceField: "gold", MaxChars: 10})
+	s := scorertest.MustNew(t, similarity.New, similarity.Params{Metric: similarity.Fuzzy, ReferenceField: "gold", MaxChars: 10})
 	if got := s.Score(ctx, &scorers.Rollout{Completion: "x"}); got.Reason != `no reference in field "gold"` {
 		t.Errorf("no reference: reason %q", got.Reason)
 	}
@@ -160,14 +86,14 @@ func TestBounded(t *testing.T) {
 	}
 	ref := structpb.NewStringValue(string(b))
 	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
-		s := mustNew(t, similarity.Params{Metric: m})
+		s := scorertest.MustNew(t, similarity.New, similarity.Params{Metric: m})
 		start := time.Now()
-		got := s.Score(context.Background(), rollout(string(a), ref))
+		got := s.Score(context.Background(), scorertest.Rollout(string(a), ref))
 		if got.Outcome != scorers.OK {
 			t.Errorf("%s: %+v", m, got)
 		}
 		t.Logf("%s on 20,000 × 20,000 code points: %v (value %.4f)", m, time.Since(start), got.Value)
-		if got := s.Score(context.Background(), rollout(string(a)+"x", ref)); got.Outcome != scorers.Error {
+		if got := s.Score(context.Background(), scorertest.Rollout(string(a)+"x", ref)); got.Outcome != scorers.Error {
 			t.Errorf("%s: 20,001 code points gave %+v, want an error", m, got)
 		}
 	}
@@ -179,7 +105,7 @@ func TestBounded(t *testing.T) {
 	}
 	for _, m := range []string{similarity.RougeL, similarity.BLEU} {
 		start := time.Now()
-		got := mustNew(t, similarity.Params{Metric: m}).Score(context.Background(), rollout(ta.String(), structpb.NewStringValue(tb.String())))
+		got := scorertest.MustNew(t, similarity.New, similarity.Params{Metric: m}).Score(context.Background(), scorertest.Rollout(ta.String(), structpb.NewStringValue(tb.String())))
 		if got.Outcome != scorers.OK {
 			t.Errorf("%s: %+v", m, got)
 		}
@@ -188,7 +114,7 @@ func TestBounded(t *testing.T) {
 	// A cancelled context stops the LCS.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if got := mustNew(t, similarity.Params{Metric: similarity.Fuzzy}).Score(ctx, rollout(string(a), ref)); got.Outcome != scorers.Error {
+	if got := scorertest.MustNew(t, similarity.New, similarity.Params{Metric: similarity.Fuzzy}).Score(ctx, scorertest.Rollout(string(a), ref)); got.Outcome != scorers.Error {
 		t.Errorf("cancelled: got %+v, want an error", got)
 	}
 }
@@ -196,14 +122,14 @@ func TestBounded(t *testing.T) {
 func TestConformance(t *testing.T) {
 	gsm := "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\nShe makes 9 * 2 = $<<9*2=18>>18 every day at the farmer’s market.\n#### 18"
 	cases := []*scorers.Rollout{
-		rollout("this is a test", structpb.NewStringValue("this is a test!")),
-		rollout(gsm, structpb.NewStringValue(strings.ReplaceAll(gsm, "9", "nine"))),
-		rollout("the cat", structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
+		scorertest.Rollout("this is a test", structpb.NewStringValue("this is a test!")),
+		scorertest.Rollout(gsm, structpb.NewStringValue(strings.ReplaceAll(gsm, "9", "nine"))),
+		scorertest.Rollout("the cat", structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
 			structpb.NewStringValue("a dog"), structpb.NewStringValue("the cat sat"), structpb.NewNumberValue(7),
 		}})),
-		rollout(strings.Repeat("ab ", 6000), structpb.NewStringValue(strings.Repeat("ba ", 6000))),
-		rollout("18", structpb.NewNumberValue(18)),
-		rollout("x", nil),
+		scorertest.Rollout(strings.Repeat("ab ", 6000), structpb.NewStringValue(strings.Repeat("ba ", 6000))),
+		scorertest.Rollout("18", structpb.NewNumberValue(18)),
+		scorertest.Rollout("x", nil),
 	}
 	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
 		for name, p := range map[string]similarity.Params{
@@ -211,7 +137,7 @@ func TestConformance(t *testing.T) {
 			"normalized": {Metric: m, Normalize: []string{"strip", "lower", "whitespace", "punctuation"}, MaxChars: 1000},
 		} {
 			t.Run(m+"/"+name, func(t *testing.T) {
-				scorertest.Run(t, mustNew(t, p), scorertest.Unit, cases, "answer")
+				scorertest.Run(t, scorertest.MustNew(t, similarity.New, p), scorertest.Unit, cases, "answer")
 			})
 		}
 	}
@@ -239,7 +165,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := compile("metric: rouge_l\nreference_field: summary\nnormalize: [lower]\nmax_chars: 5000\n")
+	s, canonical, err := scorertest.Compile(scorers.Kind(similarity.New), "metric: rouge_l\nreference_field: summary\nnormalize: [lower]\nmax_chars: 5000\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +190,7 @@ func TestConfigErrors(t *testing.T) {
 		{"wrong type", "metric: fuzzy\nmax_chars: many\n", "max_chars", 2},
 	}
 	for _, c := range cases {
-		_, _, err := compile(c.src)
+		_, _, err := scorertest.Compile(scorers.Kind(similarity.New), c.src)
 		var pe *scorers.ParamError
 		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
 			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)

@@ -1,0 +1,126 @@
+package scorertest
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/rewardd/rewardd/scorers"
+)
+
+// MustNew returns newScorer(p), the constructor of the kind under test, and
+// fails tb when it refuses p.
+func MustNew[P any, S scorers.Scorer](tb testing.TB, newScorer func(P) (S, error), p P) S {
+	tb.Helper()
+	s, err := newScorer(p)
+	if err != nil {
+		tb.Fatalf("New(%+v): %v", p, err)
+	}
+	return s
+}
+
+// Compile builds a scorer the way a config file does: from the YAML text
+// of the function's parameters (JSON is YAML) through factory, which is
+// scorers.Kind of the kind's constructor.
+func Compile(factory scorers.Factory, src string) (scorers.Scorer, []byte, error) {
+	var node yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &node); err != nil {
+		return nil, nil, err
+	}
+	return factory(&node)
+}
+
+// Rollout returns a rollout of completion whose row field "answer" (the
+// default reference_field of the kinds that compare the completion with a
+// reference) holds ref; with a nil ref the row has no fields.
+func Rollout(completion string, ref *structpb.Value) *scorers.Rollout {
+	r := &scorers.Rollout{Completion: completion}
+	if ref != nil {
+		r.Fields = map[string]*structpb.Value{"answer": ref}
+	}
+	return r
+}
+
+// RunCases runs, one subtest each, the cases of the table in path (a
+// kind's testdata/cases.json) for a kind that compares the completion with
+// a reference answer. The table is a JSON array of objects:
+//
+//   - name: the subtest's name;
+//   - params: the function's parameters as a config file writes them,
+//     compiled through factory (scorers.Kind of the kind's constructor);
+//     absent means {};
+//   - completion: the text scored;
+//   - reference: any JSON value, put in the row field "answer" (see
+//     Rollout); absent means the row has no field;
+//   - want: the value of an OK result, or the name of the outcome
+//     ("not_applicable", "error");
+//   - reason: optional, text the result's reason must contain.
+//
+// An OK value must equal want exactly when tolerance is 0, else lie within
+// tolerance of it.
+func RunCases(t *testing.T, factory scorers.Factory, path string, tolerance float64) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name       string
+		Params     json.RawMessage
+		Completion string
+		Reference  json.RawMessage // absent: no field
+		Want       any             // a number, "not_applicable" or "error"
+		Reason     string          // when set, the reason must contain it
+	}
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			params := string(c.Params)
+			if params == "" {
+				params = "{}"
+			}
+			s, _, err := Compile(factory, params) // JSON is YAML
+			if err != nil {
+				t.Fatalf("params %s: %v", c.Params, err)
+			}
+			var ref *structpb.Value
+			if c.Reference != nil {
+				var v any
+				if err := json.Unmarshal(c.Reference, &v); err != nil {
+					t.Fatal(err)
+				}
+				if ref, err = structpb.NewValue(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := s.Score(context.Background(), Rollout(c.Completion, ref))
+			switch want := c.Want.(type) {
+			case float64:
+				off := got.Value != want
+				if tolerance > 0 {
+					off = math.Abs(got.Value-want) > tolerance
+				}
+				if got.Outcome != scorers.OK || off {
+					t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, want)
+				}
+			case string:
+				if got.Outcome.String() != want {
+					t.Errorf("got %v %v (%s), want %s", got.Outcome, got.Value, got.Reason, want)
+				}
+			default:
+				t.Fatalf("bad want %v", c.Want)
+			}
+			if !strings.Contains(got.Reason, c.Reason) {
+				t.Errorf("reason %q, want it to contain %q", got.Reason, c.Reason)
+			}
+		})
+	}
+}
