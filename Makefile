@@ -83,7 +83,7 @@ lint: ## go vet, gofmt, and buf lint (buf compiles for minutes the first time)
 	buf lint
 
 .PHONY: test
-test: deps checkgenerate checkgenerate-python ## Run every test (race detector on), as CI does
+test: deps checkgenerate checkgenerate-python check-deploy ## Run every test (race detector on), as CI does
 	go vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	@$(MAKE) --no-print-directory test-python
