@@ -3,14 +3,14 @@
 A trainer calls its reward functions one after the other with the same
 batch. The first call scores the batch with every function the trainer
 asked for (each function object made here registers its name) and caches
-the result under a hash of the batch; the others read their column from
-the cache. Each function reads a cached batch once: a later batch with the
-same content is scored again.
+the result with the batch; the others find it by comparing content
+(_rows.Batch.same: cheap when TRL passes the same lists again) and read
+their column from it. Each function reads a cached batch once: a later batch
+with the same content is scored again.
 """
 
 from __future__ import annotations
 
-import collections
 import os
 import re
 import threading
@@ -31,7 +31,8 @@ _GOLD = re.compile(r"<\|gold\|>(.*?)<\|/gold\|>", re.DOTALL)
 class _Entry:
     """One batch's result, being fetched or fetched."""
 
-    def __init__(self, wanted: Sequence[str], reader: str):
+    def __init__(self, batch: _rows.Batch, wanted: Sequence[str], reader: str):
+        self.batch = batch
         self.wanted = tuple(wanted)
         self.unread = set(wanted) - {reader}
         self.done = threading.Event()
@@ -58,7 +59,7 @@ class RewardFunctions:
         self._client: Optional[Client] = None
         self._pid = os.getpid()
         self._served: Optional[tuple[str, ...]] = None
-        self._cache: collections.OrderedDict[str, _Entry] = collections.OrderedDict()
+        self._cache: list[_Entry] = []  # oldest first
 
     def reset(self) -> None:
         """Closes the client and forgets cached batches; the next call reads the environment again."""
@@ -108,7 +109,7 @@ class RewardFunctions:
         """
 
         def reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float]:
-            texts = [_rows.text(p, completion=False, what=f"prompts[{i}]") for i, p in enumerate(prompts)]
+            texts = _rows.texts(prompts, completion=False, what="prompts")
             golds = [gold(t) for t in texts]
             answers = {"answer": golds} if any(g is not None for g in golds) else {}
             batch = _rows.make_batch(texts, completions, answers)
@@ -139,21 +140,23 @@ class RewardFunctions:
 
     def _read(self, name: str, batch: _rows.Batch) -> FunctionResult:
         client = self.client()
-        key = batch.key
         with self._lock:
-            entry = self._cache.get(key)
-            if entry is not None and name in entry.unread:
+            # At most one entry per content: a new one replaces the old.
+            cached = next((e for e in self._cache if e.batch.same(batch)), None)
+            if cached is not None and name in cached.unread:
+                entry = cached
                 entry.unread.discard(name)
                 if not entry.unread:
-                    del self._cache[key]
+                    self._cache.remove(entry)
                 owner = False
             else:
-                entry = _Entry(self._wanted(client, name), reader=name)
+                entry = _Entry(batch, self._wanted(client, name), reader=name)
                 if entry.unread:
-                    self._cache[key] = entry
-                    self._cache.move_to_end(key)
-                    while len(self._cache) > self._capacity:
-                        self._cache.popitem(last=False)
+                    if cached is not None:
+                        self._cache.remove(cached)
+                    self._cache.append(entry)
+                    if len(self._cache) > self._capacity:
+                        del self._cache[: len(self._cache) - self._capacity]
                 owner = True
         if owner:
             try:
@@ -161,8 +164,8 @@ class RewardFunctions:
             except BaseException as err:
                 entry.error = err
                 with self._lock:
-                    if self._cache.get(key) is entry:
-                        del self._cache[key]
+                    if entry in self._cache:
+                        self._cache.remove(entry)
                 raise
             finally:
                 entry.done.set()

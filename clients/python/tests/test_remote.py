@@ -96,6 +96,19 @@ class RemoteTest(unittest.TestCase):
         self.assertEqual(nan_to_none(first[0]), nan_to_none(again[0]))
         self.assertEqual(self.server.score_ok() - before, 2)
 
+    def test_the_cache_compares_content(self):
+        rf = RewardFunctions(lambda: Client(addr=self.server.grpc_addr))
+        self.addCleanup(rf.reset)
+        acc, fmt = rf.trl("accuracy"), rf.trl("format")
+        kw = dict(prompts=["q", "q"], completions=["<answer>1</answer>", "1"], answer=["1", "1"])
+        before = self.server.score_ok()
+        self.assertEqual(acc(**kw), [1.0, 1.0])
+        self.assertEqual(fmt(**{k: list(v) for k, v in kw.items()}), [0.0, 0.0])  # equal copies: from the cache
+        self.assertEqual(self.server.score_ok() - before, 1)
+        self.assertEqual(acc(**kw), [1.0, 1.0])
+        self.assertEqual(fmt(**dict(kw, answer=["1", True])), [0.0, 0.0])  # True is not "1": scored again
+        self.assertEqual(self.server.score_ok() - before, 3)
+
     def test_functions_look_like_trl_and_axolotl_want(self):
         f = remote.accuracy
         self.assertIs(f, remote.accuracy)
