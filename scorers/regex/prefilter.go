@@ -33,6 +33,178 @@ type check struct {
 	// lit: the string checks decide alone and re is not needed.
 	literal bool
 	lit     string
+	// starts, when the pattern is an alternation with no lead (open-r1's
+	// `(Step \d+:|^\d+\.|\n-|…)`), says where each branch's matches can
+	// begin: no match starts before the first such place.
+	starts *starts
+}
+
+// starts are the places where the matches of a top-level alternation can
+// begin: at an occurrence of one of lits, or (lineClass non-nil) at a line
+// start whose first byte is in lineClass.
+type starts struct {
+	lits      []string
+	lineClass *[256]bool
+}
+
+// first returns the first place in s where a match can begin, or -1.
+func (st *starts) first(s string) int {
+	best := -1
+	for _, lit := range st.lits {
+		hay := s
+		if best >= 0 {
+			hay = s[:min(len(s), best+len(lit)-1)]
+		}
+		if i := strings.Index(hay, lit); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if st.lineClass != nil {
+		for i := 0; i < len(s) && (best < 0 || i < best); {
+			if st.lineClass[s[i]] {
+				return i
+			}
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+		}
+	}
+	return best
+}
+
+// maxStartLits bounds the literals of starts: each costs a scan.
+const maxStartLits = 16
+
+// alternationStarts derives starts for items whose first item is an
+// alternation, or returns nil. Each branch must begin with literal text
+// (small character classes are expanded: \n[*-] is "\n*" or "\n-") or with
+// ^ (the m flag) then a byte class. The caller makes sure the pattern holds
+// no \A: cutting the text at a line start would make \A true there.
+func alternationStarts(items []*syntax.Regexp) *starts {
+	if len(items) == 0 || items[0].Op != syntax.OpAlternate {
+		return nil
+	}
+	st := &starts{}
+	for _, branch := range items[0].Sub {
+		b := flatten(branch, nil)
+		if len(b) > 0 && b[0].Op == syntax.OpBeginLine {
+			class, ok := firstBytes(b[1:])
+			if !ok {
+				return nil
+			}
+			if st.lineClass == nil {
+				st.lineClass = new([256]bool)
+			}
+			for c, in := range class {
+				st.lineClass[c] = st.lineClass[c] || in
+			}
+			continue
+		}
+		lits := []string{""}
+		for _, it := range b {
+			next, whole := expand(it)
+			if len(next) == 0 || len(lits)*len(next) > maxStartLits {
+				break
+			}
+			var grown []string
+			for _, l := range lits {
+				for _, n := range next {
+					grown = append(grown, l+n)
+				}
+			}
+			lits = grown
+			if !whole {
+				break
+			}
+		}
+		if lits[0] == "" {
+			return nil
+		}
+		st.lits = append(st.lits, lits...)
+		if len(st.lits) > maxStartLits {
+			return nil
+		}
+	}
+	return st
+}
+
+// expand returns the texts re can start with when it is a literal, a small
+// ASCII class or a repetition of one at least once, and whether re matches
+// exactly one of them.
+func expand(re *syntax.Regexp) (texts []string, whole bool) {
+	if s, ok := exact(re, true); ok {
+		if s == "" {
+			return nil, false
+		}
+		return []string{s}, true
+	}
+	switch re.Op {
+	case syntax.OpCharClass:
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if r >= utf8.RuneSelf || len(out) == 4 {
+					return nil, false
+				}
+				out = append(out, string(r))
+			}
+		}
+		return out, true
+	case syntax.OpPlus:
+		t, _ := expand(re.Sub[0])
+		return t, false
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			t, _ := expand(re.Sub[0])
+			return t, false
+		}
+	case syntax.OpCapture:
+		return expand(re.Sub[0])
+	}
+	return nil, false
+}
+
+// firstBytes returns the bytes a match of the concatenation of items can
+// start with, when that is an ASCII literal or class (possibly repeated).
+func firstBytes(items []*syntax.Regexp) (class [256]bool, ok bool) {
+	if len(items) == 0 {
+		return class, false
+	}
+	re := items[0]
+	for re.Op == syntax.OpPlus || re.Op == syntax.OpCapture || re.Op == syntax.OpRepeat && re.Min >= 1 {
+		re = re.Sub[0]
+	}
+	switch {
+	case re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 && len(re.Rune) > 0 && re.Rune[0] < utf8.RuneSelf:
+		class[re.Rune[0]] = true
+		return class, true
+	case re.Op == syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i+1] >= utf8.RuneSelf {
+				return class, false
+			}
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				class[r] = true
+			}
+		}
+		return class, true
+	}
+	return class, false
+}
+
+// holds reports whether re contains an op node.
+func holds(re *syntax.Regexp, op syntax.Op) bool {
+	if re.Op == op {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if holds(sub, op) {
+			return true
+		}
+	}
+	return false
 }
 
 // newCheck compiles tree and derives its literal checks. With exists set, the
@@ -107,6 +279,16 @@ func (c *check) narrow(s string) (_ string, ok bool) {
 	if c.need != "" && !strings.Contains(s, c.need) {
 		return s, false
 	}
+	if c.starts != nil {
+		// No match begins before i. Cut at the start of i's line: ^, \b
+		// and \B see the same there as in the whole text (a newline
+		// before, or nothing); the pattern has no \A.
+		i := c.starts.first(s)
+		if i < 0 {
+			return s, false
+		}
+		s = s[strings.LastIndexByte(s[:i], '\n')+1:]
+	}
 	return s, true
 }
 
@@ -134,6 +316,11 @@ func analyze(items []*syntax.Regexp) *check {
 	}
 	if c.end {
 		c.suffix = tail(items[:j])
+	}
+	if !c.begin && c.lead == "" && i < j {
+		if !holds(concat(items), syntax.OpBeginText) {
+			c.starts = alternationStarts(items[i:j])
+		}
 	}
 	c.lit, c.literal = literal(items)
 	c.need = required(concat(items))

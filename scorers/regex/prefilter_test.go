@@ -123,6 +123,8 @@ var agreePatterns = []string{
 	`<think>.*?</think>`, `(?s)<think>.*</think>\s*<answer>.*</answer>`,
 	`(?s)\A.*\z`, `\A\A(?s:.*)abc`, `(?s)\A.*a*b`, `\s*#### \d+`, `x{2,5}y`, `x{2,5}`, `a{0,3}b`,
 	`\Aa*b`, `(?s)\A.+`, `a+`, `x*`, `(?m)^\d+\.`, `(\ba)+x`, `\d+x\b`, `(?s)abc.*\z\z`, `()`, `(?:)x`, `\n`, `(?m)$`,
+	`(Step \d+:|^\d+\.|\n-|\n\*|First,|Second,|Next,|Finally,)`, `(?m)(Step \d+:|^\d+\.|\n-|\n\*|First,|Second,|Next,|Finally,)`,
+	`(?m)(^\d|x\b|\bab)`, `(?m)(a$|^b|c)`, `(foo|bar)baz`, `(ab|cd)\Ax`, `(?m)(^[a-c]+|#)`, `(x[0-9]|y)`,
 }
 
 var agreeModes = []struct {
