@@ -1,0 +1,568 @@
+// Package bench is rewardd's load generator: it scores scenario rollouts on
+// an in-process server (the same engine, service and gRPC server as `rewardd
+// serve`, over loopback TCP) or on a remote one, measures throughput,
+// latency, CPU and memory, and runs, in the same invocation, the Python that
+// users write instead, so that the ratios between the two hold on a noisy
+// machine.
+//
+// Run measures one configuration; Sweep measures how the cost grows with the
+// batch size, the completion length or the number of clients. WriteSVG
+// draws either.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+// Options configure a benchmark. A zero Scenario, Data, BatchSize,
+// GroupSize, Clients, Workers, E2ERows, E2ERepeats or Functions takes its
+// value from Defaults, and so does Duration when Requests is 0 too; the other
+// fields mean what zero says (no warm-up, no wrong rollouts, …).
+type Options struct {
+	// Scenario is GSM8K, Mixed or HumanEval.
+	Scenario string
+	// Data is GSM8K's test.jsonl.
+	Data string
+	// Wrong is the share of rollouts whose final answer is changed.
+	Wrong float64
+	// BatchSize is rollouts per request; GroupSize completions per prompt.
+	BatchSize, GroupSize int
+	// Clients is the number of concurrent clients, each with its own
+	// connection, each sending its next request when the last is answered.
+	Clients int
+	// Requests is the number of requests to send over all clients; when 0,
+	// the clients send for Duration.
+	Requests int
+	Duration time.Duration
+	// Warmup is requests per client sent before the clock starts.
+	Warmup int
+	// CompletionLength pads or trims every completion to this many bytes;
+	// 0 keeps the scenario's lengths.
+	CompletionLength int
+	// Seed chooses the wrong rollouts and the mixed formats.
+	Seed uint64
+	// Functions are the served functions every request asks for; nil means
+	// BaselineFunctions, the ones the Python baseline implements too.
+	Functions []string
+
+	// Config, Registry and Workers define the in-process server; Log is its
+	// logger (nil: none).
+	Config   *config.Config
+	Registry scorers.Registry
+	Workers  int
+	Log      *zap.Logger
+	// Addr, when set, is a running rewardd to load instead, dialled with
+	// DialOptions. AuthToken and TLSCAFile are for the Python client.
+	Addr        string
+	DialOptions []grpc.DialOption
+	AuthToken   string
+	TLSCAFile   string
+
+	// Python is the interpreter of the baselines; "" runs none.
+	Python string
+	// E2ERows is the size of the batch the Python client sends end to end;
+	// E2ERepeats how often it is timed.
+	E2ERows, E2ERepeats int
+
+	// Progress receives a progress bar and phase lines; nil for none.
+	Progress io.Writer
+	// CPUProfile receives a CPU profile of the measured load (Run only).
+	CPUProfile io.Writer
+}
+
+// BaselineFunctions are the functions of the embedded default config that
+// the Python baseline (bench/baseline/trl_rewards.py) implements: the
+// string functions open-r1 users write.
+var BaselineFunctions = []string{"accuracy", "format", "tag_count", "reasoning_steps"}
+
+// Defaults are the options a zero Options field takes.
+func Defaults() Options {
+	return Options{
+		Scenario: GSM8K, Data: "../shared/data/gsm8k_test.jsonl", Wrong: 0.25,
+		BatchSize: 1024, GroupSize: 8, Clients: 4, Duration: 10 * time.Second, Warmup: 1,
+		Seed: 1, Workers: runtime.GOMAXPROCS(0), E2ERows: 5000, E2ERepeats: 5,
+	}
+}
+
+// OptionError is a problem with the options (or the data they name): the
+// caller's mistake, not a failure of the run.
+type OptionError struct{ Err error }
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+func (o *Options) fill() error {
+	if err := o.check(); err != nil {
+		return &OptionError{err}
+	}
+	if o.Log == nil {
+		o.Log = quiet()
+	}
+	return nil
+}
+
+// check fills defaults and validates.
+func (o *Options) check() error {
+	d := Defaults()
+	if o.Scenario == "" {
+		o.Scenario = d.Scenario
+	}
+	if o.Data == "" {
+		o.Data = d.Data
+	}
+	for _, p := range []struct{ v, def *int }{
+		{&o.BatchSize, &d.BatchSize}, {&o.GroupSize, &d.GroupSize}, {&o.Clients, &d.Clients},
+		{&o.Workers, &d.Workers}, {&o.E2ERows, &d.E2ERows}, {&o.E2ERepeats, &d.E2ERepeats},
+	} {
+		if *p.v == 0 {
+			*p.v = *p.def
+		}
+	}
+	if o.Requests == 0 && o.Duration == 0 {
+		o.Duration = d.Duration
+	}
+	if len(o.Functions) == 0 {
+		o.Functions = BaselineFunctions
+	}
+	if o.Python != "" {
+		for _, fn := range o.Functions {
+			if !slices.Contains(BaselineFunctions, fn) {
+				return fmt.Errorf("the Python baseline implements %s, not %q: ask only for those, or run without the baseline",
+					strings.Join(BaselineFunctions, ", "), fn)
+			}
+		}
+	}
+	switch {
+	case o.BatchSize < 1 || o.GroupSize < 1 || o.Clients < 1 || o.Workers < 1:
+		return errors.New("batch size, group size, clients and workers must be at least 1")
+	case o.Requests < 0 || o.Duration < 0 || o.Warmup < 0 || o.CompletionLength < 0:
+		return errors.New("requests, duration, warmup and completion length must not be negative")
+	case o.Wrong < 0 || o.Wrong > 1:
+		return fmt.Errorf("the share of wrong rollouts is %v, want it in [0, 1]", o.Wrong)
+	case o.Addr == "" && o.Config == nil:
+		return errors.New("no config for the in-process server")
+	case o.Addr == "" && o.BatchSize > o.Config.Limits.MaxRollouts:
+		return fmt.Errorf("batch size %d is over the server's limits.max_rollouts (%d)", o.BatchSize, o.Config.Limits.MaxRollouts)
+	case o.Addr == "" && o.CompletionLength > o.Config.Limits.MaxCompletionBytes:
+		return fmt.Errorf("completion length %d is over the server's limits.max_completion_bytes (%d)", o.CompletionLength, o.Config.Limits.MaxCompletionBytes)
+	case o.Addr == "" && o.BatchSize*max(o.CompletionLength, 1024) > o.Config.Limits.MaxMessageBytes:
+		return fmt.Errorf("batch size × completion length (%d × %d) is over the server's limits.max_message_bytes (%d)",
+			o.BatchSize, o.CompletionLength, o.Config.Limits.MaxMessageBytes)
+	}
+	return nil
+}
+
+// Result is the report of one benchmark run. Times are in the unit their
+// name says; latencies in milliseconds.
+type Result struct {
+	Scenario string `json:"scenario"`
+	// Target is "in-process" or the address of the remote server.
+	Target      string   `json:"target"`
+	Machine     Machine  `json:"machine"`
+	Settings    Settings `json:"settings"`
+	Functions   []string `json:"functions"`
+	Fingerprint string   `json:"config_fingerprint"`
+	// CompletionBytes describes the completions of the batches sent.
+	CompletionBytes Spread `json:"completion_bytes"`
+	// Requests accounts for every request sent in the measured phase.
+	Requests Requests `json:"requests"`
+	// WarmupRequests accounts for the requests sent before the clock.
+	WarmupRequests Requests `json:"warmup_requests"`
+	// Rollouts and Evaluations (rollouts × functions) are of OK requests.
+	Rollouts             int64   `json:"rollouts"`
+	Evaluations          int64   `json:"evaluations"`
+	ElapsedSeconds       float64 `json:"elapsed_seconds"`
+	RolloutsPerSecond    float64 `json:"rollouts_per_second"`
+	EvaluationsPerSecond float64 `json:"evaluations_per_second"`
+	// Latency is of OK requests, from sending the encoded request to
+	// having the decoded and checked answer.
+	Latency          Latency    `json:"latency_ms"`
+	LatencyHistogram []Bin      `json:"latency_histogram,omitempty"`
+	LatencyCDF       []Quantile `json:"latency_cdf,omitempty"`
+	Throughput       []Sample   `json:"throughput,omitempty"`
+	// Process is the CPU and memory of this process during the measured
+	// phase: the in-process server and the load generator. Nil for --addr.
+	Process *Process `json:"process,omitempty"`
+	// Outcomes counts every function's statuses over the OK answers.
+	Outcomes []Outcome `json:"outcomes"`
+	// PerFunction is each function alone on one core, without transport,
+	// against its Python baseline (in-process server only).
+	PerFunction []FunctionCost `json:"per_function,omitempty"`
+	Baseline    *Baseline      `json:"baseline,omitempty"`
+	Ratios      *Ratios        `json:"ratios,omitempty"`
+	Notes       []string       `json:"notes,omitempty"`
+}
+
+// Machine describes where the benchmark ran.
+type Machine struct {
+	GOOS       string    `json:"goos"`
+	GOARCH     string    `json:"goarch"`
+	CPUs       int       `json:"cpus"`
+	GOMAXPROCS int       `json:"gomaxprocs"`
+	Go         string    `json:"go"`
+	LoadBefore []float64 `json:"load_average_before"`
+	LoadAfter  []float64 `json:"load_average_after"`
+	Time       time.Time `json:"time"`
+}
+
+// Settings echo the options of the run.
+type Settings struct {
+	BatchSize        int     `json:"batch_size"`
+	GroupSize        int     `json:"group_size"`
+	Clients          int     `json:"clients"`
+	Requests         int     `json:"requests,omitempty"`
+	DurationSeconds  float64 `json:"duration_seconds,omitempty"`
+	Warmup           int     `json:"warmup_per_client"`
+	CompletionLength int     `json:"completion_length,omitempty"`
+	Workers          int     `json:"workers,omitempty"`
+	Wrong            float64 `json:"wrong"`
+	Data             string  `json:"data"`
+	Seed             uint64  `json:"seed"`
+	DistinctBatches  int     `json:"distinct_batches"`
+}
+
+// Requests accounts for requests: Sent = OK + the sum of Errors.
+type Requests struct {
+	Sent int `json:"sent"`
+	OK   int `json:"ok"`
+	// Errors counts failed requests by gRPC status code name, and
+	// BAD_RESPONSE for an OK answer without a value and a status for every
+	// rollout and function.
+	Errors map[string]int `json:"errors"`
+}
+
+// Failed is the number of requests that did not succeed.
+func (r Requests) Failed() int {
+	n := 0
+	for _, c := range r.Errors {
+		n += c
+	}
+	return n
+}
+
+// Spread is the mean, least and most of a quantity.
+type Spread struct {
+	Mean float64 `json:"mean"`
+	Min  int     `json:"min"`
+	Max  int     `json:"max"`
+}
+
+// Latency holds percentiles (nearest rank), the maximum and the mean.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Bin is one bar of a latency histogram.
+type Bin struct {
+	LoMs  float64 `json:"lo_ms"`
+	HiMs  float64 `json:"hi_ms"`
+	Count int     `json:"count"`
+}
+
+// Quantile is one point of a latency distribution.
+type Quantile struct {
+	Q  float64 `json:"q"`
+	Ms float64 `json:"ms"`
+}
+
+// Sample is the throughput in one interval of the run.
+type Sample struct {
+	Seconds           float64 `json:"t_seconds"`
+	RolloutsPerSecond float64 `json:"rollouts_per_second"`
+}
+
+// Process is the resource use of this process during the measured phase.
+type Process struct {
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// Cores is CPU seconds per elapsed second.
+	Cores               float64 `json:"cores"`
+	CPUMicrosPerRollout float64 `json:"cpu_us_per_rollout"`
+	PeakRSSBytes        int64   `json:"peak_rss_bytes"`
+	// PeakRSSSinceStart is set when the peak could not be reset before the
+	// run: it is then the peak since the process started.
+	PeakRSSSinceStart    bool    `json:"peak_rss_since_start,omitempty"`
+	AllocsPerRollout     float64 `json:"allocs_per_rollout"`
+	AllocBytesPerRollout float64 `json:"alloc_bytes_per_rollout"`
+	GCs                  uint32  `json:"gc_cycles"`
+}
+
+// Outcome is one function's statuses.
+type Outcome struct {
+	Function      string  `json:"function"`
+	OK            int64   `json:"ok"`
+	NotApplicable int64   `json:"not_applicable"`
+	Error         int64   `json:"error"`
+	MeanOK        float64 `json:"mean_ok"`
+}
+
+// FunctionCost is the time of one function on one rollout, on one core.
+type FunctionCost struct {
+	Function            string  `json:"function"`
+	RewarddNsPerRollout float64 `json:"rewardd_ns_per_rollout"`
+	PythonNsPerRollout  float64 `json:"python_ns_per_rollout,omitempty"`
+	// Speedup is python ÷ rewardd: above 1, rewardd is faster.
+	Speedup float64 `json:"speedup,omitempty"`
+}
+
+// Ratios compare rewardd with the Python baseline; above 1, rewardd is
+// better.
+type Ratios struct {
+	// Throughput is rewardd's rollouts/s ÷ the Python baseline's.
+	Throughput float64 `json:"throughput"`
+	// PerCPUSecond compares rollouts per CPU second (in-process only):
+	// what each side gets out of the same core time.
+	PerCPUSecond float64 `json:"per_cpu_second,omitempty"`
+	// E2E is the in-process Python time of one E2ERows batch ÷ the Python
+	// client's end-to-end time for it over gRPC; the target is ≥ 0.5
+	// (the client within 2× of in-process Python).
+	E2E float64 `json:"e2e,omitempty"`
+}
+
+// Run benchmarks one configuration.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, &opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	return s.point(ctx, opts, pointFull)
+}
+
+// session is what a run or a sweep sets up once: the scenario, the target,
+// the Python environment.
+type session struct {
+	opts   *Options
+	sc     *scenario
+	target *target
+	py     *python // nil without baselines
+	// functions and fingerprint are what the target serves.
+	functions   []string
+	fingerprint string
+}
+
+func open(ctx context.Context, opts *Options) (*session, error) {
+	sc, err := newScenario(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{opts: opts, sc: sc}
+	if opts.Python != "" {
+		if s.py, err = newPython(ctx, opts.Python); err != nil {
+			return nil, err
+		}
+	}
+	if s.target, err = startTarget(opts); err != nil {
+		s.close()
+		return nil, err
+	}
+	conn, err := s.target.dial(ctx)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	defer conn.Close()
+	lf, err := rewardv1.NewRewardServiceClient(conn).ListFunctions(ctx, &rewardv1.ListFunctionsRequest{})
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("ListFunctions: %w", err)
+	}
+	var served []string
+	for _, fn := range lf.GetFunctions() {
+		served = append(served, fn.GetName())
+	}
+	for _, fn := range opts.Functions {
+		if !slices.Contains(served, fn) {
+			s.close()
+			return nil, &OptionError{fmt.Errorf("function %q is not served (served: %s)", fn, strings.Join(served, ", "))}
+		}
+	}
+	s.functions = opts.Functions
+	s.fingerprint = lf.GetConfigFingerprint()
+	return s, nil
+}
+
+func (s *session) close() {
+	if s.target != nil {
+		s.target.close()
+	}
+	if s.py != nil {
+		s.py.close()
+	}
+}
+
+func (s *session) say(format string, args ...any) {
+	if s.opts.Progress != nil {
+		fmt.Fprintf(s.opts.Progress, format+"\n", args...)
+	}
+}
+
+// What a point measures beyond the load.
+type pointKind int
+
+const (
+	// pointFull: the Python throughput baseline, the agreement check, the
+	// per-function costs and the end-to-end Python client.
+	pointFull pointKind = iota
+	// pointSweep: the Python throughput baseline only.
+	pointSweep
+	// pointLoadOnly: the load alone.
+	pointLoadOnly
+)
+
+// maxBatchBytes bounds the encoded size of the distinct batches a point
+// prepares (about the completion, plus 600 bytes of prompt and reference, per
+// rollout); at most maxBatches are prepared.
+const (
+	maxBatchBytes = 64 << 20
+	maxBatches    = 8
+)
+
+// point measures one configuration (opts is the session's options with the
+// point's batch size, completion length or clients).
+func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Result, error) {
+	sc := *s.sc
+	sc.length = opts.CompletionLength
+
+	// The distinct batches: as many as the requests use, up to maxBatches
+	// and maxBatchBytes.
+	perBatch := opts.BatchSize * (max(sc.length, 300) + 600)
+	n := max(1, min(maxBatches, maxBatchBytes/max(perBatch, 1)))
+	if opts.Requests > 0 {
+		n = min(n, opts.Requests)
+	}
+	batches := make([]batch, n)
+	spread := Spread{Min: -1}
+	var total int64
+	for j := range batches {
+		rows := sc.rows(j*opts.BatchSize, opts.BatchSize)
+		req := &rewardv1.ScoreRequest{BatchId: fmt.Sprint("b", j), Functions: s.functions, Rollouts: make([]*rewardv1.Rollout, len(rows))}
+		for i, r := range rows {
+			req.Rollouts[i] = rollout(r)
+			l := len(r.Completion)
+			total += int64(l)
+			spread.Max = max(spread.Max, l)
+			if spread.Min < 0 || l < spread.Min {
+				spread.Min = l
+			}
+		}
+		enc, err := encode(req)
+		if err != nil {
+			return nil, fmt.Errorf("encode batch: %w", err)
+		}
+		batches[j] = batch{rows: rows, encoded: enc}
+	}
+	spread.Mean = float64(total) / float64(n*opts.BatchSize)
+
+	conns := make([]*grpc.ClientConn, opts.Clients)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	for i := range conns {
+		var err error
+		if conns[i], err = s.target.dial(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	l := &load{conns: conns, batches: batches, functions: s.functions, requests: opts.Requests, duration: opts.Duration}
+	warm := l.warmup(ctx, opts.Warmup)
+
+	machine := Machine{
+		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Go: runtime.Version(), LoadBefore: loadAvg(), Time: time.Now().UTC().Truncate(time.Second),
+	}
+	what := fmt.Sprintf("rewardd %s batch %d × %d clients", opts.Scenario, opts.BatchSize, opts.Clients)
+	l.progress = newProgress(opts.Progress, what, opts.Requests, opts.Duration)
+	reset := s.target.inProc && resetPeakRSS()
+	before := readUsage()
+	profile := opts.CPUProfile != nil && kind == pointFull
+	if profile {
+		if err := pprof.StartCPUProfile(opts.CPUProfile); err != nil {
+			return nil, fmt.Errorf("CPU profile: %w", err)
+		}
+	}
+	lr := l.run(ctx, opts.Requests/opts.Clients+1)
+	if profile {
+		pprof.StopCPUProfile()
+	}
+	after := readUsage()
+	l.progress.stop()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	r := summarize(lr, s.functions)
+	r.Scenario, r.Target, r.Functions, r.Fingerprint = opts.Scenario, "in-process", s.functions, s.fingerprint
+	if !s.target.inProc {
+		r.Target = s.target.addr
+	}
+	r.Machine = machine
+	r.Machine.LoadAfter = loadAvg()
+	r.CompletionBytes = spread
+	r.WarmupRequests = warm
+	r.Settings = Settings{
+		BatchSize: opts.BatchSize, GroupSize: opts.GroupSize, Clients: opts.Clients, Requests: opts.Requests,
+		Warmup: opts.Warmup, CompletionLength: opts.CompletionLength, Wrong: opts.Wrong, Data: opts.Data,
+		Seed: opts.Seed, DistinctBatches: n,
+	}
+	if opts.Requests == 0 {
+		r.Settings.DurationSeconds = opts.Duration.Seconds()
+	}
+	if s.target.inProc {
+		r.Settings.Workers = s.target.workers
+		r.Process = processOf(before, after, r, reset)
+	} else {
+		r.Notes = append(r.Notes, "server CPU and peak RSS are not measured for a remote server (--addr): read them from its /metrics (process_cpu_seconds_total, process_resident_memory_bytes)")
+	}
+
+	if s.py != nil && kind != pointLoadOnly {
+		if err := s.baselines(ctx, opts, kind, batches, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func processOf(before, after usage, r *Result, reset bool) *Process {
+	p := &Process{
+		CPUSeconds: (after.cpu - before.cpu).Seconds(),
+		GCs:        after.gcs - before.gcs,
+	}
+	p.Cores = ratio(p.CPUSeconds, r.ElapsedSeconds)
+	if r.Rollouts > 0 {
+		p.CPUMicrosPerRollout = p.CPUSeconds * 1e6 / float64(r.Rollouts)
+		p.AllocsPerRollout = float64(after.mallocs-before.mallocs) / float64(r.Rollouts)
+		p.AllocBytesPerRollout = float64(after.bytes-before.bytes) / float64(r.Rollouts)
+	}
+	if rss, err := peakRSS(); err == nil {
+		p.PeakRSSBytes = rss
+	}
+	p.PeakRSSSinceStart = !reset
+	return p
+}

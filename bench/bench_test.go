@@ -1,0 +1,361 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sourcegraph/conc"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const dataPath = "../../shared/data/gsm8k_test.jsonl"
+
+// defaultConfig loads the config `rewardd serve` embeds, with extra YAML
+// (limits) appended.
+func defaultConfig(t testing.TB, extra string) *config.Config {
+	t.Helper()
+	data, err := os.ReadFile("../cmd/rewardd/default.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load("default.yaml", append(data, extra...), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func needData(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(dataPath); err != nil {
+		t.Skipf("GSM8K data not found (CI has ../shared beside the repo): %v", err)
+	}
+}
+
+func tinyOptions(t testing.TB) Options {
+	return Options{
+		Scenario: GSM8K, Data: dataPath, BatchSize: 16, GroupSize: 4, Clients: 3, Requests: 7,
+		Warmup: 0, Seed: 1, Config: defaultConfig(t, ""), Registry: builtin.Registry(), Workers: 2,
+	}
+}
+
+// TestBenchAccountsForEveryRequest runs a tiny bench on the in-process server
+// and checks the report's arithmetic: every request sent is accounted for,
+// every rollout of every OK answer has a status in every function, and the
+// rates, percentiles and bins agree with the counts.
+func TestBenchAccountsForEveryRequest(t *testing.T) {
+	needData(t)
+	opts := tinyOptions(t)
+	r, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests.Sent != opts.Requests || r.Requests.OK+r.Requests.Failed() != r.Requests.Sent {
+		t.Fatalf("requests: %+v, want %d sent, all accounted for", r.Requests, opts.Requests)
+	}
+	if r.Requests.OK != opts.Requests {
+		t.Fatalf("requests: %+v, want all OK", r.Requests)
+	}
+	if want := int64(r.Requests.OK * opts.BatchSize); r.Rollouts != want {
+		t.Errorf("rollouts %d, want %d", r.Rollouts, want)
+	}
+	if len(r.Functions) != 4 || r.Evaluations != r.Rollouts*4 {
+		t.Errorf("functions %v, evaluations %d for %d rollouts", r.Functions, r.Evaluations, r.Rollouts)
+	}
+	if got, want := r.RolloutsPerSecond, float64(r.Rollouts)/r.ElapsedSeconds; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("rollouts/s %v, want %v", got, want)
+	}
+	if got, want := r.EvaluationsPerSecond, 4*r.RolloutsPerSecond; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("evaluations/s %v, want %v", got, want)
+	}
+	l := r.Latency
+	if !(0 < l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.Max && l.Mean <= l.Max) {
+		t.Errorf("latency percentiles out of order: %+v", l)
+	}
+	n := 0
+	for _, b := range r.LatencyHistogram {
+		n += b.Count
+	}
+	if n != r.Requests.OK {
+		t.Errorf("histogram holds %d requests, want %d", n, r.Requests.OK)
+	}
+	// Bins are of equal width w but the last, which ends with the run.
+	var integral float64
+	w := 2 * r.Throughput[0].Seconds
+	for i, s := range r.Throughput {
+		if i == len(r.Throughput)-1 {
+			w = r.ElapsedSeconds - float64(i)*w
+		}
+		integral += s.RolloutsPerSecond * w
+	}
+	if math.Abs(integral-float64(r.Rollouts)) > 0.5 {
+		t.Errorf("throughput over time adds up to %.2f rollouts, want %d", integral, r.Rollouts)
+	}
+
+	// Each of the 7 distinct batches was sent once: accuracy is 1 on the
+	// rows left right and 0 on the wrong ones, nothing is n/a or an error.
+	sc, err := newScenario(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right := 0
+	for _, row := range sc.rows(0, opts.Requests*opts.BatchSize) {
+		if !row.Wrong {
+			right++
+		}
+	}
+	for _, o := range r.Outcomes {
+		if o.OK+o.NotApplicable+o.Error != r.Rollouts {
+			t.Errorf("%s: %d+%d+%d outcomes for %d rollouts", o.Function, o.OK, o.NotApplicable, o.Error, r.Rollouts)
+		}
+		if o.NotApplicable+o.Error != 0 {
+			t.Errorf("%s: %d n/a, %d errors on gold GSM8K rows", o.Function, o.NotApplicable, o.Error)
+		}
+		if o.Function == "accuracy" && math.Abs(o.MeanOK-float64(right)/float64(r.Rollouts)) > 1e-9 {
+			t.Errorf("accuracy mean %v, want %d right of %d", o.MeanOK, right, r.Rollouts)
+		}
+	}
+	if p := r.Process; p == nil || p.CPUSeconds <= 0 || p.PeakRSSBytes <= 0 || p.CPUMicrosPerRollout <= 0 {
+		t.Errorf("process figures missing: %+v", p)
+	}
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "7 sent = 7 OK + 0 failed") {
+		t.Errorf("text report does not account for the requests:\n%s", text.String())
+	}
+}
+
+// TestBenchCountsFailedRequests loads a remote server (--addr) that refuses
+// every batch as over its limit, and one that admits one request at a time:
+// failed requests are counted by status, none is dropped.
+func TestBenchCountsFailedRequests(t *testing.T) {
+	needData(t)
+	for _, tc := range []struct {
+		name   string
+		limits string
+		check  func(t *testing.T, r *Result)
+	}{
+		{"over max_rollouts", "limits:\n  max_rollouts: 8\n", func(t *testing.T, r *Result) {
+			if r.Requests.OK != 0 || r.Requests.Errors[codes.InvalidArgument.String()] != r.Requests.Sent {
+				t.Errorf("requests %+v, want every one INVALID_ARGUMENT", r.Requests)
+			}
+		}},
+		{"one in flight", "limits:\n  max_inflight_requests: 1\n", func(t *testing.T, r *Result) {
+			for code := range r.Requests.Errors {
+				if code != codes.ResourceExhausted.String() {
+					t.Errorf("error %s, want only RESOURCE_EXHAUSTED", code)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := serve(t, defaultConfig(t, tc.limits))
+			opts := Options{
+				Scenario: GSM8K, Data: dataPath, BatchSize: 16, GroupSize: 4, Clients: 4, Requests: 40, Seed: 1,
+				Addr: addr, DialOptions: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
+			}
+			r, err := Run(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Requests.Sent != 40 || r.Requests.OK+r.Requests.Failed() != 40 {
+				t.Fatalf("requests %+v: want 40 sent = OK + failed", r.Requests)
+			}
+			if r.Rollouts != int64(16*r.Requests.OK) {
+				t.Errorf("%d rollouts from %d OK requests of 16", r.Rollouts, r.Requests.OK)
+			}
+			if r.Process != nil || len(r.Notes) == 0 {
+				t.Errorf("remote server: process %+v, notes %q; want no process figures and a note", r.Process, r.Notes)
+			}
+			tc.check(t, r)
+		})
+	}
+}
+
+// serve starts a gRPC server for cfg on a loopback port.
+func serve(t *testing.T, cfg *config.Config) string {
+	t.Helper()
+	m := server.NewMetrics(prometheus.NewRegistry(), nil)
+	engine := server.NewEngine(2, cfg.Limits.MaxInflightRequests, m, zap.NewNop())
+	gs, _ := server.NewGRPCServer(server.NewService(cfg, builtin.Registry(), engine, zap.NewNop()), m, zap.NewNop(), nil)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg conc.WaitGroup
+	wg.Go(func() { gs.Serve(lis) })
+	t.Cleanup(func() { gs.Stop(); wg.Wait() })
+	return lis.Addr().String()
+}
+
+// TestBenchHumanEvalIsASeam: the humaneval scenario says code_exec is missing
+// instead of measuring something else.
+func TestBenchHumanEvalIsASeam(t *testing.T) {
+	opts := tinyOptions(t)
+	opts.Scenario = HumanEval
+	_, err := Run(context.Background(), opts)
+	var oe *OptionError
+	if !errors.Is(err, ErrCodeExecNotBuilt) || !errors.As(err, &oe) {
+		t.Fatalf("humaneval: %v, want ErrCodeExecNotBuilt as an OptionError", err)
+	}
+}
+
+// TestBenchCompletionLength: --completion-length gives exactly that many bytes
+// of valid UTF-8, keeping the final answer (and the tags, when padded).
+func TestBenchCompletionLength(t *testing.T) {
+	needData(t)
+	for _, name := range []string{GSM8K, Mixed} {
+		for _, n := range []int{64, 256, 5000, 64 << 10} {
+			opts := tinyOptions(t)
+			opts.Scenario, opts.CompletionLength = name, n
+			sc, err := newScenario(&opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain := *sc
+			plain.length = 0
+			for i := range 200 {
+				got, orig := sc.row(i).Completion, plain.row(i).Completion
+				if len(got) != n || !utf8.ValidString(got) {
+					t.Fatalf("%s row %d at %d: %d bytes, valid UTF-8 %v", name, i, n, len(got), utf8.ValidString(got))
+				}
+				if len(orig) <= n {
+					if i := strings.LastIndex(orig, "####"); i >= 0 && !strings.HasSuffix(got, orig[i:]) {
+						t.Fatalf("%s row %d padded to %d lost its final answer %q", name, i, n, orig[i:])
+					}
+					if strings.HasPrefix(orig, "<think>\n") && !strings.HasPrefix(got, "<think>\n") {
+						t.Fatalf("%s row %d padded to %d lost its <think> tag", name, i, n)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBenchSweepGrowth checks the verdict arithmetic on made-up points.
+func TestBenchSweepGrowth(t *testing.T) {
+	pt := func(x int, batch int, bytes float64, cost float64) SweepPoint {
+		return SweepPoint{X: x, CostPerUnit: cost, Result: &Result{Settings: Settings{BatchSize: batch}, CompletionBytes: Spread{Mean: bytes}}}
+	}
+	linear := &SweepResult{Kind: SweepBatch, Points: []SweepPoint{pt(64, 64, 300, 3), pt(256, 256, 300, 2), pt(1024, 1024, 300, 2.1)}}
+	g := growth(linear)
+	if !g.Linear || math.Abs(g.Ratio-1.05) > 1e-9 || math.Abs(g.Exponent-(1+math.Log(1.05)/math.Log(4))) > 1e-9 {
+		t.Errorf("linear sweep: %+v", g)
+	}
+	worse := &SweepResult{Kind: SweepLength, Points: []SweepPoint{pt(256, 64, 256, 1), pt(1024, 64, 1024, 2)}}
+	if g := growth(worse); g.Linear || math.Abs(g.Exponent-1.5) > 1e-9 {
+		t.Errorf("superlinear sweep: %+v, want not linear with exponent 1.5", g)
+	}
+}
+
+// TestBenchSweepClients runs a real (tiny) clients sweep.
+func TestBenchSweepClients(t *testing.T) {
+	needData(t)
+	opts := tinyOptions(t)
+	opts.Requests = 4
+	s, err := Sweep(context.Background(), opts, SweepClients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Points) != 5 {
+		t.Fatalf("%d points, want 5", len(s.Points))
+	}
+	for _, p := range s.Points {
+		if p.Result.Settings.Clients != p.X || p.Result.Requests.Sent != 4 || p.Result.Requests.OK != 4 {
+			t.Errorf("point %d: clients %d, requests %+v", p.X, p.Result.Settings.Clients, p.Result.Requests)
+		}
+		if p.CostPerUnit <= 0 {
+			t.Errorf("point %d: cost %v", p.X, p.CostPerUnit)
+		}
+	}
+	checkSVG(t, s.WriteSVG)
+	if err := s.WriteText(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBenchBaselines runs the Python baselines (in process and end to end) on a
+// small mixed run: the two sides must give the same scores.
+func TestBenchBaselines(t *testing.T) {
+	needData(t)
+	const py = "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import grpc, grpc_tools").Run(); err != nil {
+		t.Skipf("%s with grpcio and grpc_tools is needed for the baselines: %v", py, err)
+	}
+	opts := tinyOptions(t)
+	// Mixed formats at 512 bytes: long completions make the race detector
+	// crawl through the regexps.
+	opts.Scenario, opts.BatchSize, opts.Requests, opts.Python = Mixed, 200, 2, py
+	opts.CompletionLength = 512
+	opts.E2ERows, opts.E2ERepeats = 300, 1
+	r, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.Baseline
+	if b == nil || b.Batches != 2 || b.Rollouts != 400 || b.RolloutsPerSecond <= 0 {
+		t.Fatalf("baseline %+v, want 2 batches of 200", b)
+	}
+	if a := b.Agreement; a == nil || a.Compared != 800 || a.Agree != a.Compared {
+		t.Errorf("agreement %+v, want all 800 scores equal", a)
+	}
+	if e := b.E2E; e == nil || e.Rows != 300 || e.Compared != 1200 || e.Agree != e.Compared || e.ClientMs <= 0 {
+		t.Errorf("end to end %+v, want 300 rows with the client's scores equal to in-process ones", e)
+	}
+	if r.Ratios == nil || r.Ratios.Throughput <= 0 || r.Ratios.E2E <= 0 || r.Ratios.PerCPUSecond <= 0 {
+		t.Errorf("ratios %+v", r.Ratios)
+	}
+	if len(r.PerFunction) != 4 || r.PerFunction[0].PythonNsPerRollout <= 0 {
+		t.Errorf("per function %+v", r.PerFunction)
+	}
+	checkSVG(t, r.WriteSVG)
+}
+
+// checkSVG checks that write produces well-formed XML with an svg root.
+func checkSVG(t *testing.T, write func(io.Writer) error) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(&b)
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("root element %q, want svg", root)
+	}
+}

@@ -1,0 +1,196 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteJSON writes v (a *Result or a *SweepResult) as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteText writes the human report of a run.
+func (r *Result) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
+	target := "in-process server (" + fmt.Sprint(r.Settings.Workers) + " workers) over loopback gRPC"
+	if r.Target != "in-process" {
+		target = "server at " + r.Target
+	}
+	p("scenario\t%s on %s: %d function(s) (%s)", r.Scenario, target, len(r.Functions), strings.Join(r.Functions, ", "))
+	run := fmt.Sprintf("%.1f s", r.Settings.DurationSeconds)
+	if r.Settings.Requests > 0 {
+		run = fmt.Sprintf("%d requests", r.Settings.Requests)
+	}
+	p("load\tbatch %d rollouts in groups of %d, %d client(s), %s; completions %.0f B on average (%d–%d), %.0f%% wrong",
+		r.Settings.BatchSize, r.Settings.GroupSize, r.Settings.Clients, run,
+		r.CompletionBytes.Mean, r.CompletionBytes.Min, r.CompletionBytes.Max, 100*r.Settings.Wrong)
+	p("machine\t%d CPUs, GOMAXPROCS %d, load average %s before, %s after", r.Machine.CPUs, r.Machine.GOMAXPROCS,
+		loads(r.Machine.LoadBefore), loads(r.Machine.LoadAfter))
+	p("requests\t%d sent = %d OK + %d failed%s (in %.2f s; warm-up: %d sent, %d OK)", r.Requests.Sent, r.Requests.OK,
+		r.Requests.Failed(), errorList(r.Requests.Errors), r.ElapsedSeconds, r.WarmupRequests.Sent, r.WarmupRequests.OK)
+	p("throughput\t%s rollouts/s, %s evaluations/s", num(r.RolloutsPerSecond), num(r.EvaluationsPerSecond))
+	p("latency\tp50 %s  p90 %s  p99 %s  max %s", dur(r.Latency.P50), dur(r.Latency.P90), dur(r.Latency.P99), dur(r.Latency.Max))
+	if pr := r.Process; pr != nil {
+		since := ""
+		if pr.PeakRSSSinceStart {
+			since = " (since start)"
+		}
+		p("process\tCPU %.2f s (%.2f cores), %.2f µs CPU/rollout; peak RSS %s%s; %.1f allocs and %s allocated/rollout, %d GCs",
+			pr.CPUSeconds, pr.Cores, pr.CPUMicrosPerRollout, bytesOf(float64(pr.PeakRSSBytes)), since,
+			pr.AllocsPerRollout, bytesOf(pr.AllocBytesPerRollout), pr.GCs)
+		p("\t(server and load generator together; the load generator sends pre-encoded requests and decodes the answers)")
+	}
+	var outs []string
+	for _, o := range r.Outcomes {
+		s := fmt.Sprintf("%s mean %.3f", o.Function, o.MeanOK)
+		if o.NotApplicable > 0 || o.Error > 0 {
+			s += fmt.Sprintf(" (%d n/a, %d error)", o.NotApplicable, o.Error)
+		}
+		outs = append(outs, s)
+	}
+	p("scores\t%s", strings.Join(outs, "; "))
+	if b := r.Baseline; b != nil {
+		p("")
+		p("baseline\tPython %s, TRL-style functions in process (bench/baseline/trl_rewards.py), one batch at a time", b.Python)
+		p("\t%s rollouts/s, %s evaluations/s, per batch p50 %s p99 %s; CPU %.2f s; peak RSS %s",
+			num(b.RolloutsPerSecond), num(b.EvaluationsPerSecond), dur(b.Latency.P50), dur(b.Latency.P99),
+			b.CPUSeconds, bytesOf(float64(b.PeakRSSBytes)))
+		if a := b.Agreement; a != nil {
+			p("agreement\t%d of %d rollout-function scores of the first batch equal (%.2f%%)", a.Agree, a.Compared, 100*ratio(float64(a.Agree), float64(a.Compared)))
+			for _, d := range a.Examples {
+				p("\t  %s %s: rewardd %s, python %s", d.Function, d.Row, optional(d.Rewardd), optional(d.Python))
+			}
+		}
+		if e := b.E2E; e != nil {
+			p("end to end\t%d-rollout batch: Python gRPC client %s, Python in process %s (medians of %d; the client got the same scores: %d of %d)",
+				e.Rows, dur(e.ClientMs), dur(e.InProcessMs), e.Repeats, e.Agree, e.Compared)
+			p("\tclient time: building the request %s, the call %s, the result lists %s",
+				dur(e.ClientParts["build"]), dur(e.ClientParts["call"]), dur(e.ClientParts["unpack"]))
+		}
+	}
+	if len(r.PerFunction) > 0 {
+		p("")
+		p("per function\tone core, no transport: rewardd / Python per rollout")
+		for _, f := range r.PerFunction {
+			p("\t  %s\t%s\t%s\t%s", f.Function, nsDur(f.RewarddNsPerRollout), nsDur(f.PythonNsPerRollout), speed(f.Speedup))
+		}
+	}
+	if q := r.Ratios; q != nil {
+		p("")
+		p("ratios\trewardd / Python (above 1: rewardd better)")
+		p("\t  throughput\t%.2f×\t(rollouts/s, whole machine vs one Python process)", q.Throughput)
+		if q.PerCPUSecond > 0 {
+			p("\t  per CPU second\t%.2f×\t(rollouts per CPU second, server + load generator vs Python)", q.PerCPUSecond)
+		}
+		if q.E2E > 0 {
+			p("\t  end to end\t%.2f×\t(in-process Python time ÷ Python client time; target ≥ 0.5, i.e. within 2×)", q.E2E)
+		}
+	}
+	for _, n := range r.Notes {
+		p("note\t%s", n)
+	}
+	return tw.Flush()
+}
+
+func loads(l []float64) string {
+	if len(l) < 3 {
+		return "?"
+	}
+	return fmt.Sprintf("%.2f %.2f %.2f", l[0], l[1], l[2])
+}
+
+func errorList(errs map[string]int) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, code := range slices.Sorted(maps.Keys(errs)) {
+		parts = append(parts, fmt.Sprintf("%s %d", code, errs[code]))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func optional(v *float64) string {
+	if v == nil {
+		return "None"
+	}
+	return fmt.Sprint(*v)
+}
+
+func speed(x float64) string {
+	switch {
+	case x == 0:
+		return ""
+	case x >= 1:
+		return fmt.Sprintf("rewardd %.1f× faster", x)
+	default:
+		return fmt.Sprintf("Python %.1f× faster", 1/x)
+	}
+}
+
+// num formats n with thousands separators.
+func num(n float64) string {
+	s := fmt.Sprintf("%.0f", n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// dur formats milliseconds.
+func dur(msec float64) string {
+	switch {
+	case msec >= 1000:
+		return fmt.Sprintf("%.2fs", msec/1000)
+	case msec >= 10:
+		return fmt.Sprintf("%.0fms", msec)
+	case msec >= 1:
+		return fmt.Sprintf("%.2fms", msec)
+	default:
+		return fmt.Sprintf("%.0fµs", msec*1000)
+	}
+}
+
+func nsDur(ns float64) string {
+	switch {
+	case ns == 0:
+		return "-"
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2fms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.2fµs", ns/1e3)
+	default:
+		return fmt.Sprintf("%.0fns", ns)
+	}
+}
+
+func bytesOf(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	default:
+		return fmt.Sprintf("%.0f B", b)
+	}
+}

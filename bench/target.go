@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sourcegraph/conc"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/server"
+)
+
+// target is the server under load: in process, or a remote one (--addr).
+type target struct {
+	addr     string
+	inProc   bool
+	workers  int
+	dialOpts []grpc.DialOption
+	stop     func()
+}
+
+// startTarget starts the in-process server (the same NewEngine, NewService
+// and NewGRPCServer as `rewardd serve`, over loopback TCP), or names the
+// remote one.
+func startTarget(opts *Options) (*target, error) {
+	if opts.Addr != "" {
+		return &target{addr: opts.Addr, dialOpts: opts.DialOptions}, nil
+	}
+	cfg, log := opts.Config, opts.Log
+	names := make([]string, len(cfg.Functions))
+	for i, fn := range cfg.Functions {
+		names[i] = fn.Name
+	}
+	m := server.NewMetrics(prometheus.NewRegistry(), names)
+	engine := server.NewEngine(opts.Workers, cfg.Limits.MaxInflightRequests, m, log)
+	svc := server.NewService(cfg, opts.Registry, engine, log)
+	gs, _ := server.NewGRPCServer(svc, m, log, nil)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	var wg conc.WaitGroup
+	wg.Go(func() { gs.Serve(lis) })
+	return &target{
+		addr: lis.Addr().String(), inProc: true, workers: opts.Workers,
+		dialOpts: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
+		stop: func() {
+			gs.Stop()
+			wg.Wait()
+		},
+	}, nil
+}
+
+func (t *target) close() {
+	if t.stop != nil {
+		t.stop()
+	}
+}
+
+// dial opens one client connection, as one trainer process would have.
+func (t *target) dial(ctx context.Context) (*grpc.ClientConn, error) {
+	opts := append([]grpc.DialOption{
+		grpc.WithDefaultCallOptions(
+			grpc.ForceCodecV2(preEncodedCodec{}),
+			grpc.MaxCallRecvMsgSize(1<<30), grpc.MaxCallSendMsgSize(1<<30)),
+	}, t.dialOpts...)
+	conn, err := grpc.NewClient(t.addr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", t.addr, err)
+	}
+	// Connect before the clock starts.
+	if _, err := rewardv1.NewRewardServiceClient(conn).ListFunctions(ctx, &rewardv1.ListFunctionsRequest{}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("ListFunctions on %s: %w", t.addr, err)
+	}
+	return conn, nil
+}
+
+// preEncoded is a ScoreRequest already in its wire format: the load
+// generator encodes each distinct batch once, so that its own CPU goes to
+// the calls, not to re-encoding the same message (a trainer encodes each
+// batch once too, and pays for it on its own side).
+type preEncoded []byte
+
+// preEncodedCodec is gRPC's proto codec that also sends preEncoded bytes as
+// they are.
+type preEncodedCodec struct{}
+
+func (preEncodedCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if b, ok := v.(preEncoded); ok {
+		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	}
+	return encoding.GetCodecV2("proto").Marshal(v)
+}
+
+func (preEncodedCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	return encoding.GetCodecV2("proto").Unmarshal(data, v)
+}
+
+func (preEncodedCodec) Name() string { return "proto" }
+
+var _ encoding.CodecV2 = preEncodedCodec{}
+
+// encode returns req in its wire format.
+func encode(req *rewardv1.ScoreRequest) (preEncoded, error) {
+	b, err := proto.Marshal(req)
+	return preEncoded(b), err
+}
+
+// usage is what this process has consumed so far.
+type usage struct {
+	cpu     time.Duration // user + system
+	mallocs uint64
+	bytes   uint64
+	gcs     uint32
+}
+
+func readUsage() usage {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return usage{
+		cpu:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		mallocs: ms.Mallocs, bytes: ms.TotalAlloc, gcs: ms.NumGC,
+	}
+}
+
+// resetPeakRSS resets the process's peak resident set size (VmHWM), so that
+// the peak read after a run is that run's. It reports false when the kernel
+// does not allow it; VmHWM is then the peak since the process started.
+func resetPeakRSS() bool {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+// peakRSS returns VmHWM in bytes.
+func peakRSS() (int64, error) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/self/status")
+}
+
+// loadAvg returns the 1, 5 and 15 minute load averages, or nil.
+func loadAvg() []float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return nil
+	}
+	out := make([]float64, 3)
+	for i := range out {
+		out[i], _ = strconv.ParseFloat(f[i], 64)
+	}
+	return out
+}
+
+// quiet is the logger of the in-process server when the caller gives none.
+func quiet() *zap.Logger { return zap.NewNop() }

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/rewardd/rewardd/bench"
+	"github.com/rewardd/rewardd/scorers/builtin"
+)
+
+// runBench loads a server with a scenario's rollouts and reports throughput,
+// latency, CPU and memory next to the Python baselines of the same run (see
+// bench/README.md).
+//
+// Exit status: 2 for bad usage (and for the humaneval scenario until
+// code_exec exists), 1 when the run fails or any request fails, else 0.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	d := bench.Defaults()
+	fs := newFlags("bench", stderr)
+	configPath := fs.String("config", "", "config of the in-process server (default: the embedded default config)")
+	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC) to load instead of an in-process server")
+	tokenFile := fs.String("auth-token-file", "", "with --addr: file holding the server's bearer token")
+	caFile := fs.String("tls-ca", "", "with --addr: PEM CA bundle to verify the server's TLS certificate (enables TLS)")
+	scenario := fs.String("scenario", d.Scenario, "scenario: gsm8k, mixed, humaneval (humaneval needs code_exec, not built yet)")
+	data := fs.String("data", d.Data, "GSM8K test.jsonl")
+	wrong := fs.Float64("wrong", d.Wrong, "share of rollouts whose final answer is made wrong")
+	batchSize := fs.Int("batch-size", d.BatchSize, "rollouts per request")
+	groupSize := fs.Int("group-size", d.GroupSize, "completions per prompt (GRPO group)")
+	clients := fs.Int("clients", d.Clients, "concurrent clients, each with its own connection")
+	duration := fs.Duration("duration", d.Duration, "how long to send (per sweep point with --sweep)")
+	requests := fs.Int("requests", 0, "send this many requests in all instead of running for --duration")
+	warmup := fs.Int("warmup", d.Warmup, "requests per client before the clock starts")
+	length := fs.Int("completion-length", 0, "pad or trim every completion to this many bytes (0: as the scenario makes them)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size of the in-process server")
+	seed := fs.Uint64("seed", d.Seed, "seed of the wrong rollouts and the mixed formats")
+	functions := fs.String("functions", strings.Join(bench.BaselineFunctions, ","), "comma-separated served functions every request asks for (the Python baseline implements the default ones)")
+	sweep := fs.String("sweep", "", "measure how cost grows: batch (64 → 16,384), length (256 B → 64 KiB) or clients (1 → 16)")
+	baseline := fs.Bool("baseline", true, "run the Python baselines in the same invocation")
+	python := fs.String("python", "/usr/bin/python3", "Python interpreter of the baselines (needs grpcio and grpc_tools)")
+	e2eRows := fs.Int("e2e-rows", d.E2ERows, "rollouts of the batch the Python client sends end to end")
+	out := fs.String("out", "", "write the result as JSON to this file")
+	svg := fs.String("svg", "", "write the picture as SVG to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured load to this file (not with --sweep)")
+	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *scenario == bench.HumanEval:
+		return &usageError{"bench: " + bench.ErrCodeExecNotBuilt.Error()}
+	case set["requests"] && set["duration"]:
+		return &usageError{"bench: give --requests or --duration, not both"}
+	case set["requests"] && *requests < 1:
+		return &usageError{"bench: --requests must be at least 1"}
+	case *addr != "" && (set["workers"] || set["config"]):
+		return &usageError{"bench: --workers and --config are for the in-process server, not with --addr"}
+	case *addr == "" && (*tokenFile != "" || *caFile != ""):
+		return &usageError{"bench: --auth-token-file and --tls-ca go with --addr"}
+	case *sweep != "" && *cpuProfile != "":
+		return &usageError{"bench: --cpuprofile profiles one run; rerun the sweep's worst point alone with it"}
+	case *sweep != "" && set[map[string]string{bench.SweepBatch: "batch-size", bench.SweepLength: "completion-length", bench.SweepClients: "clients"}[*sweep]]:
+		return &usageError{fmt.Sprintf("bench: --sweep %s sets that value itself", *sweep)}
+	}
+	if *sweep != "" {
+		if _, err := bench.SweepValues(*sweep); err != nil {
+			return &usageError{"bench: --sweep: " + err.Error()}
+		}
+	}
+
+	opts := bench.Options{
+		Scenario: *scenario, Data: *data, Wrong: *wrong, BatchSize: *batchSize, GroupSize: *groupSize,
+		Clients: *clients, Duration: *duration, Warmup: *warmup, CompletionLength: *length,
+		Seed: *seed, Workers: *workers, Addr: *addr, E2ERows: *e2eRows, Functions: strings.Split(*functions, ","),
+	}
+	if set["requests"] {
+		opts.Requests, opts.Duration = *requests, 0
+	}
+	if *baseline {
+		opts.Python = *python
+	}
+	if *progress {
+		opts.Progress = stderr
+	}
+	if *addr == "" {
+		cfg, err := loadConfig(*configPath)
+		if err != nil {
+			return err
+		}
+		opts.Config, opts.Registry = cfg, builtin.Registry()
+		log, err := newLogger("warn", stderr)
+		if err != nil {
+			return err
+		}
+		defer log.Sync()
+		opts.Log = log
+	} else {
+		dialOpts, err := dialOptions(*tokenFile, *caFile)
+		if err != nil {
+			return err
+		}
+		opts.DialOptions, opts.TLSCAFile = dialOpts, *caFile
+		if *tokenFile != "" {
+			token, err := os.ReadFile(*tokenFile)
+			if err != nil {
+				return &usageError{fmt.Sprintf("--auth-token-file: %v", err)}
+			}
+			opts.AuthToken = strings.TrimSpace(string(token))
+		}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return &usageError{fmt.Sprintf("--cpuprofile: %v", err)}
+		}
+		defer f.Close()
+		opts.CPUProfile = f
+	}
+
+	type report interface {
+		WriteText(io.Writer) error
+		WriteSVG(io.Writer) error
+	}
+	var rep report
+	var failed, sent int
+	if *sweep != "" {
+		res, err := bench.Sweep(ctx, opts, *sweep)
+		if err != nil {
+			return benchError(err)
+		}
+		rep = res
+		for _, p := range res.Points {
+			failed += p.Result.Requests.Failed()
+			sent += p.Result.Requests.Sent
+		}
+	} else {
+		res, err := bench.Run(ctx, opts)
+		if err != nil {
+			return benchError(err)
+		}
+		rep = res
+		failed, sent = res.Requests.Failed(), res.Requests.Sent
+	}
+	if err := rep.WriteText(stdout); err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := writeTo(*out, func(w io.Writer) error { return bench.WriteJSON(w, rep) }); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if *svg != "" {
+		if err := writeTo(*svg, rep.WriteSVG); err != nil {
+			return fmt.Errorf("--svg: %w", err)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("bench: %d of %d requests failed (errors by status above)", failed, sent)
+	}
+	return nil
+}
+
+// benchError makes the bench's option errors usage errors.
+func benchError(err error) error {
+	var oe *bench.OptionError
+	if errors.As(err, &oe) {
+		return &usageError{"bench: " + err.Error()}
+	}
+	return err
+}
+
+// writeTo creates path and writes it with write.
+func writeTo(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

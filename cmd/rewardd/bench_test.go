@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const gsm8kData = "../../../shared/data/gsm8k_test.jsonl"
+
+// TestBenchRequests runs `rewardd bench --requests 20` on the in-process
+// server and checks the JSON result accounts for all 20 requests, and that
+// the picture is written.
+func TestBenchRequests(t *testing.T) {
+	if _, err := os.Stat(gsm8kData); err != nil {
+		t.Skipf("GSM8K data not found (CI has ../shared beside the repo): %v", err)
+	}
+	dir := t.TempDir()
+	out, svg := filepath.Join(dir, "result.json"), filepath.Join(dir, "result.svg")
+	stdout, stderr, exit := runRewardd(t, "", "bench", "--requests", "20", "--batch-size", "32", "--clients", "2",
+		"--baseline=false", "--data", gsm8kData, "--out", out, "--svg", svg)
+	if exit != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", exit, stderr)
+	}
+	if !strings.Contains(stdout, "20 sent = 20 OK + 0 failed") {
+		t.Errorf("stdout does not account for the 20 requests:\n%s", stdout)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Requests struct {
+			Sent, OK int
+			Errors   map[string]int
+		}
+		Rollouts  int64
+		Functions []string
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests.Sent != 20 || res.Requests.OK != 20 || len(res.Requests.Errors) != 0 || res.Rollouts != 20*32 {
+		t.Errorf("result: %+v", res)
+	}
+	if len(res.Functions) != 4 {
+		t.Errorf("functions %v, want the baseline's four", res.Functions)
+	}
+	pic, err := os.ReadFile(svg)
+	if err != nil || !strings.HasPrefix(string(pic), "<svg") {
+		t.Errorf("--svg: %v, %.40q", err, pic)
+	}
+}
+
+// TestBenchUsage: bad usage exits 2 with a message that names the problem;
+// the humaneval scenario says code_exec is missing.
+func TestBenchUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "humaneval"}, "code_exec is not built yet"},
+		{[]string{"--requests", "5", "--duration", "1s"}, "not both"},
+		{[]string{"--sweep", "batch", "--batch-size", "8"}, "sets that value itself"},
+		{[]string{"--sweep", "depth"}, "unknown sweep"},
+		{[]string{"--scenario", "nope", "--requests", "1", "--baseline=false", "--data", gsm8kData}, "unknown scenario"},
+		{[]string{"--functions", "accuracy,nope", "--requests", "1", "--data", gsm8kData}, "not \"nope\""},
+		{[]string{"--requests", "1", "--baseline=false", "--data", "missing.jsonl"}, "missing.jsonl"},
+	} {
+		_, stderr, exit := runRewardd(t, "", append([]string{"bench"}, tc.args...)...)
+		if exit != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("bench %v: exit %d, stderr %q; want exit 2 and %q", tc.args, exit, stderr, tc.want)
+		}
+	}
+}
