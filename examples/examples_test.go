@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.yaml.in/yaml/v3"
 
@@ -26,6 +27,8 @@ import (
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // serve runs the config at path behind real gRPC and HTTP listeners on
 // loopback and returns their addresses.
