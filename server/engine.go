@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,21 +61,32 @@ func NewEngine(workers, maxInflight int, m *Metrics, log *zap.Logger) *Engine {
 }
 
 // admittedKey marks a context whose request holds an admission slot
-// already (see Admit).
+// already (see Admit); its value is the *admission.
 type admittedKey struct{}
+
+// admission is one slot taken by Admit, given back once: by Score when the
+// work is done, or when the request's context ends, whichever comes first.
+type admission struct {
+	once sync.Once
+	e    *Engine
+}
+
+func (a *admission) release() { a.once.Do(a.e.release) }
 
 // Admit takes an admission slot for a request before its body is read or
 // decoded, so that the excess is refused in microseconds instead of after
-// megabytes have arrived. The slot is given back when ctx ends (transports
-// end a request's context when it is answered); Score on the returned context
-// does not take a second one. It fails with ErrOverloaded when the engine is
-// full.
+// megabytes have arrived. Score on the returned context does not take a
+// second slot and gives this one back when its work is done; if Score is never
+// reached (the body does not decode), the slot comes back when ctx ends
+// (transports end a request's context when it is answered). It fails with
+// ErrOverloaded when the engine is full.
 func (e *Engine) Admit(ctx context.Context) (context.Context, error) {
 	if !e.reserve() {
 		return ctx, ErrOverloaded
 	}
-	context.AfterFunc(ctx, e.release)
-	return context.WithValue(ctx, admittedKey{}, true), nil
+	a := &admission{e: e}
+	context.AfterFunc(ctx, a.release)
+	return context.WithValue(ctx, admittedKey{}, a), nil
 }
 
 func (e *Engine) reserve() bool {
@@ -100,7 +112,12 @@ const maxChunk = 256
 // panic while scoring one rollout becomes an Error result for that rollout
 // only.
 func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Rollout) ([][]scorers.Result, error) {
-	if ctx.Value(admittedKey{}) == nil {
+	if a, ok := ctx.Value(admittedKey{}).(*admission); ok {
+		// Give the slot back as soon as the work is done, before the
+		// answer is written: a client that sends its next request the
+		// moment it has this answer must find the slot free.
+		defer a.release()
+	} else {
 		if !e.reserve() {
 			return nil, ErrOverloaded
 		}

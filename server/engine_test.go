@@ -288,6 +288,7 @@ func TestEngineGroupScorer(t *testing.T) {
 func TestEngineAdmit(t *testing.T) {
 	e, m := newTestEngine(t, 1, 1)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	admitted, err := e.Admit(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -297,6 +298,21 @@ func TestEngineAdmit(t *testing.T) {
 	}
 	if _, err := e.Score(admitted, []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
 		t.Errorf("Score on the admitted context: %v", err)
+	}
+	// Score gave the slot back when its work was done, before the request's
+	// context ended: the next request is admitted at once.
+	next, err := e.Admit(context.Background())
+	if err != nil {
+		t.Fatalf("admission right after Score: %v", err)
+	}
+	if _, err := e.Score(next, []Task{task("a", idScore(1))}, rollouts(1)); err != nil {
+		t.Fatal(err)
+	}
+	// A slot whose request never reaches Score comes back when its context
+	// ends.
+	ctx, cancel = context.WithCancel(context.Background())
+	if _, err := e.Admit(ctx); err != nil {
+		t.Fatal(err)
 	}
 	cancel()
 	// The slot comes back when the context ends (context.AfterFunc runs in
