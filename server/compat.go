@@ -4,73 +4,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strings"
-	"time"
-	"unicode/utf8"
 
-	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
-	"github.com/rewardd/rewardd/server/jsonl"
 )
 
-// compat serves the HTTP bodies other trainers already speak, mapped onto
-// the same Service: OpenRLHF's remote reward (POST /get_reward) and a NeMo
-// Gym resources server (POST /verify, POST /seed_session).
-type compat struct {
-	svc   *Service
-	m     *Metrics
-	log   *zap.Logger
-	ready *Readiness
-}
-
-func (c *compat) register(mux *http.ServeMux) {
-	mux.HandleFunc("POST /get_reward", c.observe("http_get_reward", c.getReward))
-	mux.HandleFunc("POST /verify", c.observe("http_verify", c.verify))
+// registerCompat serves the HTTP bodies other trainers already speak, mapped
+// onto the same Service: OpenRLHF's remote reward (POST /get_reward) and a
+// NeMo Gym resources server (POST /verify, POST /seed_session).
+func (c *jsonAPI) registerCompat(mux *http.ServeMux) {
+	mux.HandleFunc("POST /get_reward", c.endpoint("http_get_reward", c.getReward))
+	mux.HandleFunc("POST /verify", c.endpoint("http_verify", c.verify))
 	mux.HandleFunc("POST /seed_session", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]any{})
 	})
-}
-
-// observe reads the body (bounded, valid UTF-8), runs h, writes its error as
-// a google.rpc.Status JSON body, and records the request.
-func (c *compat) observe(method string, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		err := func() error {
-			if !c.ready.Ready() {
-				return errShuttingDown
-			}
-			ctx, err := c.svc.engine.Admit(r.Context())
-			if err != nil {
-				return err
-			}
-			r = r.WithContext(ctx)
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(c.svc.cfg.Limits.MaxMessageBytes)))
-			var tooBig *http.MaxBytesError
-			switch {
-			case errors.As(err, &tooBig):
-				return invalid("request body is over %d bytes (limits.max_message_bytes)", tooBig.Limit)
-			case err != nil:
-				return invalid("read request body: %v", err)
-			case !utf8.Valid(body):
-				return invalid("request body: invalid UTF-8 at byte %d", jsonl.FirstInvalidUTF8(body))
-			}
-			return h(w, r, body)
-		}()
-		st := toStatus(c.log, method, err)
-		if st.Code() != codes.OK {
-			writeStatus(w, st)
-		}
-		c.m.requests.WithLabelValues(method, st.Code().String()).Inc()
-		c.m.requestDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
-	}
 }
 
 // stringOrList is a JSON string or list of strings; single says which.
@@ -98,7 +51,7 @@ func (s *stringOrList) UnmarshalJSON(b []byte) error {
 // "scores", "extra_logs": {function: [...]}}: rewards and scores are the
 // weighted sum of the functions (TRL's nansum); extra_logs holds each
 // function's scores, null where it gave none, and "errors" says why.
-func (c *compat) getReward(w http.ResponseWriter, r *http.Request, body []byte) error {
+func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte) error {
 	var raw map[string]json.RawMessage
 	if err := decodeJSON(body, &raw); err != nil {
 		return err
@@ -176,7 +129,7 @@ func (c *compat) getReward(w http.ResponseWriter, r *http.Request, body []byte) 
 // shape, and the task's own fields) comes back with "reward", the weighted
 // sum of the functions, "reward_components" and each component at the top
 // level too. Task fields become row fields (e.g. expected_answer).
-func (c *compat) verify(w http.ResponseWriter, r *http.Request, body []byte) error {
+func (c *jsonAPI) verify(w http.ResponseWriter, r *http.Request, body []byte) error {
 	var in map[string]any
 	if err := decodeJSON(body, &in); err != nil {
 		return err
@@ -222,7 +175,7 @@ func (c *compat) verify(w http.ResponseWriter, r *http.Request, body []byte) err
 // weightedSum is each rollout's weighted sum of the functions' OK scores,
 // with the config's weights (TRL's nansum: a rollout with no score sums to 0;
 // its function entries say null and why).
-func (c *compat) weightedSum(resp *rewardv1.ScoreResponse) []float64 {
+func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse) []float64 {
 	var sums []float64
 	for k, fs := range resp.GetFunctions() {
 		if k == 0 {

@@ -53,9 +53,9 @@ func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, read
 		io.WriteString(w, "ready\n")
 	})
 	scoring := http.NewServeMux()
-	h := &httpScore{svc: svc, m: m, log: log, ready: ready}
-	scoring.HandleFunc("POST /v1/score", h.serve)
-	(&compat{svc: svc, m: m, log: log, ready: ready}).register(scoring)
+	api := &jsonAPI{svc: svc, m: m, log: log, ready: ready}
+	scoring.HandleFunc("POST /v1/score", api.endpoint("http_score", api.score))
+	api.registerCompat(scoring)
 	guarded := auth.Middleware(scoring)
 	for _, path := range []string{"/v1/score", "/get_reward", "/verify", "/seed_session"} {
 		mux.Handle(path, guarded)
@@ -63,76 +63,76 @@ func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, read
 	return mux
 }
 
-type httpScore struct {
+// jsonAPI serves the HTTP scoring endpoints: rewardd's own /v1/score and the
+// bodies other trainers speak (compat.go), all through endpoint.
+type jsonAPI struct {
 	svc   *Service
 	m     *Metrics
 	log   *zap.Logger
 	ready *Readiness
 }
 
-func (h *httpScore) serve(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	st := h.score(w, r)
-	h.m.requests.WithLabelValues("http_score", st.Code().String()).Inc()
-	h.m.requestDuration.WithLabelValues("http_score").Observe(time.Since(start).Seconds())
-}
-
-// score answers one request and returns its status for the metrics.
-func (h *httpScore) score(w http.ResponseWriter, r *http.Request) (st *status.Status) {
-	if !h.ready.Ready() {
-		st = toStatus(h.log, "http_score", errShuttingDown)
-		writeStatus(w, st)
-		return st
-	}
-	ctx, err := h.svc.engine.Admit(r.Context())
-	if err != nil {
-		st = toStatus(h.log, "http_score", err)
-		writeStatus(w, st)
-		return st
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			h.log.Error("handler panicked", zap.String("path", r.URL.Path), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
-			st = status.New(codes.Internal, "internal error")
+// endpoint wraps a JSON handler: it refuses work while draining, takes an
+// admission slot before reading the body (bounded, valid UTF-8), runs h,
+// writes its error as a google.rpc.Status JSON body, turns a panic into an
+// internal error, and records the request under method.
+func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		err := func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					a.log.Error("handler panicked", zap.String("path", r.URL.Path), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+					err = status.Error(codes.Internal, "internal error")
+				}
+			}()
+			if !a.ready.Ready() {
+				return errShuttingDown
+			}
+			ctx, err := a.svc.engine.Admit(r.Context())
+			if err != nil {
+				return err
+			}
+			r = r.WithContext(ctx)
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(a.svc.cfg.Limits.MaxMessageBytes)))
+			var tooBig *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooBig):
+				return invalid("request body is over %d bytes (limits.max_message_bytes)", tooBig.Limit)
+			case err != nil:
+				return invalid("read request body: %v", err)
+			case !utf8.Valid(body):
+				return invalid("request body: invalid UTF-8 at byte %d", jsonl.FirstInvalidUTF8(body))
+			}
+			return h(w, r, body)
+		}()
+		st := toStatus(a.log, method, err)
+		if st.Code() != codes.OK {
 			writeStatus(w, st)
 		}
-	}()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.svc.cfg.Limits.MaxMessageBytes)))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			st = status.Newf(codes.InvalidArgument, "request body is over %d bytes (limits.max_message_bytes)", tooBig.Limit)
-		} else {
-			st = status.Newf(codes.InvalidArgument, "read request body: %v", err)
-		}
-		writeStatus(w, st)
-		return st
+		a.m.requests.WithLabelValues(method, st.Code().String()).Inc()
+		a.m.requestDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	}
-	if !utf8.Valid(body) {
-		st = status.Newf(codes.InvalidArgument, "request body: invalid UTF-8 at byte %d", jsonl.FirstInvalidUTF8(body))
-		writeStatus(w, st)
-		return st
-	}
+}
+
+// score answers POST /v1/score: a ScoreRequest as protobuf JSON, answered
+// with a ScoreResponse.
+func (a *jsonAPI) score(w http.ResponseWriter, r *http.Request, body []byte) error {
 	var req rewardv1.ScoreRequest
 	if err := protojson.Unmarshal(body, &req); err != nil {
-		st = status.Newf(codes.InvalidArgument, "request body: %v", err)
-		writeStatus(w, st)
-		return st
+		return invalid("request body: %v", err)
 	}
-	resp, err := h.svc.Score(ctx, &req)
-	if st = toStatus(h.log, "http_score", err); st.Code() != codes.OK {
-		writeStatus(w, st)
-		return st
+	resp, err := a.svc.Score(r.Context(), &req)
+	if err != nil {
+		return err
 	}
 	out, err := protojson.Marshal(resp)
 	if err != nil {
-		st = toStatus(h.log, "http_score", fmt.Errorf("encode response: %w", err))
-		writeStatus(w, st)
-		return st
+		return fmt.Errorf("encode response: %w", err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
-	return st
+	return nil
 }
 
 // writeStatus writes st as a google.rpc.Status JSON body ({"code": 3,
