@@ -1,0 +1,523 @@
+// Package sandbox runs untrusted Python programs against tests, contained.
+//
+// A Pool keeps one pre-forked Python fork server per slot. Each fork server
+// is PID 1 of its own mount, pid, net, ipc and uts namespaces, sees a private
+// /proc and a private tmpfs on /tmp, and is confined by Landlock (read-only
+// runtime, the private /tmp writable, nothing else) and seccomp (no sockets,
+// no new namespaces, no ptrace, bpf, keyctl, mount, io_uring, …). Per
+// submission it forks a child that drops to the slot's own unprivileged uid
+// under rlimits (CPU, address space, file size, processes), runs every test
+// of the submission, and is then killed with everything it started.
+// Expected outputs never enter the sandbox: Job.Check compares in Go.
+//
+// The confinement is applied by a helper, the calling binary re-executed
+// with HelperArg, so main (and TestMain of a package that starts pools) must
+// call IsHelper/HelperMain first.
+package sandbox
+
+import (
+	_ "embed"
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+//go:embed harness.py
+var harness string
+
+// Config configures a Pool.
+type Config struct {
+	// Slots is how many submissions run at once; 0 means one per CPU.
+	Slots int
+	// Python is the interpreter; "" means /usr/bin/python3.
+	Python string
+	// Helper is the command that runs HelperMain when given HelperArg;
+	// nil means this executable.
+	Helper []string
+	// Unsafe runs programs with no isolation at all: no namespaces, no
+	// Landlock, no seccomp, no uid change, as the user running rewardd.
+	// For development on machines without the primitives; never the
+	// default.
+	Unsafe bool
+	// Metrics, when set, receives executions, durations and busy slots.
+	Metrics *Metrics
+}
+
+// Pool is a set of sandbox slots. Its methods are safe for concurrent use.
+type Pool struct {
+	cfg     Config
+	free    chan *slot
+	slots   []*slot
+	uidBase int
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// maxTests bounds the tests of one submission.
+const maxTests = 256
+
+// ErrClosed is returned by Run after Close.
+var errClosed = errors.New("sandbox pool is closed")
+
+// Start starts every slot and probes the sandbox: a program that tries the
+// ways out (network, host files, /proc, uid 0) must find each closed. If a
+// primitive is missing or a probe finds a way out, Start fails with the
+// reason and nothing is left running: code execution fails closed.
+func Start(ctx context.Context, cfg Config) (*Pool, error) {
+	if cfg.Slots <= 0 {
+		cfg.Slots = runtime.NumCPU()
+	}
+	if cfg.Slots > 100 {
+		return nil, fmt.Errorf("sandbox: %d slots, at most 100", cfg.Slots)
+	}
+	if cfg.Python == "" {
+		cfg.Python = "/usr/bin/python3"
+	}
+	if cfg.Helper == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: find own executable for the helper: %w", err)
+		}
+		cfg.Helper = []string{exe}
+	}
+	if !cfg.Unsafe && os.Geteuid() != 0 {
+		return nil, errors.New("sandbox: needs root (namespaces, mounts, an unprivileged uid per slot); not running as root")
+	}
+	// Each slot runs its programs under its own uid, distinct per process
+	// too: RLIMIT_NPROC counts per uid across the whole machine.
+	p := &Pool{cfg: cfg, free: make(chan *slot, cfg.Slots), uidBase: 1_000_000 + (os.Getpid()%10_000)*100}
+	for i := range cfg.Slots {
+		s := &slot{id: i, uid: p.uidBase + i}
+		if cfg.Unsafe {
+			s.uid = -1
+		}
+		if err := p.start(ctx, s); err != nil {
+			p.Close()
+			return nil, err
+		}
+		p.slots = append(p.slots, s)
+		p.free <- s
+	}
+	if cfg.Metrics != nil {
+		cfg.Metrics.slots.Set(float64(cfg.Slots))
+	}
+	if !cfg.Unsafe {
+		if err := p.probe(ctx); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Unsafe says whether the pool runs programs without isolation.
+func (p *Pool) Unsafe() bool { return p.cfg.Unsafe }
+
+// Slots is the number of submissions the pool runs at once.
+func (p *Pool) Slots() int { return len(p.slots) }
+
+// Close kills every fork server and waits for them. Run calls after Close
+// fail; Close waits for none of them.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	for range len(p.slots) {
+		s := <-p.free
+		s.kill()
+	}
+	return nil
+}
+
+// Run runs job in a free slot, waiting for one as long as ctx allows. A
+// program that fails, times out, runs out of memory or crashes gives a
+// Result; an error means the sandbox could not run it (the fork server died
+// twice, the test code is broken, ctx ended). When ctx ends while the
+// program runs, the program and everything it started are killed at once.
+func (p *Pool) Run(ctx context.Context, job Job) (Result, error) {
+	if err := job.validate(); err != nil {
+		return Result{}, err
+	}
+	var s *slot
+	select {
+	case s = <-p.free:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	defer func() { p.free <- s }()
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return Result{}, errClosed
+	}
+	m := p.cfg.Metrics
+	m.busy(1)
+	defer m.busy(-1)
+	start := time.Now()
+	res, err := p.runIn(ctx, s, job)
+	m.executed(res, err, time.Since(start))
+	return res, err
+}
+
+func (p *Pool) runIn(ctx context.Context, s *slot, job Job) (Result, error) {
+	req := request{
+		Style: job.Style, Code: job.Code, Inputs: job.Inputs, Test: job.Test, Entry: job.EntryPoint, UID: s.uid,
+		Limits: wireLimits{
+			CPU: job.Limits.CPUSeconds, Wall: job.Limits.WallSeconds, Memory: int64(job.Limits.MemoryMB) << 20,
+			Output: int64(job.Limits.OutputKB) << 10, Procs: job.Limits.Processes,
+		},
+	}
+	if req.Inputs == nil {
+		req.Inputs = []string{}
+	}
+	var last error
+	for attempt := 0; attempt < 2; attempt++ {
+		if s.cmd == nil {
+			if err := p.start(ctx, s); err != nil {
+				last = err
+				continue
+			}
+		}
+		s.seq++
+		req.ID = s.seq
+		rep, err := s.roundTrip(ctx, &req, time.Duration(job.Limits.WallSeconds*float64(time.Second))+10*time.Second)
+		if cerr := ctx.Err(); cerr != nil {
+			s.kill()
+			return Result{}, cerr
+		}
+		if err != nil {
+			last = err
+			p.cfg.Metrics.restarted()
+			s.kill()
+			continue
+		}
+		return job.result(rep)
+	}
+	return Result{}, fmt.Errorf("sandbox failed twice: %w", last)
+}
+
+// probe runs a program that tries each way out of the sandbox; every line it
+// prints must say "closed".
+func (p *Pool) probe(ctx context.Context) error {
+	var got string
+	job := Job{
+		Style: IO, Code: probeProgram, Inputs: []string{""}, Limits: DefaultLimits(),
+		Check: func(_ int, out []byte) bool { got = string(out); return true },
+	}
+	for _, s := range p.slots {
+		res, err := p.runIn(ctx, s, job)
+		if err != nil {
+			return fmt.Errorf("sandbox probe: %w", err)
+		}
+		if res.Tests[0].Status != Passed {
+			return fmt.Errorf("sandbox probe did not run: %s %s", res.Tests[0].Status, res.Tests[0].Detail)
+		}
+		var open []string
+		for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+			if name, state, _ := strings.Cut(line, " "); state != "closed" {
+				open = append(open, name)
+			}
+		}
+		if len(open) > 0 {
+			return fmt.Errorf("sandbox probe: these ways out are open: %s", strings.Join(open, ", "))
+		}
+	}
+	return nil
+}
+
+const probeProgram = `import os, socket
+def t(name, f):
+    try:
+        f()
+        print(name, "open")
+    except Exception:
+        print(name, "closed")
+t("tcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(("127.0.0.1", 1)))
+t("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+t("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+t("vsock", lambda: socket.socket(40, socket.SOCK_STREAM))
+t("host_files", lambda: open("/etc/passwd").read())
+t("proc", lambda: open("/proc/self/status").read())
+t("write_outside_workdir", lambda: open("/var/tmp/rewardd-sandbox-probe", "w"))
+def root():
+    if os.getuid() == 0 or os.geteuid() == 0:
+        return
+    raise PermissionError("not root")
+t("uid_0", root)
+`
+
+// slot is one fork server. Only the goroutine holding it (taken from
+// Pool.free) touches it.
+type slot struct {
+	id, uid int
+	seq     int64
+	cmd     *exec.Cmd
+	req     *os.File
+	resp    *bufio.Reader
+	respF   *os.File
+	stderr  *tail
+}
+
+func (p *Pool) start(ctx context.Context, s *slot) error {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	var cmd *exec.Cmd
+	if p.cfg.Unsafe {
+		cmd = exec.Command(p.cfg.Python, "-I", "-S", "-B", "-X", "utf8", "-c", harness)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "REWARDD_WORK=" + unsafeWorkDir(s)}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	} else {
+		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, p.cfg.Python)
+		cmd = exec.Command(p.cfg.Helper[0], args...)
+		cmd.Env = []string{}
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+				syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+			Pdeathsig: syscall.SIGKILL,
+		}
+	}
+	s.stderr = &tail{max: 4096}
+	cmd.ExtraFiles = []*os.File{reqR, respW}
+	cmd.Stderr = s.stderr
+	err = cmd.Start()
+	reqR.Close()
+	respW.Close()
+	if err != nil {
+		reqW.Close()
+		respR.Close()
+		return fmt.Errorf("sandbox: start fork server: %w", err)
+	}
+	s.cmd, s.req, s.respF, s.resp = cmd, reqW, respR, bufio.NewReaderSize(respR, 64<<10)
+	var hello reply
+	if err := s.read(ctx, &hello, time.Now().Add(20*time.Second)); err != nil {
+		s.kill()
+		return fmt.Errorf("sandbox: fork server did not start: %w", err)
+	}
+	if !p.cfg.Unsafe && (!hello.Pid1 || hello.UID != 0) {
+		s.kill()
+		return fmt.Errorf("sandbox: fork server is not PID 1 of its namespace (pid1=%v uid=%d)", hello.Pid1, hello.UID)
+	}
+	return nil
+}
+
+func unsafeWorkDir(s *slot) string {
+	return fmt.Sprintf("%s/rewardd-unsafe-%d-%d", os.TempDir(), os.Getpid(), s.id)
+}
+
+// kill stops the fork server and everything in its namespace, and waits.
+func (s *slot) kill() {
+	if s.cmd == nil {
+		return
+	}
+	if s.cmd.SysProcAttr.Setpgid {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	s.cmd.Process.Kill()
+	s.req.Close()
+	s.respF.Close()
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+func (s *slot) roundTrip(ctx context.Context, req *request, timeout time.Duration) (*reply, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
+	// Cancellation kills the whole sandbox at once: the fork server is PID
+	// 1 of its namespace, so the kernel takes every process in it along.
+	proc := s.cmd.Process
+	stop := context.AfterFunc(ctx, func() { proc.Kill() })
+	defer stop()
+	if _, err := s.req.Write(append(frame, body...)); err != nil {
+		return nil, s.died(fmt.Errorf("send: %w", err))
+	}
+	var rep reply
+	if err := s.read(ctx, &rep, time.Now().Add(timeout)); err != nil {
+		return nil, err
+	}
+	if rep.ID != req.ID {
+		return nil, fmt.Errorf("reply %d to request %d", rep.ID, req.ID)
+	}
+	return &rep, nil
+}
+
+func (s *slot) read(ctx context.Context, v any, deadline time.Time) error {
+	s.respF.SetReadDeadline(deadline)
+	var head [4]byte
+	if _, err := io.ReadFull(s.resp, head[:]); err != nil {
+		return s.died(err)
+	}
+	n := binary.BigEndian.Uint32(head[:])
+	if n > 512<<20 {
+		return fmt.Errorf("reply of %d bytes", n)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(s.resp, body); err != nil {
+		return s.died(err)
+	}
+	return json.Unmarshal(body, v)
+}
+
+// died describes why the fork server stopped answering.
+func (s *slot) died(err error) error {
+	if msg := strings.TrimSpace(s.stderr.String()); msg != "" {
+		return fmt.Errorf("fork server: %w (%s)", err, msg)
+	}
+	return fmt.Errorf("fork server: %w", err)
+}
+
+type request struct {
+	ID     int64      `json:"id"`
+	Style  Style      `json:"style"`
+	Code   string     `json:"code"`
+	Inputs []string   `json:"inputs"`
+	Test   string     `json:"test"`
+	Entry  string     `json:"entry"`
+	UID    int        `json:"uid"`
+	Limits wireLimits `json:"limits"`
+}
+
+type wireLimits struct {
+	CPU    float64 `json:"cpu"`
+	Wall   float64 `json:"wall"`
+	Memory int64   `json:"memory"`
+	Output int64   `json:"output"`
+	Procs  int     `json:"procs"`
+}
+
+type reply struct {
+	ID    int64 `json:"id"`
+	Tests []struct {
+		Status string `json:"status"`
+		Detail string `json:"detail"`
+		Stdout string `json:"stdout"`
+	} `json:"tests"`
+	Stderr  string  `json:"stderr"`
+	Seconds float64 `json:"seconds"`
+	Pid1    bool    `json:"pid1"`
+	UID     int     `json:"uid"`
+}
+
+// HarnessError is a problem with the tests rather than the program (test
+// code that does not compile or defines no check). It is the caller's data,
+// so the scorer reports it as an error, not as a failed program.
+type HarnessError struct{ Detail string }
+
+func (e *HarnessError) Error() string { return "tests: " + e.Detail }
+
+func (j Job) validate() error {
+	switch j.Style {
+	case IO:
+		if len(j.Inputs) == 0 || len(j.Inputs) > maxTests {
+			return fmt.Errorf("io submission with %d tests, want 1..%d", len(j.Inputs), maxTests)
+		}
+		if j.Check == nil {
+			return errors.New("io submission without a Check")
+		}
+	case Assert:
+		if j.EntryPoint == "" || j.Test == "" {
+			return errors.New("assert submission needs test code and an entry point")
+		}
+	default:
+		return fmt.Errorf("unknown test style %q", j.Style)
+	}
+	return j.Limits.Validate()
+}
+
+func (j Job) result(rep *reply) (Result, error) {
+	want := 1
+	if j.Style == IO {
+		want = len(j.Inputs)
+	}
+	if len(rep.Tests) != want {
+		return Result{}, fmt.Errorf("fork server answered %d tests of %d", len(rep.Tests), want)
+	}
+	res := Result{Tests: make([]TestResult, want), Elapsed: time.Duration(rep.Seconds * float64(time.Second))}
+	for k, t := range rep.Tests {
+		r := TestResult{Detail: t.Detail}
+		switch t.Status {
+		case "passed":
+			r.Status = Passed
+		case "failed", "error", "exit":
+			r.Status = Failed
+		case "ran":
+			out, err := base64.StdEncoding.DecodeString(t.Stdout)
+			if err != nil {
+				return Result{}, fmt.Errorf("test %d: stdout: %w", k, err)
+			}
+			if j.Check(k, out) {
+				r.Status = Passed
+			} else {
+				r.Status, r.Detail = Failed, "wrong output"
+			}
+		case "timeout":
+			r.Status = Timeout
+		case "memory":
+			r.Status = Memory
+		case "output":
+			r.Status = Output
+		case "crashed":
+			r.Status = Crashed
+		case "harness":
+			return Result{}, &HarnessError{Detail: t.Detail}
+		default:
+			return Result{}, fmt.Errorf("test %d: unknown status %q", k, t.Status)
+		}
+		if j.Style == Assert && r.Status == Crashed {
+			r.Detail = "the program exited before its tests finished: " + r.Detail
+		}
+		res.Tests[k] = r
+	}
+	return res, nil
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
