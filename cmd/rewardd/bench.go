@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/rewardd/rewardd/bench"
-	"github.com/rewardd/rewardd/scorers/builtin"
 )
 
 // runBench loads a server with a scenario's rollouts and reports throughput,
@@ -47,6 +46,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "write the result as JSON to this file")
 	svg := fs.String("svg", "", "write the picture as SVG to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured load to this file (not with --sweep)")
+	sbFlags := addSandboxFlags(fs)
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -90,17 +90,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opts.Progress = stderr
 	}
 	if *addr == "" {
-		cfg, err := loadConfig(*configPath)
-		if err != nil {
-			return err
-		}
-		opts.Config, opts.Registry = cfg, builtin.Registry()
 		log, err := newLogger("warn", stderr)
 		if err != nil {
 			return err
 		}
 		defer log.Sync()
-		opts.Log = log
+		code := newCodeSandbox(sbFlags, *workers, nil, log)
+		defer code.Close()
+		cfg, err := loadConfig(*configPath, code.registry())
+		if err != nil {
+			return err
+		}
+		opts.Config, opts.Registry, opts.Log = cfg, code.registry(), log
 	} else {
 		dialOpts, err := dialOptions(*tokenFile, *caFile)
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
-	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/check"
 	"github.com/rewardd/rewardd/server/config"
@@ -33,6 +32,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	caFile := fs.String("tls-ca", "", "with --addr: PEM CA bundle to verify the server's TLS certificate (enables TLS)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	strict := fs.Bool("strict", false, "fail (exit 1) on warnings too")
+	sbFlags := addSandboxFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -41,7 +41,13 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if name == "" {
 		name = "default.yaml (embedded)"
 	}
-	cfg, err := loadConfig(*configPath)
+	log, err := newLogger("warn", stderr)
+	if err != nil {
+		return err
+	}
+	code := newCodeSandbox(sbFlags, 1, nil, log)
+	defer code.Close()
+	cfg, err := loadConfig(*configPath, code.registry())
 	if err != nil {
 		var ce config.Errors
 		if *asJSON && errors.As(err, &ce) {
@@ -52,14 +58,10 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 
-	log, err := newLogger("warn", stderr)
-	if err != nil {
-		return err
-	}
 	// One worker: times per rollout are the cost on one core. One request
 	// at a time: the check scores sequentially.
 	engine := server.NewEngine(1, 1, server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg)), log)
-	in := check.Input{ConfigName: name, Service: server.NewService(cfg, builtin.Registry(), engine, log)}
+	in := check.Input{ConfigName: name, Service: server.NewService(cfg, code.registry(), engine, log)}
 
 	if *samples != "" {
 		src := stdin

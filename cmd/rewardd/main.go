@@ -17,7 +17,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server/config"
 )
 
@@ -38,6 +39,11 @@ embedded default config is used (see 'rewardd serve -print-config').
 `
 
 func main() {
+	// The code_exec sandbox re-executes this binary to confine itself
+	// before it becomes the Python fork server.
+	if sandbox.IsHelper(os.Args) {
+		os.Exit(sandbox.HelperMain(os.Args))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -92,7 +98,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // loadConfig reads the config file at path, or the embedded default when path
 // is empty.
-func loadConfig(path string) (*config.Config, error) {
+func loadConfig(path string, reg scorers.Registry) (*config.Config, error) {
 	name, data := "default.yaml (embedded)", defaultConfig
 	if path != "" {
 		var err error
@@ -101,7 +107,7 @@ func loadConfig(path string) (*config.Config, error) {
 		}
 		name = path
 	}
-	return config.Load(name, data, builtin.Registry())
+	return config.Load(name, data, reg)
 }
 
 // newFlags returns a flag set whose errors are returned, not printed-and-exit.

@@ -15,7 +15,6 @@ import (
 	"go.uber.org/zap"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
-	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/jsonl"
 )
@@ -31,6 +30,7 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	out := fs.String("out", "", "output JSONL file (default: stdout)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on when stderr is a terminal and the input is over 1 MiB)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size")
+	sbFlags := addSandboxFlags(fs)
 	batchSize := fs.Int("batch-size", 0, "rows per batch, rounded up to whole groups (default: the whole input, up to limits.max_rollouts); aggregation statistics are per batch")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -41,7 +41,13 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *workers < 1 || *batchSize < 0 {
 		return &usageError{"score: --workers must be at least 1 and --batch-size not negative"}
 	}
-	cfg, err := loadConfig(*configPath)
+	log, err := newLogger("warn", stderr)
+	if err != nil {
+		return err
+	}
+	code := newCodeSandbox(sbFlags, *workers, nil, log)
+	defer code.Close()
+	cfg, err := loadConfig(*configPath, code.registry())
 	if err != nil {
 		return err
 	}
@@ -85,13 +91,9 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	w := bufio.NewWriterSize(dst, 1<<16)
 
-	log, err := newLogger("warn", stderr)
-	if err != nil {
-		return err
-	}
 	metrics := server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg))
 	engine := server.NewEngine(*workers, 1, metrics, log)
-	svc := server.NewService(cfg, builtin.Registry(), engine, log)
+	svc := server.NewService(cfg, code.registry(), engine, log)
 
 	s := &scoreRun{svc: svc, w: w, name: *in, stderr: stderr, log: log}
 	rd := jsonl.NewReader(src, cfg.Limits.MaxMessageBytes)

@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
 )
@@ -41,6 +41,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token required on the scoring endpoints (gRPC and HTTP); metrics and health stay open")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM), with --tls-key: serve gRPC and HTTP over TLS")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
+	sbFlags := addSandboxFlags(fs)
 	printConfig := fs.Bool("print-config", false, "print the embedded default config and exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -81,16 +82,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer log.Sync()
 
-	cfg, err := loadConfig(*configPath)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	code := newCodeSandbox(sbFlags, *workers, sandbox.NewMetrics(reg), log)
+	defer code.Close()
+	cfg, err := loadConfig(*configPath, code.registry())
 	if err != nil {
 		return err
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := server.NewMetrics(reg, functionNames(cfg))
 	engine := server.NewEngine(*workers, cfg.Limits.MaxInflightRequests, metrics, log)
-	svc := server.NewService(cfg, builtin.Registry(), engine, log)
+	svc := server.NewService(cfg, code.registry(), engine, log)
 	var ready server.Readiness
 	gs, health := server.NewGRPCServer(svc, metrics, log, auth, grpcOpts...)
 	hs := &http.Server{

@@ -4,6 +4,7 @@ package builtin
 
 import (
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/exactmatch"
 	"github.com/rewardd/rewardd/scorers/format"
 	"github.com/rewardd/rewardd/scorers/length"
@@ -13,9 +14,16 @@ import (
 	"github.com/rewardd/rewardd/scorers/similarity"
 )
 
-// Registry returns the kinds rewardd serves, by their config names.
-func Registry() scorers.Registry {
+// Registry returns the kinds rewardd serves, by their config names. Its
+// code_exec functions have no sandbox: they compile, and score every rollout
+// as an Error saying so. A process that runs code uses WithSandbox.
+func Registry() scorers.Registry { return WithSandbox(nil) }
+
+// WithSandbox returns the kinds rewardd serves, with code_exec functions
+// running their programs in the sandbox sb gives.
+func WithSandbox(sb codeexec.Sandbox) scorers.Registry {
 	return scorers.Registry{
+		"code_exec":   codeexec.Kind(sb),
 		"exact_match": scorers.Kind(exactmatch.New),
 		"regex":       scorers.Kind(regex.New),
 		"format":      scorers.Kind(format.New),

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"runtime"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/scorers/codeexec"
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
+)
+
+// sandboxFlags are the code execution flags every command that scores shares.
+type sandboxFlags struct {
+	slots  *int
+	python *string
+	unsafe *bool
+}
+
+func addSandboxFlags(fs *flag.FlagSet) sandboxFlags {
+	return sandboxFlags{
+		slots:  fs.Int("sandbox-slots", 0, "code_exec programs run at once (default: --workers)"),
+		python: fs.String("sandbox-python", "/usr/bin/python3", "Python interpreter for code_exec"),
+		unsafe: fs.Bool("unsafe-no-sandbox", false, "DEVELOPMENT ONLY: run code_exec programs with no isolation at all, as this user on this host"),
+	}
+}
+
+// codeSandbox starts the sandbox pool the first time a code_exec function is
+// compiled, so a config without one never needs what the sandbox needs
+// (root, namespaces). The command that makes it closes it.
+type codeSandbox struct {
+	cfg sandbox.Config
+	log *zap.Logger
+
+	once sync.Once
+	pool *sandbox.Pool
+	err  error
+}
+
+func newCodeSandbox(f sandboxFlags, workers int, metrics *sandbox.Metrics, log *zap.Logger) *codeSandbox {
+	slots := *f.slots
+	if slots <= 0 {
+		slots = workers
+	}
+	if slots <= 0 {
+		slots = runtime.GOMAXPROCS(0)
+	}
+	return &codeSandbox{log: log, cfg: sandbox.Config{Slots: slots, Python: *f.python, Unsafe: *f.unsafe, Metrics: metrics}}
+}
+
+// registry is the scorer registry whose code_exec functions use this sandbox.
+func (c *codeSandbox) registry() scorers.Registry { return builtin.WithSandbox(c.runner) }
+
+func (c *codeSandbox) runner() (codeexec.Runner, error) {
+	c.once.Do(func() {
+		c.pool, c.err = sandbox.Start(context.Background(), c.cfg)
+		switch {
+		case c.err != nil:
+			c.log.Error("CODE EXECUTION IS OFF: the sandbox could not start, every code_exec rollout will be scored ERROR", zap.Error(c.err))
+		case c.cfg.Unsafe:
+			c.log.Warn("CODE EXECUTION IS NOT SANDBOXED (--unsafe-no-sandbox): model-written programs run as this user with full access to this host and its network; never use this outside development",
+				zap.Int("slots", c.pool.Slots()))
+		default:
+			c.log.Info("code execution sandbox ready", zap.Int("slots", c.pool.Slots()), zap.String("python", c.cfg.Python))
+		}
+	})
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c.pool, nil
+}
+
+// Close stops the pool if it was started.
+func (c *codeSandbox) Close() {
+	if c.pool != nil {
+		c.pool.Close()
+	}
+}
