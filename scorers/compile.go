@@ -113,12 +113,23 @@ func Kind[P any, S Scorer](newScorer func(P) (S, error)) Factory {
 			}
 			return nil, nil, err
 		}
-		canonical, err := yaml.Marshal(p)
+		var params any = p
+		if c, ok := any(s).(canonicalizer); ok {
+			params = c.CanonicalParams()
+		}
+		canonical, err := yaml.Marshal(params)
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode canonical parameters: %w", err)
 		}
 		return s, canonical, nil
 	}
+}
+
+// canonicalizer is the capability of a scorer that fills in defaults: its
+// CanonicalParams are the parameters it runs with, defaults included, so that
+// the config fingerprint changes when a default does.
+type canonicalizer interface {
+	CanonicalParams() any
 }
 
 // DecodeStrict decodes a YAML node into the struct v points to. A key that

@@ -170,6 +170,10 @@ func (p *Params) fill() error {
 	return nil
 }
 
+// CanonicalParams returns the parameters with their defaults filled in (for
+// the config fingerprint).
+func (s *Scorer) CanonicalParams() any { return s.p }
+
 // Score runs the rollout's program against its row's tests.
 func (s *Scorer) Score(ctx context.Context, r *scorers.Rollout) scorers.Result {
 	job := sandbox.Job{Style: sandbox.Style(s.p.TestStyle), Limits: s.p.Limits}

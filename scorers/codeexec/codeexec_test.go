@@ -1,0 +1,357 @@
+package codeexec_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/codeexec"
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
+	"github.com/rewardd/rewardd/scorers/scorertest"
+)
+
+func TestMain(m *testing.M) {
+	if sandbox.IsHelper(os.Args) {
+		os.Exit(sandbox.HelperMain(os.Args))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// pool starts one sandbox pool for the test and closes it at the end.
+func pool(t testing.TB) *sandbox.Pool {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox needs root (namespaces, mounts, setuid); not root")
+	}
+	p, err := sandbox.Start(context.Background(), sandbox.Config{Slots: 2})
+	if err != nil {
+		t.Fatalf("start sandbox: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func newScorer(t testing.TB, p codeexec.Params, r codeexec.Runner) *codeexec.Scorer {
+	t.Helper()
+	s, err := codeexec.New(p, func() (codeexec.Runner, error) { return r, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type humanEvalRow struct {
+	TaskID            string `json:"task_id"`
+	Prompt            string `json:"prompt"`
+	CanonicalSolution string `json:"canonical_solution"`
+	Test              string `json:"test"`
+	EntryPoint        string `json:"entry_point"`
+}
+
+func humanEval(t testing.TB) []humanEvalRow {
+	t.Helper()
+	path := filepath.Join("..", "..", "..", "shared", "data", "humaneval.jsonl")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("HumanEval data (../shared beside the repo): %v", err)
+	}
+	defer f.Close()
+	var rows []humanEvalRow
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r humanEvalRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 164 {
+		t.Fatalf("%d HumanEval rows, want 164", len(rows))
+	}
+	return rows
+}
+
+func humanEvalRollout(r humanEvalRow, completion string) *scorers.Rollout {
+	return &scorers.Rollout{ID: r.TaskID, Prompt: r.Prompt, Completion: completion, Fields: map[string]*structpb.Value{
+		"test": structpb.NewStringValue(r.Test), "entry_point": structpb.NewStringValue(r.EntryPoint),
+	}}
+}
+
+// scoreAll scores rollouts two at a time, as the engine's workers would.
+func scoreAll(s scorers.Scorer, rollouts []*scorers.Rollout) []scorers.Result {
+	out := make([]scorers.Result, len(rollouts))
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for i := w; i < len(rollouts); i += 2 {
+				out[i] = s.Score(context.Background(), rollouts[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// TestHumanEval: every canonical solution scores 1; with each body replaced
+// by `return None` every program scores what plain Python says it should
+// (its asserts run by `python3 -c`, pass when it exits 0).
+func TestHumanEval(t *testing.T) {
+	rows := humanEval(t)
+	s := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all"}, pool(t))
+
+	var good, wrong []*scorers.Rollout
+	for _, r := range rows {
+		good = append(good, humanEvalRollout(r, "Here you go:\n```python\n"+r.Prompt+r.CanonicalSolution+"```\n"))
+		wrong = append(wrong, humanEvalRollout(r, "```python\n"+r.Prompt+"    return None\n```"))
+	}
+	for i, res := range scoreAll(s, good) {
+		if res.Outcome != scorers.OK || res.Value != 1 {
+			t.Errorf("%s canonical: %+v, want 1", rows[i].TaskID, res)
+		}
+	}
+
+	plain := plainPython(t, rows, func(r humanEvalRow) string { return r.Prompt + "    return None\n" })
+	passing := 0
+	for i, res := range scoreAll(s, wrong) {
+		want := 0.0
+		if plain[i] {
+			want, passing = 1, passing+1
+		}
+		if res.Outcome != scorers.OK || res.Value != want {
+			t.Errorf("%s with `return None`: %+v, plain Python says %v", rows[i].TaskID, res, want)
+		}
+	}
+	t.Logf("with `return None`: %d of 164 pass in plain Python and in rewardd", passing)
+}
+
+// plainPython runs each row's program and check(entry_point) with
+// /usr/bin/python3 -c, two at a time, and says which exit 0.
+func plainPython(t *testing.T, rows []humanEvalRow, program func(humanEvalRow) string) []bool {
+	t.Helper()
+	out := make([]bool, len(rows))
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for i := w; i < len(rows); i += 2 {
+				r := rows[i]
+				src := program(r) + "\n" + r.Test + fmt.Sprintf("\ncheck(%s)\n", r.EntryPoint)
+				ctx, cancel := context.WithTimeout(context.Background(), 20_000_000_000)
+				err := exec.CommandContext(ctx, "/usr/bin/python3", "-c", src).Run()
+				cancel()
+				var exit *exec.ExitError
+				if err != nil && !errors.As(err, &exit) {
+					t.Errorf("%s: run plain Python: %v", r.TaskID, err)
+				}
+				out[i] = err == nil
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// TestIOPartialCredit: a program right on some cases and wrong on others
+// scores exactly the fraction it gets right, and 0 with scoring: all.
+func TestIOPartialCredit(t *testing.T) {
+	p := pool(t)
+	// Right for non-negative n, wrong for negative n, crashes on junk.
+	program := "```python\nn = int(input())\nprint(n * 2 if n >= 0 else n)\n```"
+	cases := []any{
+		map[string]any{"stdin": "1\n", "stdout": "2\n"},
+		map[string]any{"stdin": "21", "stdout": "42   \n\n"}, // trailing whitespace and blank lines do not count
+		map[string]any{"stdin": "-3\n", "stdout": "-6\n"},
+		map[string]any{"stdin": "x\n", "stdout": "0\n"},
+		map[string]any{"stdin": "0\n", "stdout": "0\n0\n"}, // one line too few
+	}
+	tests, err := structpb.NewList(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &scorers.Rollout{Completion: program, Fields: map[string]*structpb.Value{"tests": structpb.NewListValue(tests)}}
+
+	frac := newScorer(t, codeexec.Params{TestStyle: "io"}, p).Score(context.Background(), r)
+	if frac.Outcome != scorers.OK || frac.Value != 2.0/5 {
+		t.Errorf("fraction: %+v, want OK 2/5 = 0.4", frac)
+	}
+	if !strings.HasPrefix(frac.Reason, "2/5 tests passed; test 3: failed: wrong output") {
+		t.Errorf("fraction reason %q does not name the first failing test", frac.Reason)
+	}
+	all := newScorer(t, codeexec.Params{TestStyle: "io", Scoring: "all"}, p).Score(context.Background(), r)
+	if all.Outcome != scorers.OK || all.Value != 0 {
+		t.Errorf("all: %+v, want OK 0", all)
+	}
+
+	// The same cases as APPS stores them: a JSON string of inputs/outputs.
+	apps, _ := json.Marshal(map[string]any{
+		"inputs":  []string{"1\n", "21", "-3\n", "x\n", "0\n"},
+		"outputs": []string{"2\n", "42   \n\n", "-6\n", "0\n", "0\n0\n"},
+	})
+	r.Fields = map[string]*structpb.Value{"input_output": structpb.NewStringValue(string(apps))}
+	got := newScorer(t, codeexec.Params{TestStyle: "io", TestsField: "input_output"}, p).Score(context.Background(), r)
+	if got.Outcome != scorers.OK || got.Value != 2.0/5 {
+		t.Errorf("APPS form: %+v, want OK 0.4", got)
+	}
+
+	// Ten cases of which seven pass: an exact 0.7.
+	var ten []any
+	for n := -3; n < 7; n++ {
+		ten = append(ten, map[string]any{"stdin": fmt.Sprint(n), "stdout": fmt.Sprint(2 * n)})
+	}
+	tl, _ := structpb.NewList(ten)
+	r.Fields = map[string]*structpb.Value{"tests": structpb.NewListValue(tl)}
+	got = newScorer(t, codeexec.Params{TestStyle: "io"}, p).Score(context.Background(), r)
+	if got.Outcome != scorers.OK || got.Value != 0.7 {
+		t.Errorf("ten cases: %+v, want OK 0.7", got)
+	}
+}
+
+// TestOutcomes: rows without tests are NotApplicable; broken rows, broken
+// test code and an unavailable sandbox are Errors naming the problem; a
+// failing program is OK with a low score.
+func TestOutcomes(t *testing.T) {
+	p := pool(t)
+	assert := newScorer(t, codeexec.Params{TestStyle: "assert"}, p)
+	io := newScorer(t, codeexec.Params{TestStyle: "io"}, p)
+	ctx := context.Background()
+	str := structpb.NewStringValue
+
+	cases := []struct {
+		name    string
+		s       scorers.Scorer
+		r       *scorers.Rollout
+		outcome scorers.Outcome
+		value   float64
+		reason  string
+	}{
+		{"no tests", assert, &scorers.Rollout{Completion: "x = 1"}, scorers.NotApplicable, math.NaN(), `row has no "test" test code`},
+		{"no io tests", io, &scorers.Rollout{Completion: "x = 1"}, scorers.NotApplicable, math.NaN(), `row has no "tests" tests`},
+		{"no entry point", assert, &scorers.Rollout{Completion: "x = 1", Fields: map[string]*structpb.Value{"test": str("def check(c): pass")}},
+			scorers.Error, math.NaN(), `row has tests but no "entry_point"`},
+		{"tests not JSON", io, &scorers.Rollout{Completion: "x = 1", Fields: map[string]*structpb.Value{"tests": str("[{")}},
+			scorers.Error, math.NaN(), `field "tests": not JSON tests`},
+		{"test code broken", assert, &scorers.Rollout{Completion: "def f(): return 1", Fields: map[string]*structpb.Value{
+			"test": str("def check(c):\n  assert c() ==\n"), "entry_point": str("f")}},
+			scorers.Error, math.NaN(), "tests: test code does not compile"},
+		{"wrong function name", assert, &scorers.Rollout{Completion: "def g(): return 1", Fields: map[string]*structpb.Value{
+			"test": str("def check(c):\n  assert c() == 1\n"), "entry_point": str("f")}},
+			scorers.OK, 0, "0/1 tests passed; test 1: failed: program defines no function 'f'"},
+		{"exit before asserts", assert, &scorers.Rollout{Completion: "import sys\ndef f(): return 2\nsys.exit(0)", Fields: map[string]*structpb.Value{
+			"test": str("def check(c):\n  assert c() == 1\n"), "entry_point": str("f")}},
+			scorers.OK, 0, "0/1 tests passed; test 1: failed: program raised SystemExit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.s.Score(ctx, c.r)
+			if got.Outcome != c.outcome || (c.outcome == scorers.OK && got.Value != c.value) || !strings.HasPrefix(got.Reason, c.reason) {
+				t.Errorf("got %+v (%s), want %s %v %q…", got, got.Outcome, c.outcome, c.value, c.reason)
+			}
+		})
+	}
+
+	t.Run("sandbox unavailable", func(t *testing.T) {
+		s, err := codeexec.New(codeexec.Params{TestStyle: "assert"}, func() (codeexec.Runner, error) {
+			return nil, errors.New("sandbox: needs root")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Score(ctx, &scorers.Rollout{Completion: "def f(): return 1", Fields: map[string]*structpb.Value{
+			"test": str("def check(c): assert c() == 1"), "entry_point": str("f")}})
+		if got.Outcome != scorers.Error || got.Reason != "code execution unavailable: sandbox: needs root" {
+			t.Errorf("got %+v, want an Error saying the sandbox is unavailable and why", got)
+		}
+	})
+}
+
+// TestConformance runs the shared scorer contract with a real sandbox.
+func TestConformance(t *testing.T) {
+	p := pool(t)
+	str := structpb.NewStringValue
+	assertRow := func(completion string) *scorers.Rollout {
+		return &scorers.Rollout{Completion: completion, Fields: map[string]*structpb.Value{
+			"test": str("def check(c):\n  assert c(2) == 4\n  assert c(3) == 6\n"), "entry_point": str("f")}}
+	}
+	rollouts := []*scorers.Rollout{
+		assertRow("```python\ndef f(x):\n    return 2 * x\n```"),
+		assertRow("def f(x):\n    return x * x\n"),
+		assertRow("```python\nwhile True: pass\n```"),
+		assertRow("not python at all"),
+	}
+	s := newScorer(t, codeexec.Params{TestStyle: "assert", Limits: sandbox.Limits{CPUSeconds: 0.5, WallSeconds: 1}}, p)
+	scorertest.Run(t, s, scorertest.Unit, rollouts, "test", "entry_point")
+}
+
+func TestParams(t *testing.T) {
+	for _, c := range []struct {
+		src, key string
+	}{
+		{"test_style: assert\nlanguage: rust", "language"},
+		{"language: python", "test_style"},
+		{"test_style: unit", "test_style"},
+		{"test_style: io\nscoring: most", "scoring"},
+		{"test_style: io\nlimits: {cpu_seconds: 1000}", "limits"},
+		{"test_style: io\nlimits: {memory_mb: 1}", "limits"},
+		{"test_style: io\nlimit: {memory_mb: 64}", "limit"},
+	} {
+		_, _, err := scorertest.Compile(codeexec.Kind(nil), c.src)
+		var pe *scorers.ParamError
+		if !errors.As(err, &pe) || pe.Key != c.key {
+			t.Errorf("%q: error %v, want a ParamError on %q", c.src, err, c.key)
+		}
+	}
+	_, canonical, err := scorertest.Compile(codeexec.Kind(nil), "test_style: io\nlimits: {wall_seconds: 3}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tests_field: tests", "scoring: fraction", "cpu_seconds: 2", "wall_seconds: 3", "memory_mb: 512"} {
+		if !strings.Contains(string(canonical), want) {
+			t.Errorf("canonical parameters lack %q (defaults must be part of the fingerprint):\n%s", want, canonical)
+		}
+	}
+}
+
+func TestProgram(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"x = 1", "x = 1"},
+		{"text\n```python\na = 1\n```\nmore\n```\nb = 2\n```\nend", "b = 2\n"},
+		{"```py\na\n```\n```bash\nrm -rf /\n```", "a\n"},
+		{"```python\nfirst\n```\n```python\ncut off", "cut off"},
+		{"```python3\n  x\n```", "  x\n"},
+		{"```\n```", ""},
+		{"  ```python\nindented fence\n  ```", "indented fence\n"},
+		{"```json\n{}\n```", "```json\n{}\n```"},
+	} {
+		if got := codeexec.Program(c.in); got != c.want {
+			t.Errorf("Program(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzProgram: extraction never panics and returns a part of the completion.
+func FuzzProgram(f *testing.F) {
+	for _, s := range []string{"```python\nx\n```", "```\n", "a```b\n```c", "```python\n```python\n```"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := codeexec.Program(s); !strings.Contains(s, got) {
+			t.Fatalf("Program(%q) = %q, not part of it", s, got)
+		}
+	})
+}
