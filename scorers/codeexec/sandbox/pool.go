@@ -16,9 +16,9 @@
 package sandbox
 
 import (
-	_ "embed"
 	"bufio"
 	"context"
+	_ "embed"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -479,7 +479,10 @@ func (j Job) result(rep *reply) (Result, error) {
 				r.Status, r.Detail = Failed, "wrong output"
 			}
 		case "timeout":
+			// Which limit struck first depends on the machine's load; the
+			// verdict must not, so the detail names both.
 			r.Status = Timeout
+			r.Detail = fmt.Sprintf("time limit reached (%g CPU seconds, %g wall seconds)", j.Limits.CPUSeconds, j.Limits.WallSeconds)
 		case "memory":
 			r.Status = Memory
 		case "output":
