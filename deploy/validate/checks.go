@@ -29,12 +29,23 @@ type Checker struct {
 	ExternalSecrets map[string][]string
 	// Container is the name of the rewardd container in the Deployment.
 	Container string
+	// CodeExec says the objects are replicas that serve code_exec
+	// (deploy/kubernetes-code-exec): root with exactly the sandbox's
+	// capabilities (CodeExecCapabilities), the Python image, a config with
+	// code_exec functions, memory for the slots. Otherwise they serve string
+	// scorers only: no privilege at all, and no code_exec function.
+	CodeExec bool
+	// Sandbox are the facts of scorers/codeexec/sandbox; needed with CodeExec.
+	Sandbox *SandboxFacts
 }
 
 // Check runs the semantic checks over a complete set of objects, as
 // `kubectl apply -k` would create them, and returns every problem found.
 func (c *Checker) Check(objs []Object) []error {
 	s := &set{Checker: c, objs: objs}
+	if c.CodeExec && c.Sandbox == nil {
+		return []error{errors.New("Checker.CodeExec without Sandbox facts to check the code_exec replicas against")}
+	}
 	s.index()
 	s.checkNamespaces()
 	for _, d := range s.deployments {
@@ -200,10 +211,21 @@ func (s *set) checkDeployment(d *appsv1.Deployment) {
 			preStop = max(preStop, ct.Lifecycle.PreStop.Sleep.Seconds)
 		}
 	}
+	untrusted := d.Spec.Template.Labels[UntrustedCodeLabel] == "true"
+	_, annotated := d.Spec.Template.Annotations[UntrustedCodeLabel]
+	switch {
+	case s.CodeExec && (!untrusted || !annotated || d.Labels[UntrustedCodeLabel] != "true"):
+		s.errorf(d, kind, "runs model-written code: label %s=\"true\" on the Deployment and its pods, and an annotation %s on the pods saying so", UntrustedCodeLabel, UntrustedCodeLabel)
+	case !s.CodeExec && (untrusted || annotated || d.Labels[UntrustedCodeLabel] != ""):
+		s.errorf(d, kind, "label or annotation %s on an unprivileged Deployment: it runs no code (code_exec replicas are deploy/kubernetes-code-exec)", UntrustedCodeLabel)
+	}
+	s.checkHostIsolation(d, pod)
+
 	if main == nil {
 		s.errorf(d, kind, "no container named %q", s.Container)
 	} else {
-		s.checkRewarddArgs(d, main, volumes)
+		flags := s.checkRewarddArgs(d, main, volumes)
+		s.checkCodeExec(d, pod, main, volumes, flags)
 		if port, ok := d.Spec.Template.Annotations["prometheus.io/port"]; ok {
 			if cp := findPort(main, intstr.Parse(port)); cp == nil || cp.Name != "http" {
 				s.errorf(d, kind, "annotation prometheus.io/port %q is not the http port, where /metrics is served", port)
@@ -373,9 +395,10 @@ func (s *set) checkContainer(d *appsv1.Deployment, pod *corev1.PodSpec, ct *core
 	}
 }
 
-// checkSecurityContext enforces what the pod needs today (string scorers
-// only): nothing. When code_exec lands with its sandbox, this is the check
-// to change together with deployment.yaml (see its comments).
+// checkSecurityContext enforces the container's privileges: none at all for
+// the string-scoring replicas; for code_exec replicas root with exactly
+// CodeExecCapabilities and nothing else of privilege (deploy/README.md,
+// "Security").
 func (s *set) checkSecurityContext(d *appsv1.Deployment, pod *corev1.PodSpec, ct *corev1.Container) {
 	const kind = "Deployment"
 	where := "container " + ct.Name
@@ -385,16 +408,16 @@ func (s *set) checkSecurityContext(d *appsv1.Deployment, pod *corev1.PodSpec, ct
 		s.errorf(d, kind, "%s: no securityContext", where)
 		return
 	}
-	nonRoot := (sc.RunAsNonRoot != nil && *sc.RunAsNonRoot) || (sc.RunAsNonRoot == nil && psc != nil && psc.RunAsNonRoot != nil && *psc.RunAsNonRoot)
-	if !nonRoot {
-		s.errorf(d, kind, "%s: runAsNonRoot must be true", where)
+	if psc == nil {
+		psc = &corev1.PodSecurityContext{}
+	}
+	nonRoot := sc.RunAsNonRoot
+	if nonRoot == nil {
+		nonRoot = psc.RunAsNonRoot
 	}
 	uid := sc.RunAsUser
-	if uid == nil && psc != nil {
+	if uid == nil {
 		uid = psc.RunAsUser
-	}
-	if uid != nil && *uid == 0 {
-		s.errorf(d, kind, "%s: runAsUser 0", where)
 	}
 	if sc.Privileged != nil && *sc.Privileged {
 		s.errorf(d, kind, "%s: privileged", where)
@@ -405,25 +428,107 @@ func (s *set) checkSecurityContext(d *appsv1.Deployment, pod *corev1.PodSpec, ct
 	if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
 		s.errorf(d, kind, "%s: readOnlyRootFilesystem must be true", where)
 	}
+	if sc.ProcMount != nil && *sc.ProcMount != corev1.DefaultProcMount {
+		s.errorf(d, kind, "%s: procMount %s: keep the runtime's masked /proc", where, *sc.ProcMount)
+	}
 	if sc.Capabilities == nil || !containsCap(sc.Capabilities.Drop, "ALL") {
 		s.errorf(d, kind, "%s: capabilities.drop must hold ALL", where)
 	}
-	if sc.Capabilities != nil && len(sc.Capabilities.Add) > 0 {
-		s.errorf(d, kind, "%s: capabilities.add %v: the string scorers need none (code_exec is not built)", where, sc.Capabilities.Add)
+	var add []corev1.Capability
+	if sc.Capabilities != nil {
+		add = sc.Capabilities.Add
 	}
 	seccomp := sc.SeccompProfile
-	if seccomp == nil && psc != nil {
+	if seccomp == nil {
 		seccomp = psc.SeccompProfile
 	}
-	if seccomp == nil || seccomp.Type != corev1.SeccompProfileTypeRuntimeDefault {
-		s.errorf(d, kind, "%s: seccompProfile must be RuntimeDefault (container or pod)", where)
+	apparmor := sc.AppArmorProfile
+	if apparmor == nil {
+		apparmor = psc.AppArmorProfile
+	}
+
+	if !s.CodeExec {
+		if nonRoot == nil || !*nonRoot {
+			s.errorf(d, kind, "%s: runAsNonRoot must be true", where)
+		}
+		if uid != nil && *uid == 0 {
+			s.errorf(d, kind, "%s: runAsUser 0", where)
+		}
+		if len(add) > 0 {
+			s.errorf(d, kind, "%s: capabilities.add %v: the string scorers need none (code_exec replicas are deploy/kubernetes-code-exec)", where, add)
+		}
+		if seccomp == nil || seccomp.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			s.errorf(d, kind, "%s: seccompProfile must be RuntimeDefault (container or pod)", where)
+		}
+		if apparmor != nil && apparmor.Type != corev1.AppArmorProfileTypeRuntimeDefault {
+			s.errorf(d, kind, "%s: appArmorProfile %s: the string scorers need the runtime's default", where, apparmor.Type)
+		}
+		return
+	}
+
+	// code_exec: root, for the sandbox to make namespaces and mounts and
+	// drop its programs to uids of their own.
+	if uid == nil || *uid != 0 {
+		s.errorf(d, kind, "%s: runAsUser must be 0 (container or pod): the sandbox needs root", where)
+	}
+	if nonRoot != nil && *nonRoot {
+		s.errorf(d, kind, "%s: runAsNonRoot true: the sandbox needs root, the kubelet would refuse to start it", where)
+	}
+	seen := map[string]bool{}
+	for _, c := range add {
+		name := string(c)
+		switch {
+		case strings.HasPrefix(strings.ToUpper(name), "CAP_"):
+			s.errorf(d, kind, "%s: capabilities.add %q: spell it without CAP_ (the API refuses CAP_SYS_ADMIN beside allowPrivilegeEscalation: false)", where, name)
+		case CodeExecCapabilities[name] == "":
+			s.errorf(d, kind, "%s: capabilities.add %s: not one the sandbox needs (it needs exactly %v)", where, name, sortedKeys(CodeExecCapabilities))
+		case seen[name]:
+			s.errorf(d, kind, "%s: capabilities.add %s twice", where, name)
+		}
+		seen[name] = true
+	}
+	for _, c := range sortedKeys(CodeExecCapabilities) {
+		if !seen[c] {
+			s.errorf(d, kind, "%s: capabilities.add lacks %s, which the sandbox needs for %s", where, c, CodeExecCapabilities[c])
+		}
+	}
+	switch {
+	case seccomp == nil:
+		s.errorf(d, kind, "%s: no seccompProfile: set RuntimeDefault (it allows the sandbox's calls to a holder of SYS_ADMIN) or a Localhost profile", where)
+	case seccomp.Type == corev1.SeccompProfileTypeUnconfined:
+		s.errorf(d, kind, "%s: seccompProfile Unconfined: RuntimeDefault allows what the sandbox needs to a holder of SYS_ADMIN and keeps the runtime's filter around its programs; on an old runtime, a Localhost profile", where)
+	}
+	if apparmor == nil || apparmor.Type == corev1.AppArmorProfileTypeRuntimeDefault {
+		s.errorf(d, kind, "%s: appArmorProfile must be Unconfined or Localhost: the runtime's default AppArmor profile denies the sandbox's mounts", where)
+	}
+	if pod.HostUsers != nil && !*pod.HostUsers {
+		s.errorf(d, kind, "hostUsers: false: a pod user namespace maps 65,536 ids, and the sandbox's per-slot uids (1,000,000 and up) lie outside it")
+	}
+	if arch := pod.NodeSelector["kubernetes.io/arch"]; arch != s.Sandbox.Arch {
+		s.errorf(d, kind, "nodeSelector kubernetes.io/arch %q, want %q: the sandbox's seccomp filter admits %s syscalls only (scorers/codeexec/sandbox/confine_linux.go)", arch, s.Sandbox.Arch, s.Sandbox.Arch)
+	}
+}
+
+// checkHostIsolation: no replica shares the node's namespaces or files.
+func (s *set) checkHostIsolation(d *appsv1.Deployment, pod *corev1.PodSpec) {
+	const kind = "Deployment"
+	if pod.HostNetwork || pod.HostPID || pod.HostIPC {
+		s.errorf(d, kind, "hostNetwork, hostPID and hostIPC must be false")
+	}
+	if pod.ShareProcessNamespace != nil && *pod.ShareProcessNamespace {
+		s.errorf(d, kind, "shareProcessNamespace: containers keep their own process namespace")
+	}
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil {
+			s.errorf(d, kind, "volume %q is a hostPath", v.Name)
+		}
 	}
 }
 
 // checkRewarddArgs: `rewardd serve` with flags it knows, listening on the
 // declared ports on a non-loopback address, with its config and token files
 // on the mounted volumes, and probes on the right paths.
-func (s *set) checkRewarddArgs(d *appsv1.Deployment, ct *corev1.Container, volumes map[string]*corev1.Volume) {
+func (s *set) checkRewarddArgs(d *appsv1.Deployment, ct *corev1.Container, volumes map[string]*corev1.Volume) map[string]string {
 	const kind = "Deployment"
 	where := "container " + ct.Name
 	args := append(append([]string{}, ct.Command...), ct.Args...)
@@ -432,7 +537,7 @@ func (s *set) checkRewarddArgs(d *appsv1.Deployment, ct *corev1.Container, volum
 	}
 	if len(args) == 0 || args[0] != "serve" {
 		s.errorf(d, kind, "%s: args must start with `serve`, got %q", where, args)
-		return
+		return nil
 	}
 	flags := map[string]string{}
 	for i := 1; i < len(args); i++ {
@@ -527,6 +632,7 @@ func (s *set) checkRewarddArgs(d *appsv1.Deployment, ct *corev1.Container, volum
 			}
 		}
 	}
+	return flags
 }
 
 // fileOnVolume: the file p must lie on a volume of the wanted type mounted
@@ -677,7 +783,7 @@ func (s *set) checkHPA(h *autoscalingv2.HorizontalPodAutoscaler) {
 				continue
 			}
 			if !s.hasSeries(m.Pods.Metric.Name) {
-				s.errorf(h, kind, "Pods metric %q: rewardd exports no such series (server/metrics.go)", m.Pods.Metric.Name)
+				s.errorf(h, kind, "Pods metric %q: rewardd exports no such series (%s)", m.Pods.Metric.Name, strings.Join(MetricFiles, ", "))
 			}
 		}
 	}

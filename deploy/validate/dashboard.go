@@ -109,6 +109,11 @@ var grpcCodes = []string{"OK", "Canceled", "Unknown", "InvalidArgument", "Deadli
 // outcomes are the values of the outcome label (server/metrics.go).
 var outcomes = []string{"ok", "not_applicable", "error"}
 
+// sandboxResults are the values of the result label
+// (scorers/codeexec/sandbox/metrics.go executionResults; a test keeps them
+// equal).
+var sandboxResults = []string{"passed", "failed", "timeout", "memory", "crashed", "sandbox_error"}
+
 var (
 	// Grafana's interval variables, replaced by a duration before parsing.
 	intervalVar = regexp.MustCompile(`\$(?:__rate_interval|__interval|__range)\b|\$\{(?:__rate_interval|__interval|__range)\}`)
@@ -123,8 +128,8 @@ var (
 // checks it against the metrics the server registers: each series exists
 // (histograms as _bucket/_sum/_count), each label a query matches or groups
 // by belongs to its series (or is a target label), histogram_quantile reads
-// a _bucket series and keeps le, code/outcome values are ones the server
-// emits, and legends name only labels the result keeps.
+// a _bucket series and keeps le, code/outcome/result values are ones the
+// server emits, and legends name only labels the result keeps.
 func CheckDashboard(d *Dashboard, qs []Query, metrics []Metric) []error {
 	series := map[string][]string{}
 	for _, m := range metrics {
@@ -231,11 +236,11 @@ func (c *dashCheck) query(q Query) {
 }
 
 // selector checks a series selector: the series exists, its matchers name
-// its labels, and code/outcome values are ones the server emits.
+// its labels, and code/outcome/result values are ones the server emits.
 func (c *dashCheck) selector(vs *parser.VectorSelector) []string {
 	ls, ok := c.series[vs.Name]
 	if !ok {
-		return []string{fmt.Sprintf("series %s: server/metrics.go registers no such metric (histograms are read as _bucket, _sum, _count)", vs.Name)}
+		return []string{fmt.Sprintf("series %s: rewardd registers no such metric (%s; histograms are read as _bucket, _sum, _count)", vs.Name, strings.Join(MetricFiles, ", "))}
 	}
 	var out []string
 	for _, m := range vs.LabelMatchers {
@@ -253,6 +258,9 @@ func (c *dashCheck) selector(vs *parser.VectorSelector) []string {
 		}
 		if m.Name == "outcome" && !slices.Contains(outcomes, m.Value) {
 			out = append(out, fmt.Sprintf("outcome=%q is not an outcome the server counts (%v)", m.Value, outcomes))
+		}
+		if m.Name == "result" && !slices.Contains(sandboxResults, m.Value) {
+			out = append(out, fmt.Sprintf("result=%q is not a result the sandbox counts (%v)", m.Value, sandboxResults))
 		}
 	}
 	return out

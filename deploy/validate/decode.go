@@ -1,9 +1,11 @@
 // Package validate checks rewardd's deployment files offline: the Kubernetes
-// manifests in deploy/kubernetes against the typed API of k8s.io/api (the
-// schema the API server decodes into), the kustomization as kustomize builds
-// it, the wiring between the objects and the rewardd binary (flags, ports,
-// probes, grace period), and the Grafana dashboard against the metrics the
-// server registers.
+// manifests in deploy/kubernetes (string scorers, unprivileged) and the
+// overlay deploy/kubernetes-code-exec (code_exec, with exactly the sandbox's
+// privileges) against the typed API of k8s.io/api (the schema the API server
+// decodes into), each kustomization as kustomize builds it, the wiring
+// between the objects and the rewardd binary (flags, ports, probes, grace
+// period, the sandbox's needs), deploy/Dockerfile's two images, and the
+// Grafana dashboard against the metrics the server registers.
 //
 // It is its own Go module so that the service's go.mod does not carry the
 // Kubernetes libraries. Run it with `make check-deploy`, or

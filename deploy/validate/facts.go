@@ -8,40 +8,41 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // ServeFacts are what the manifests must agree with in cmd/rewardd/serve.go.
 type ServeFacts struct {
-	Flags       map[string]string // flag name (without dashes) → its type: "String", "Bool", …
+	Flags       map[string]string // flag name (without dashes) → its type: "String", "Int", "Bool", …
+	Defaults    map[string]string // flag name → its default, where that is a literal (strings unquoted)
 	GracePeriod time.Duration     // how long in-flight requests get after SIGTERM
 }
 
 // ReadServeFacts parses cmd/rewardd/serve.go under root: every fs.String /
-// fs.Int / fs.Bool / fs.Duration("name", …) call names a flag, and the
-// constant gracePeriod is the drain time.
+// fs.Int / fs.Bool / fs.Duration("name", default, …) call names a flag, also
+// inside the helpers serve passes its flag set to (addSandboxFlags(fs), in
+// another file of the package), and the constant gracePeriod is the drain
+// time.
 func ReadServeFacts(root string) (*ServeFacts, error) {
-	path := filepath.Join(root, "cmd", "rewardd", "serve.go")
+	dir := filepath.Join(root, "cmd", "rewardd")
+	path := filepath.Join(dir, "serve.go")
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, 0)
 	if err != nil {
 		return nil, err
 	}
-	facts := &ServeFacts{Flags: map[string]string{}}
+	facts := &ServeFacts{Flags: map[string]string{}, Defaults: map[string]string{}}
+	helpers := map[string]bool{} // functions serve hands fs to
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
-			sel, ok := n.Fun.(*ast.SelectorExpr)
-			if !ok || len(n.Args) == 0 {
-				return true
-			}
-			if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "fs" {
-				return true
-			}
-			switch sel.Sel.Name {
-			case "String", "Int", "Int64", "Uint", "Bool", "Duration", "Float64":
-				if name, ok := stringLit(n.Args[0]); ok {
-					facts.Flags[name] = sel.Sel.Name
+			facts.flag(n)
+			if id, ok := n.Fun.(*ast.Ident); ok {
+				for _, a := range n.Args {
+					if x, ok := a.(*ast.Ident); ok && x.Name == "fs" {
+						helpers[id.Name] = true
+					}
 				}
 			}
 		case *ast.ValueSpec:
@@ -58,6 +59,39 @@ func ReadServeFacts(root string) (*ServeFacts, error) {
 		}
 		return true
 	})
+	// The helpers' flags are serve's flags too.
+	found := map[string]bool{}
+	others, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range others {
+		if o == path || strings.HasSuffix(o, "_test.go") || len(helpers) == 0 {
+			continue
+		}
+		of, err := parser.ParseFile(fset, o, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range of.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !helpers[fd.Name.Name] || fd.Body == nil {
+				continue
+			}
+			found[fd.Name.Name] = true
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					facts.flag(c)
+				}
+				return true
+			})
+		}
+	}
+	for h := range helpers {
+		if !found[h] {
+			return nil, fmt.Errorf("%s: serve passes its flags to %s, which no other file of cmd/rewardd defines; update ReadServeFacts", path, h)
+		}
+	}
 	if len(facts.Flags) == 0 {
 		return nil, fmt.Errorf("%s: found no fs.String(\"…\") flag definitions; update ReadServeFacts", path)
 	}
@@ -65,6 +99,36 @@ func ReadServeFacts(root string) (*ServeFacts, error) {
 		return nil, fmt.Errorf("%s: found no constant gracePeriod of the form N * time.Unit; update ReadServeFacts", path)
 	}
 	return facts, nil
+}
+
+// flag records fs.String("name", default, …) and its kin.
+func (facts *ServeFacts) flag(n *ast.CallExpr) {
+	sel, ok := n.Fun.(*ast.SelectorExpr)
+	if !ok || len(n.Args) == 0 {
+		return
+	}
+	if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "fs" {
+		return
+	}
+	switch sel.Sel.Name {
+	case "String", "Int", "Int64", "Uint", "Bool", "Duration", "Float64":
+		name, ok := stringLit(n.Args[0])
+		if !ok {
+			return
+		}
+		facts.Flags[name] = sel.Sel.Name
+		if len(n.Args) > 1 {
+			if lit, ok := n.Args[1].(*ast.BasicLit); ok {
+				v := lit.Value
+				if s, ok := stringLit(lit); ok {
+					v = s
+				}
+				facts.Defaults[name] = v
+			} else if id, ok := n.Args[1].(*ast.Ident); ok && (id.Name == "true" || id.Name == "false") {
+				facts.Defaults[name] = id.Name
+			}
+		}
+	}
 }
 
 // evalDuration evaluates `N * time.Unit` (or `time.Unit * N`, or `time.Unit`).
@@ -118,6 +182,7 @@ type Metric struct {
 	Name   string
 	Kind   MetricKind
 	Labels []string
+	File   string // where it is registered, relative to the repository root
 }
 
 // Series returns the names the metric is exposed under, each with its
@@ -140,11 +205,33 @@ func (m Metric) Series() map[string][]string {
 	return map[string][]string{m.Name: m.Labels}
 }
 
-// ReadMetrics parses server/metrics.go under root for the metrics it
-// creates: each prometheus.NewX(prometheus.XOpts{Name: "…"}, []string{labels})
-// call. Names built at runtime are not found, and the style guide forbids them.
+// MetricFiles are the files under the repository root that register the
+// metrics `rewardd serve` exports: the server's, and the code_exec
+// sandbox's. TestMetricFilesAreAll keeps the list complete.
+var MetricFiles = []string{
+	filepath.Join("server", "metrics.go"),
+	filepath.Join("scorers", "codeexec", "sandbox", "metrics.go"),
+}
+
+// ReadMetrics parses the MetricFiles under root for the metrics they create:
+// each prometheus.NewX(prometheus.XOpts{Name: "…"}, []string{labels}) call.
+// Names built at runtime are not found, and the style guide forbids them.
 func ReadMetrics(root string) ([]Metric, error) {
-	path := filepath.Join(root, "server", "metrics.go")
+	var all []Metric
+	for _, rel := range MetricFiles {
+		ms, err := readMetricsFile(filepath.Join(root, rel))
+		if err != nil {
+			return nil, err
+		}
+		for i := range ms {
+			ms[i].File = filepath.ToSlash(rel)
+		}
+		all = append(all, ms...)
+	}
+	return all, nil
+}
+
+func readMetricsFile(path string) ([]Metric, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, 0)
 	if err != nil {

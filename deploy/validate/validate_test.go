@@ -15,19 +15,23 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // The repository root, seen from deploy/validate.
 var (
 	root       = filepath.Join("..", "..")
 	kubeDir    = filepath.Join(root, "deploy", "kubernetes")
+	codeDir    = filepath.Join(root, "deploy", "kubernetes-code-exec")
 	dashboard  = filepath.Join(root, "deploy", "grafana", "rewardd.json")
+	dockerfile = filepath.Join(root, "deploy", "Dockerfile")
 	defaultCfg = filepath.Join(root, "cmd", "rewardd", "default.yaml")
 )
 
-// checker is the Checker for this repository: the facts come from
-// cmd/rewardd/serve.go and server/metrics.go, and the token Secret is
-// created by hand (deploy/README.md).
+// checker is the Checker for deploy/kubernetes, the string-scoring
+// replicas: the facts come from cmd/rewardd and the MetricFiles, and the
+// token Secret is created by hand (deploy/README.md).
 func checker(t *testing.T) *Checker {
 	t.Helper()
 	serve, err := ReadServeFacts(root)
@@ -46,9 +50,26 @@ func checker(t *testing.T) *Checker {
 	}
 }
 
-func build(t *testing.T) []Object {
+// codeChecker is the Checker for deploy/kubernetes-code-exec, the replicas
+// that run code_exec: the same, plus the sandbox's facts.
+func codeChecker(t *testing.T) *Checker {
 	t.Helper()
-	objs, _, err := Build(kubeDir)
+	c := checker(t)
+	sb, err := ReadSandboxFacts(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CodeExec, c.Sandbox = true, sb
+	return c
+}
+
+func build(t *testing.T) []Object { return buildDir(t, kubeDir) }
+
+func buildCode(t *testing.T) []Object { return buildDir(t, codeDir) }
+
+func buildDir(t *testing.T, dir string) []Object {
+	t.Helper()
+	objs, _, err := Build(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +120,7 @@ func TestKustomizeBuildPassesChecks(t *testing.T) {
 		t.Logf("rendered %s/%s %s", o.GVK.GroupVersion(), o.GVK.Kind, o.Name)
 	}
 	c := checker(t)
-	t.Logf("rewardd serve: %d flags, grace period %s; server/metrics.go: %d metrics", len(c.Serve.Flags), c.Serve.GracePeriod, len(c.Metrics))
+	t.Logf("rewardd serve: %d flags, grace period %s; %d metrics", len(c.Serve.Flags), c.Serve.GracePeriod, len(c.Metrics))
 	for _, err := range c.Check(objs) {
 		t.Error(err)
 	}
@@ -149,7 +170,7 @@ func TestConfigMapIsDefaultConfig(t *testing.T) {
 	}
 }
 
-// Every series the dashboard queries exists in server/metrics.go, with the
+// Every series the dashboard queries is registered (MetricFiles), with the
 // labels the queries use.
 func TestDashboardMatchesMetrics(t *testing.T) {
 	d, qs := readDashboard(t)
@@ -191,7 +212,7 @@ func TestDashboardCoversEveryMetric(t *testing.T) {
 			shown = shown || used[name]
 		}
 		if !shown {
-			t.Errorf("%s (server/metrics.go) has no panel in deploy/grafana/rewardd.json", m.Name)
+			t.Errorf("%s (%s) has no panel in deploy/grafana/rewardd.json", m.Name, m.File)
 		}
 	}
 }
@@ -270,6 +291,19 @@ func TestChecksCatchMistakes(t *testing.T) {
 			rewardd(o).SecurityContext.SeccompProfile.Type = corev1.SeccompProfileTypeUnconfined
 		}, "RuntimeDefault"},
 		{"latest image", func(o []Object) { rewardd(o).Image = "rewardd:latest" }, "other than latest"},
+		{"AppArmor unconfined", func(o []Object) {
+			rewardd(o).SecurityContext.AppArmorProfile = &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}
+		}, "appArmorProfile"},
+		{"root", func(o []Object) { rewardd(o).SecurityContext.RunAsUser = ptr(int64(0)) }, "runAsUser 0"},
+		{"host PID namespace", func(o []Object) { find[*appsv1.Deployment](t, o, "rewardd").Spec.Template.Spec.HostPID = true }, "hostPID"},
+		{"code_exec served unprivileged", func(o []Object) {
+			cm := configMap(t, o)
+			cm.Data["config.yaml"] = strings.Replace(cm.Data["config.yaml"], "functions:\n", "functions:\n  - name: tests\n    kind: code_exec\n    test_style: assert\n", 1)
+		}, "this replica is unprivileged"},
+		{"unsandboxed code execution", func(o []Object) { rewardd(o).Args = append(rewardd(o).Args, "--unsafe-no-sandbox") }, "--unsafe-no-sandbox"},
+		{"untrusted-code label on unprivileged pods", func(o []Object) {
+			find[*appsv1.Deployment](t, o, "rewardd").Spec.Template.Labels[UntrustedCodeLabel] = "true"
+		}, UntrustedCodeLabel},
 		{"secret unreadable by the non-root user", func(o []Object) {
 			for _, v := range find[*appsv1.Deployment](t, o, "rewardd").Spec.Template.Spec.Volumes {
 				if v.Secret != nil {
@@ -364,7 +398,7 @@ func TestDecodeRefusesMalformedManifests(t *testing.T) {
 	}
 }
 
-// The dashboard checks catch drift from server/metrics.go.
+// The dashboard checks catch drift from the registered metrics.
 func TestDashboardCheckCatchesDrift(t *testing.T) {
 	data, err := os.ReadFile(dashboard)
 	if err != nil {
@@ -380,6 +414,8 @@ func TestDashboardCheckCatchesDrift(t *testing.T) {
 		{"quantile without le", "sum by (le, method) (rate(rewardd_request_duration_seconds_bucket", "sum by (method) (rate(rewardd_request_duration_seconds_bucket", "drops le"},
 		{"label the metric lacks", `rewardd_pool_rejected_total{job=~\"$job\", instance=~\"$instance\"}[$__rate_interval]))",` + "\n", `rewardd_pool_rejected_total{job=~\"$job\", instance=~\"$instance\", method=\"Score\"}[$__rate_interval]))",` + "\n", `has no label "method"`},
 		{"code the server never emits", `code!=\"OK\"`, `code!=\"Ok\"`, "not a gRPC code name"},
+		{"result the sandbox never counts", `result=\"sandbox_error\"`, `result=\"error\"`, "not a result the sandbox counts"},
+		{"sandbox metric renamed", "rewardd_sandbox_slots_busy{", "rewardd_sandbox_busy_slots{", "registers no such metric"},
 		{"legend of a label aggregated away", `"legendFormat": "{{method}} {{code}}"`, `"legendFormat": "{{method}} {{instance}}"`, "the result has only the labels [method code]"},
 		{"PromQL syntax error", "sum by (instance) (rate(rewardd_pool_rejected_total{", "sum by (instance) (rate(rewardd_pool_rejected_total{{", "PromQL"},
 		{"rate of a range that is not one", "(rate(rewardd_rollouts_scored_total{job=~\\\"$job\\\", instance=~\\\"$instance\\\"}[$__rate_interval]))", "(rate(rewardd_rollouts_scored_total{job=~\\\"$job\\\", instance=~\\\"$instance\\\"}))", "PromQL"},
@@ -400,6 +436,18 @@ func TestDashboardCheckCatchesDrift(t *testing.T) {
 			}
 		})
 	}
+}
+
+// configMap returns the generated rewardd-config ConfigMap.
+func configMap(t *testing.T, objs []Object) *corev1.ConfigMap {
+	t.Helper()
+	for _, o := range objs {
+		if v, ok := o.Value.(*corev1.ConfigMap); ok && strings.HasPrefix(v.Name, "rewardd-config") {
+			return v
+		}
+	}
+	t.Fatal("no rewardd-config ConfigMap rendered")
+	return nil
 }
 
 // find returns the object of type T named name.
@@ -432,4 +480,62 @@ spec:
 	// Output:
 	// 1 Service rewardd <nil>
 	// true
+}
+
+// The overlay deploy/README.md shows for your own config does what it says:
+// built on a copy of deploy/kubernetes, it serves that config and the image
+// it names.
+func TestREADMEOverlayExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "deploy", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "# my-overlay/kustomization.yaml\n"
+	_, rest, ok := strings.Cut(string(readme), marker)
+	if !ok {
+		t.Fatalf("deploy/README.md has no %q block", strings.TrimSpace(marker))
+	}
+	example, _, _ := strings.Cut(rest, "```")
+	fs := filesys.MakeFsInMemory()
+	entries, err := os.ReadDir(kubeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(kubeDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fs.WriteFile("/deploy/kubernetes/"+e.Name(), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const cfg = "functions:\n  - name: f\n    kind: format\n"
+	if err := fs.WriteFile("/my-overlay/kustomization.yaml", []byte(example)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.WriteFile("/my-overlay/config.yaml", []byte(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, "/my-overlay")
+	if err != nil {
+		t.Fatalf("the README's overlay does not build: %v", err)
+	}
+	out, err := rm.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Decode("README overlay", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := find[*appsv1.Deployment](t, objs, "rewardd").Spec.Template.Spec.Containers[0].Image; img != "REGISTRY/rewardd:TAG" {
+		t.Errorf("the README's overlay runs image %q, not the REGISTRY/rewardd:TAG it sets", img)
+	}
+	if got := configMap(t, objs).Data["config.yaml"]; got != cfg {
+		t.Errorf("the README's overlay serves %q, not its config.yaml", got)
+	}
 }
