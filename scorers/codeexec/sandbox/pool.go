@@ -64,6 +64,7 @@ type Pool struct {
 
 	mu     sync.Mutex
 	closed bool
+	done   chan struct{} // closed by Close: Runs waiting for a slot give up
 }
 
 // maxTests bounds the tests of one submission.
@@ -98,7 +99,7 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	}
 	// Each slot runs its programs under its own uid, distinct per process
 	// too: RLIMIT_NPROC counts per uid across the whole machine.
-	p := &Pool{cfg: cfg, free: make(chan *slot, cfg.Slots), uidBase: 1_000_000 + (os.Getpid()%10_000)*100}
+	p := &Pool{cfg: cfg, free: make(chan *slot, cfg.Slots), uidBase: 1_000_000 + (os.Getpid()%10_000)*100, done: make(chan struct{})}
 	for i := range cfg.Slots {
 		s := &slot{id: i, uid: p.uidBase + i}
 		if cfg.Unsafe {
@@ -138,6 +139,7 @@ func (p *Pool) Close() error {
 		return nil
 	}
 	p.closed = true
+	close(p.done)
 	p.mu.Unlock()
 	for range len(p.slots) {
 		s := <-p.free
@@ -158,6 +160,8 @@ func (p *Pool) Run(ctx context.Context, job Job) (Result, error) {
 	var s *slot
 	select {
 	case s = <-p.free:
+	case <-p.done:
+		return Result{}, errClosed
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
 	}
@@ -466,6 +470,11 @@ func (j Job) result(rep *reply) (Result, error) {
 		switch t.Status {
 		case "passed":
 			r.Status = Passed
+			if j.Style == IO {
+				// Only Check passes an io test; the harness never says
+				// "passed" for one, so the program wrote this line itself.
+				r.Status, r.Detail = Failed, "the program wrote a verdict of its own"
+			}
 		case "failed", "error", "exit":
 			r.Status = Failed
 		case "ran":

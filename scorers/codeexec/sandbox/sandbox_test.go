@@ -1,0 +1,166 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
+)
+
+// TestIOPartialCredit: a program that passes some io tests and fails
+// others gets exactly those verdicts, each test with its own stdin.
+func TestIOPartialCredit(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	code := `import os, sys
+n = int(input())
+if n == 3:
+    print(n * n + 1)           # wrong answer
+elif n == 4:
+    raise ValueError("boom")   # exception
+elif n == 5:
+    sys.exit(3)                # non-zero exit
+elif n == 6:
+    print(n * n)
+    sys.exit(0)                # exit 0 after a right answer: counts by output
+elif n == 7:
+    os.kill(os.getpid(), 11)   # dies in the middle of the suite
+else:
+    print(n * n)
+`
+	inputs := []string{"1\n", "2\n", "3\n", "4\n", "5\n", "6\n", "7\n", "8\n"}
+	want := []sandbox.Status{
+		sandbox.Passed, sandbox.Passed, sandbox.Failed, sandbox.Failed,
+		sandbox.Failed, sandbox.Passed, sandbox.Crashed, sandbox.Passed,
+	}
+	expect := []string{"1", "4", "9", "16", "25", "36", "49", "64"}
+	var seen []int
+	res := run(t, p, sandbox.Job{
+		Style: sandbox.IO, Code: code, Inputs: inputs, Limits: sandbox.DefaultLimits(),
+		Check: func(k int, out []byte) bool {
+			seen = append(seen, k)
+			return strings.TrimRight(string(out), "\n") == expect[k]
+		},
+	})
+	for k, tr := range res.Tests {
+		if tr.Status != want[k] {
+			t.Errorf("test %d (stdin %q): %s (%s), want %s", k, inputs[k], tr.Status, tr.Detail, want[k])
+		}
+	}
+	if got := res.Passed(); got != 4 {
+		t.Errorf("Passed() = %d, want 4", got)
+	}
+	if !strings.Contains(res.Tests[3].Detail, "ValueError") || !strings.Contains(res.Tests[4].Detail, "3") {
+		t.Errorf("details do not say why: %q, %q", res.Tests[3].Detail, res.Tests[4].Detail)
+	}
+	// Check is asked only about tests whose program ran to its end.
+	for _, k := range seen {
+		if k == 3 || k == 4 || k == 6 {
+			t.Errorf("Check called for test %d, which did not run to its end", k)
+		}
+	}
+	if res.Elapsed <= 0 {
+		t.Errorf("Elapsed = %v", res.Elapsed)
+	}
+}
+
+// TestIOStdinIsPerTest: every test sees only its own stdin, from the start,
+// and a test that does not read it all does not leak it into the next one.
+func TestIOStdinIsPerTest(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	inputs := []string{"a b c\nsecond line\n", "", "x\n"}
+	res := run(t, p, sandbox.Job{
+		Style: sandbox.IO, Code: "import sys\nprint(repr(sys.stdin.readline()))\n", Inputs: inputs, Limits: sandbox.DefaultLimits(),
+		Check: func(k int, out []byte) bool {
+			want := map[int]string{0: "'a b c\\n'", 1: "''", 2: "'x\\n'"}[k]
+			return strings.TrimSpace(string(out)) == want
+		},
+	})
+	for k, tr := range res.Tests {
+		if tr.Status != sandbox.Passed {
+			t.Errorf("test %d: %s (%s)", k, tr.Status, tr.Detail)
+		}
+	}
+}
+
+// TestAssertStyle: HumanEval-style verdicts, and broken test code as a
+// HarnessError rather than a failed program.
+func TestAssertStyle(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	test := "def check(candidate):\n    assert candidate([3, 1, 2]) == [1, 2, 3]\n    assert candidate([]) == []\n"
+	cases := []struct {
+		name, code, test, entry string
+		want                    sandbox.Status
+		detail                  string // in Detail
+		harness                 bool   // Run must fail with a *HarnessError
+	}{
+		{name: "pass", code: "def srt(xs):\n    return sorted(xs)\n", want: sandbox.Passed},
+		{name: "assertion failure", code: "def srt(xs):\n    return xs\n", want: sandbox.Failed, detail: "AssertionError"},
+		{name: "missing entry point", code: "def sort_list(xs):\n    return sorted(xs)\n", want: sandbox.Failed, detail: "srt"},
+		{name: "entry point not callable", code: "srt = [1, 2, 3]\n", want: sandbox.Failed, detail: "srt"},
+		{name: "syntax error in program", code: "def srt(xs)\n    return sorted(xs)\n", want: sandbox.Failed, detail: "SyntaxError"},
+		{name: "exception in program", code: "raise RuntimeError('top level')\ndef srt(xs):\n    return sorted(xs)\n", want: sandbox.Failed, detail: "RuntimeError"},
+		{name: "exception in candidate", code: "def srt(xs):\n    return 1 // 0\n", want: sandbox.Failed, detail: "ZeroDivisionError"},
+		{name: "wrong type", code: "def srt(xs):\n    return tuple(sorted(xs))\n", want: sandbox.Failed, detail: "AssertionError"},
+		{name: "broken test code", code: "def srt(xs):\n    return sorted(xs)\n", test: "def check(candidate)\n    assert True\n", harness: true},
+		{name: "test code without check", code: "def srt(xs):\n    return sorted(xs)\n", test: "def verify(candidate):\n    assert True\n", harness: true},
+		{name: "test code raising", code: "def srt(xs):\n    return sorted(xs)\n", test: "import no_such_module_here\ndef check(candidate):\n    assert True\n", harness: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			job := sandbox.Job{Style: sandbox.Assert, Code: c.code, Test: test, EntryPoint: "srt", Limits: sandbox.DefaultLimits()}
+			if c.test != "" {
+				job.Test = c.test
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := p.Run(ctx, job)
+			if c.harness {
+				var he *sandbox.HarnessError
+				if !errors.As(err, &he) {
+					t.Fatalf("Run = %+v, %v; want a *sandbox.HarnessError", res, err)
+				}
+				if he.Detail == "" {
+					t.Errorf("HarnessError without detail")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if len(res.Tests) != 1 {
+				t.Fatalf("%d results, want 1", len(res.Tests))
+			}
+			tr := res.Tests[0]
+			if tr.Status != c.want || !strings.Contains(tr.Detail, c.detail) {
+				t.Errorf("%s (%q), want %s with %q in the detail", tr.Status, tr.Detail, c.want, c.detail)
+			}
+		})
+	}
+	assertServes(t, p)
+}
+
+// TestJobValidation: a job that cannot be run is refused before it takes a
+// slot.
+func TestJobValidation(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	ok := func(int, []byte) bool { return true }
+	bad := map[string]sandbox.Job{
+		"no style":        {Code: "pass", Inputs: []string{""}, Check: ok, Limits: sandbox.DefaultLimits()},
+		"io no inputs":    {Style: sandbox.IO, Code: "pass", Check: ok, Limits: sandbox.DefaultLimits()},
+		"io no check":     {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Limits: sandbox.DefaultLimits()},
+		"io 257 tests":    {Style: sandbox.IO, Code: "pass", Inputs: make([]string, 257), Check: ok, Limits: sandbox.DefaultLimits()},
+		"assert no test":  {Style: sandbox.Assert, Code: "pass", EntryPoint: "f", Limits: sandbox.DefaultLimits()},
+		"assert no entry": {Style: sandbox.Assert, Code: "pass", Test: "def check(c): pass", Limits: sandbox.DefaultLimits()},
+		"zero limits":     {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Check: ok},
+		"huge cpu":        {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Check: ok, Limits: sandbox.Limits{CPUSeconds: 61, WallSeconds: 6, MemoryMB: 512, OutputKB: 1, Processes: 1}},
+	}
+	for name, job := range bad {
+		if _, err := p.Run(context.Background(), job); err == nil {
+			t.Errorf("%s: Run accepted an invalid job", name)
+		}
+	}
+	assertServes(t, p)
+}
