@@ -40,8 +40,12 @@ func HelperMain(args []string) int {
 		return 1
 	}
 	python := args[2]
+	slot := "0"
+	if len(args) > 3 {
+		slot = args[3]
+	}
 	argv := []string{python, "-I", "-S", "-B", "-X", "utf8", "-c", harness}
-	env := []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" + workDir, "REWARDD_WORK=" + workDir}
+	env := []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" + workDir, "REWARDD_WORK=" + workDir, "REWARDD_SLOT=" + slot}
 	err := unix.Exec(python, argv, env)
 	fmt.Fprintf(os.Stderr, "sandbox helper: exec %s: %v\n", python, err)
 	return 1

@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -294,10 +295,10 @@ func (p *Pool) start(ctx context.Context, s *slot) error {
 	var cmd *exec.Cmd
 	if p.cfg.Unsafe {
 		cmd = exec.Command(p.cfg.Python, "-I", "-S", "-B", "-X", "utf8", "-c", harness)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "REWARDD_WORK=" + unsafeWorkDir(s)}
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "REWARDD_WORK=" + unsafeWorkDir(s), "REWARDD_SLOT=" + strconv.Itoa(s.id)}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	} else {
-		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, p.cfg.Python)
+		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, p.cfg.Python, strconv.Itoa(s.id))
 		cmd = exec.Command(p.cfg.Helper[0], args...)
 		cmd.Env = []string{}
 		cmd.SysProcAttr = &syscall.SysProcAttr{
