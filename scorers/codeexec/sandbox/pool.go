@@ -113,14 +113,15 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 		p.slots = append(p.slots, s)
 		p.free <- s
 	}
-	if cfg.Metrics != nil {
-		cfg.Metrics.slots.Set(float64(cfg.Slots))
-	}
 	if !cfg.Unsafe {
 		if err := p.probe(ctx); err != nil {
 			p.Close()
 			return nil, err
 		}
+	}
+	// Only a pool that will run code counts its slots.
+	if cfg.Metrics != nil {
+		cfg.Metrics.slots.Set(float64(cfg.Slots))
 	}
 	return p, nil
 }
@@ -145,6 +146,14 @@ func (p *Pool) Close() error {
 	for range len(p.slots) {
 		s := <-p.free
 		s.kill()
+		if p.cfg.Unsafe {
+			// Without the sandbox's private tmpfs the work dir is on the
+			// host's.
+			os.RemoveAll(unsafeWorkDir(s))
+		}
+	}
+	if p.cfg.Metrics != nil {
+		p.cfg.Metrics.slots.Set(0)
 	}
 	return nil
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+)
+
+const codeConfig = `functions:
+  - name: tests
+    kind: code_exec
+    test_style: assert
+    limits: {cpu_seconds: 1, wall_seconds: 2}
+  - name: io
+    kind: code_exec
+    test_style: io
+    limits: {cpu_seconds: 1, wall_seconds: 2}
+`
+
+func codeRequest(t *testing.T) *rewardv1.ScoreRequest {
+	t.Helper()
+	test := structpb.NewStringValue("def check(c):\n    assert c(2) == 4\n    assert c(3) == 6\n")
+	entry := structpb.NewStringValue("double")
+	ioTests, err := structpb.NewList([]any{
+		map[string]any{"stdin": "2\n", "stdout": "4\n"},
+		map[string]any{"stdin": "-1\n", "stdout": "-2\n"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(id, completion string) *rewardv1.Rollout {
+		return &rewardv1.Rollout{Id: id, Completion: completion, Fields: &structpb.Struct{Fields: map[string]*structpb.Value{
+			"test": test, "entry_point": entry, "tests": structpb.NewListValue(ioTests),
+		}}}
+	}
+	return &rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{
+		row("right", "```python\ndef double(x):\n    return 2 * x\nif __name__ == '__main__':\n    print(double(int(input())))\n```"),
+		row("wrong", "```python\ndef double(x):\n    return x + 2\nif __name__ == '__main__':\n    print(double(int(input())))\n```"),
+		row("hostile", "```python\nimport os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n```"),
+	}}
+}
+
+// TestServeCodeExec: a real `rewardd serve` runs code_exec functions in its
+// sandbox (the binary re-executing itself as the helper), a hostile program
+// is a failed program, and the sandbox metrics count what ran.
+func TestServeCodeExec(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox needs root; not root")
+	}
+	cfg := filepath.Join(t.TempDir(), "code.yml")
+	if err := os.WriteFile(cfg, []byte(codeConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, "--config", cfg, "--workers", "2")
+	defer srv.stop(t)
+	if !strings.Contains(srv.logText(), "code execution sandbox ready") {
+		t.Errorf("start log does not say the sandbox is ready:\n%s", srv.logText())
+	}
+	resp, err := srv.client(t).Score(context.Background(), codeRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float64{"tests": {1, 0, 0}, "io": {1, 0.5, 0}}
+	for _, fs := range resp.GetFunctions() {
+		for i, v := range fs.GetValues() {
+			if fs.GetStatus()[i] != rewardv1.ScoreStatus_SCORE_STATUS_OK || v != want[fs.GetName()][i] {
+				t.Errorf("%s rollout %d: %v %v (%q), want OK %v", fs.GetName(), i, fs.GetStatus()[i], v, fs.GetErrors()[int32(i)], want[fs.GetName()][i])
+			}
+		}
+	}
+	code, metrics := httpGet(t, "http://"+srv.httpAddr+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, line := range []string{
+		`rewardd_sandbox_executions_total{result="passed"} 2`,
+		`rewardd_sandbox_executions_total{result="failed"} 2`,
+		`rewardd_sandbox_executions_total{result="timeout"} 2`,
+		`rewardd_sandbox_executions_total{result="sandbox_error"} 0`,
+		`rewardd_sandbox_slots 2`,
+		`rewardd_sandbox_slots_busy 0`,
+	} {
+		if !strings.Contains(metrics, line+"\n") {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
+	if !strings.Contains(metrics, `rewardd_sandbox_execution_duration_seconds_count 6`) {
+		t.Errorf("/metrics does not count 6 executions")
+	}
+}
+
+// TestServeCodeExecFailsClosed: when the sandbox cannot start, the server
+// still serves, says so loudly, and scores code_exec rollouts ERROR with the
+// reason; other functions are unaffected.
+func TestServeCodeExecFailsClosed(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "code.yml")
+	if err := os.WriteFile(cfg, []byte(codeConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, "--config", cfg, "--sandbox-python", "/nonexistent/python3")
+	defer srv.stop(t)
+	if !strings.Contains(srv.logText(), "CODE EXECUTION IS OFF") {
+		t.Errorf("start log does not say code execution is off:\n%s", srv.logText())
+	}
+	resp, err := srv.client(t).Score(context.Background(), codeRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fs := range resp.GetFunctions() {
+		for i := range fs.GetValues() {
+			if fs.GetStatus()[i] != rewardv1.ScoreStatus_SCORE_STATUS_ERROR || !strings.HasPrefix(fs.GetErrors()[int32(i)], "code execution unavailable: sandbox") {
+				t.Errorf("%s rollout %d: %v %q, want ERROR naming the sandbox", fs.GetName(), i, fs.GetStatus()[i], fs.GetErrors()[int32(i)])
+			}
+		}
+	}
+}
+
+// TestServeUnsafeNoSandboxWarns: the development mode is loud.
+func TestServeUnsafeNoSandboxWarns(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "code.yml")
+	if err := os.WriteFile(cfg, []byte(codeConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, "--config", cfg, "--unsafe-no-sandbox")
+	defer srv.stop(t)
+	if !strings.Contains(srv.logText(), "CODE EXECUTION IS NOT SANDBOXED") {
+		t.Errorf("start log does not warn about --unsafe-no-sandbox:\n%s", srv.logText())
+	}
+	resp, err := srv.client(t).Score(context.Background(), &rewardv1.ScoreRequest{
+		Rollouts: codeRequest(t).GetRollouts()[:2], Functions: []string{"tests"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.GetFunctions()[0].GetValues(); len(got) != 2 || got[0] != 1 || got[1] != 0 {
+		t.Errorf("unsafe mode scores %v, want [1 0]", got)
+	}
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
+}
