@@ -162,7 +162,7 @@ def handle(req):
             os._exit(70)  # never reached
         os.close(w)
         forks += 1
-        current, timed_out = collect(pid, r, results, first, deadline)
+        current, timed_out = collect(pid, r, results, first, deadline, lim["cpu"])
         os.close(r)
         kill_all(pid)
         if timed_out:
@@ -184,7 +184,7 @@ def handle(req):
             "stderr": stderr.decode("utf-8", "replace"), "seconds": time.monotonic() - start}
 
 
-def collect(pid, r, results, first, deadline):
+def collect(pid, r, results, first, deadline, req_cpu):
     """Read the child's status lines until it exits or the deadline passes.
     Returns the index of the test it was running when it stopped, and
     whether the wall time ran out."""
@@ -241,8 +241,8 @@ def collect(pid, r, results, first, deadline):
     finally:
         os.close(pidfd)
     if exited and current < len(results) and results[current] is None:
-        _, status = os.waitpid(pid, 0)
-        results[current] = death(status)
+        _, status, usage = os.wait4(pid, 0)
+        results[current] = death(status, usage, int(req_cpu + 0.999))
     return current, False
 
 
@@ -273,10 +273,13 @@ def record(line, results, started):
     return k
 
 
-def death(status):
+def death(status, usage, cpu_limit):
+    """What a child's end means. SIGKILL is the CPU hard limit only when the
+    child did use its CPU time; a program may also kill itself."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        if sig == signal.SIGXCPU or sig == signal.SIGKILL:
+        used = usage.ru_utime + usage.ru_stime if usage else cpu_limit
+        if sig == signal.SIGXCPU or sig == signal.SIGKILL and used >= cpu_limit - 0.05:
             return {"status": "timeout", "detail": "CPU time limit reached (killed by %s)" % signal.Signals(sig).name}
         if sig == signal.SIGXFSZ:
             return {"status": "output", "detail": "output limit reached"}
@@ -647,7 +650,7 @@ def handle_assert(req):
     try:
         status, detail = judge(remote, tests, req["entry"], deadline)
         if status == "gone":
-            status, detail = gone(pid, detail)
+            status, detail = gone(pid, detail, int(lim["cpu"] + 0.999))
     finally:
         remote.close()
         os.close(from_r)
@@ -657,14 +660,14 @@ def handle_assert(req):
     return reply(status, detail)
 
 
-def gone(pid, when):
+def gone(pid, when, cpu_limit):
     """The verdict when the program's process stopped answering."""
     try:
-        got, st = os.waitpid(pid, os.WNOHANG)
+        got, st, usage = os.wait4(pid, os.WNOHANG)
     except ChildProcessError:
-        got, st = 0, 0
+        got, st, usage = 0, 0, None
     if got and os.WIFSIGNALED(st):
-        d = death(st)
+        d = death(st, usage, cpu_limit)
         if d["status"] == "crashed":
             d["detail"] = "the program was %s %s" % (d["detail"], when)
         return d["status"], d["detail"]

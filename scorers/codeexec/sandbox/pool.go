@@ -132,8 +132,8 @@ func (p *Pool) Unsafe() bool { return p.cfg.Unsafe }
 // Slots is the number of submissions the pool runs at once.
 func (p *Pool) Slots() int { return len(p.slots) }
 
-// Close kills every fork server and waits for them. Run calls after Close
-// fail; Close waits for none of them.
+// Close waits for the runs in progress to hand their slots back, then kills
+// every fork server and waits for it. Run calls after Close fail at once.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	if p.closed {

@@ -164,3 +164,22 @@ func TestJobValidation(t *testing.T) {
 	}
 	assertServes(t, p)
 }
+
+// TestSelfKillIsACrash: a program that kills itself with SIGKILL crashed; it
+// did not run out of CPU time (the CPU hard limit also sends SIGKILL, so
+// the verdict looks at the CPU the program used).
+func TestSelfKillIsACrash(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	kill := "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+	busy := "while True:\n    pass\n"
+	for _, c := range []struct {
+		code string
+		want sandbox.Status
+	}{{kill, sandbox.Crashed}, {busy, sandbox.Timeout}} {
+		res := run(t, p, sandbox.Job{Style: sandbox.IO, Code: c.code, Inputs: []string{""},
+			Check: func(int, []byte) bool { return true }, Limits: hostile})
+		if got := res.Tests[0]; got.Status != c.want {
+			t.Errorf("%q: %s (%s), want %s", c.code, got.Status, got.Detail, c.want)
+		}
+	}
+}
