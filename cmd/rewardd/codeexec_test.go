@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"time"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
@@ -153,4 +157,83 @@ func httpGet(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(out)
+}
+
+// TestServeCodeExecDeadline: a client deadline stops the programs it
+// covered at once: the call ends with DEADLINE_EXCEEDED long before the
+// programs' own wall limit, no process of the sandbox's uids is left, and
+// the next request is scored.
+func TestServeCodeExecDeadline(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox needs root; not root")
+	}
+	cfg := filepath.Join(t.TempDir(), "code.yml")
+	if err := os.WriteFile(cfg, []byte("functions:\n  - name: tests\n    kind: code_exec\n    test_style: assert\n    limits: {cpu_seconds: 30, wall_seconds: 60}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, "--config", cfg, "--workers", "2")
+	defer srv.stop(t)
+	client := srv.client(t)
+
+	busy := codeRequest(t)
+	for _, r := range busy.GetRollouts() {
+		r.Completion = "while True:\n    pass\n"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	start := time.Now()
+	_, err := client.Score(ctx, busy)
+	cancel()
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("busy programs with a 500 ms deadline: %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the call took %v; the deadline was 500 ms", d)
+	}
+	// The server kills the programs when the deadline passes; give it a
+	// moment to reap them, then none may remain.
+	uidLo := 1_000_000 + (srv.cmd.Process.Pid%10_000)*100
+	var left []string
+	for range 50 {
+		if left = sandboxProcesses(t, uidLo, uidLo+100); len(left) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Errorf("sandboxed processes still running after the deadline: %v", left)
+	}
+	next := codeRequest(t)
+	next.Rollouts = next.Rollouts[:2] // the third, a fork bomb, would run to the 60 s wall limit
+	resp, err := client.Score(context.Background(), next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := resp.GetFunctions()[0].GetValues(); v[0] != 1 || v[1] != 0 {
+		t.Errorf("after the deadline: %v, want the right program 1 and the wrong 0", v)
+	}
+}
+
+// sandboxProcesses lists the host processes whose real uid is in [lo, hi).
+func sandboxProcesses(t *testing.T, lo, hi int) []string {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join("/proc", d.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+				var uid int
+				if _, err := fmt.Sscan(rest, &uid); err == nil && uid >= lo && uid < hi {
+					found = append(found, d.Name())
+				}
+			}
+		}
+	}
+	return found
 }
