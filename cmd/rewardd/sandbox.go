@@ -65,7 +65,12 @@ func (c *codeSandbox) runner() (codeexec.Runner, error) {
 			c.log.Warn("CODE EXECUTION IS NOT SANDBOXED (--unsafe-no-sandbox): model-written programs run as this user with full access to this host and its network; never use this outside development",
 				zap.Int("slots", c.pool.Slots()))
 		default:
-			c.log.Info("code execution sandbox ready", zap.Int("slots", c.pool.Slots()), zap.String("python", c.cfg.Python))
+			cg, why := c.pool.Cgroups()
+			fields := []zap.Field{zap.Int("slots", c.pool.Slots()), zap.String("python", c.cfg.Python), zap.Bool("cgroups", cg)}
+			if why != nil {
+				fields = append(fields, zap.NamedError("cgroups_unavailable", why))
+			}
+			c.log.Info("code execution sandbox ready", fields...)
 		}
 	})
 	if c.err != nil {

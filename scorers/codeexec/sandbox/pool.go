@@ -62,6 +62,8 @@ type Pool struct {
 	free    chan *slot
 	slots   []*slot
 	uidBase int
+	cg      *cgroups
+	cgErr   error // why there are no cgroups
 
 	mu     sync.Mutex
 	closed bool
@@ -101,10 +103,21 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	// Each slot runs its programs under its own uid, distinct per process
 	// too: RLIMIT_NPROC counts per uid across the whole machine.
 	p := &Pool{cfg: cfg, free: make(chan *slot, cfg.Slots), uidBase: 1_000_000 + (os.Getpid()%10_000)*100, done: make(chan struct{})}
+	if !cfg.Unsafe {
+		p.cg, p.cgErr = newCgroups()
+	}
 	for i := range cfg.Slots {
 		s := &slot{id: i, uid: p.uidBase + i}
 		if cfg.Unsafe {
 			s.uid = -1
+		}
+		if p.cg != nil {
+			cg, err := p.cg.slot(i)
+			if err != nil {
+				p.Close()
+				return nil, fmt.Errorf("sandbox: cgroup of slot %d: %w", i, err)
+			}
+			s.cg = cg
 		}
 		if err := p.start(ctx, s); err != nil {
 			p.Close()
@@ -146,16 +159,31 @@ func (p *Pool) Close() error {
 	for range len(p.slots) {
 		s := <-p.free
 		s.kill()
+		if s.cg != nil {
+			s.cg.remove()
+		}
 		if p.cfg.Unsafe {
 			// Without the sandbox's private tmpfs the work dir is on the
 			// host's.
 			os.RemoveAll(unsafeWorkDir(s))
 		}
 	}
+	if p.cg != nil {
+		p.cg.remove()
+	}
 	if p.cfg.Metrics != nil {
 		p.cfg.Metrics.slots.Set(0)
 	}
 	return nil
+}
+
+// Cgroups says whether each slot is also bounded as a whole by cgroup v1
+// memory and pids controllers, and if not, why.
+func (p *Pool) Cgroups() (bool, error) {
+	if p.cfg.Unsafe {
+		return false, errors.New("unsafe mode")
+	}
+	return p.cg != nil, p.cgErr
 }
 
 // Run runs job in a free slot, waiting for one as long as ctx allows. A
@@ -210,6 +238,13 @@ func (p *Pool) runIn(ctx context.Context, s *slot, job Job) (Result, error) {
 				continue
 			}
 		}
+		ooms := int64(-1)
+		if s.cg != nil {
+			if err := s.cg.limit(job.Limits); err != nil {
+				return Result{}, fmt.Errorf("sandbox: %w", err)
+			}
+			ooms = s.cg.ooms()
+		}
 		s.seq++
 		req.ID = s.seq
 		rep, err := s.roundTrip(ctx, &req, time.Duration(job.Limits.WallSeconds*float64(time.Second))+10*time.Second)
@@ -223,7 +258,17 @@ func (p *Pool) runIn(ctx context.Context, s *slot, job Job) (Result, error) {
 			s.kill()
 			continue
 		}
-		return job.result(rep)
+		res, err := job.result(rep)
+		if err == nil && ooms >= 0 && s.cg.ooms() > ooms {
+			// The kernel killed a process of the slot for memory: what
+			// looked like a crash was the memory limit.
+			for k, t := range res.Tests {
+				if t.Status == Crashed {
+					res.Tests[k] = TestResult{Status: Memory, Detail: "memory limit reached (the slot's cgroup)"}
+				}
+			}
+		}
+		return res, err
 	}
 	return Result{}, fmt.Errorf("sandbox failed twice: %w", last)
 }
@@ -288,6 +333,7 @@ type slot struct {
 	resp    *bufio.Reader
 	respF   *os.File
 	stderr  *tail
+	cg      *slotCgroup // nil without cgroups
 }
 
 func (p *Pool) start(ctx context.Context, s *slot) error {
@@ -328,6 +374,14 @@ func (p *Pool) start(ctx context.Context, s *slot) error {
 		return fmt.Errorf("sandbox: start fork server: %w", err)
 	}
 	s.cmd, s.req, s.respF, s.resp = cmd, reqW, respR, bufio.NewReaderSize(respR, 64<<10)
+	// Into the slot's cgroups before it forks anything (it forks only
+	// when a job comes): everything it starts is counted there.
+	if s.cg != nil {
+		if err := s.cg.add(cmd.Process.Pid); err != nil {
+			s.kill()
+			return fmt.Errorf("sandbox: join slot cgroup: %w", err)
+		}
+	}
 	var hello reply
 	if err := s.read(ctx, &hello, time.Now().Add(20*time.Second)); err != nil {
 		s.kill()

@@ -183,3 +183,41 @@ func TestSelfKillIsACrash(t *testing.T) {
 		}
 	}
 }
+
+// TestCgroupBoundsTheSlot: where the machine has cgroup v1 memory and pids
+// controllers, a slot is bounded as a whole, not only per process: six
+// processes each holding 100 MB under a 128 MB limit (each one alone is
+// within its RLIMIT_AS) cannot all hold it at once.
+func TestCgroupBoundsTheSlot(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	on, why := p.Cgroups()
+	if !on {
+		t.Skipf("no cgroups on this machine (%v): the slot is bounded by rlimits only", why)
+	}
+	code := `import os, sys, time
+kids = []
+for i in range(6):
+    pid = os.fork()
+    if pid == 0:
+        block = b"x" * (100 << 20)
+        os.write(1, b"held\n")
+        time.sleep(3)
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+`
+	lim := hostile
+	lim.WallSeconds, lim.CPUSeconds = 8, 4
+	var out []byte
+	res := run(t, p, sandbox.Job{Style: sandbox.IO, Code: code, Inputs: []string{""}, Limits: lim,
+		Check: func(_ int, b []byte) bool { out = b; return true }})
+	held := strings.Count(string(out), "held")
+	// The slot may use 128 MB for the program, 64 MB of tmpfs and 64 MB for
+	// the fork server: two blocks of 100 MB at most.
+	if held > 2 {
+		t.Errorf("%d processes held 100 MB at once in a slot limited to %d MB (%s %s)", held, lim.MemoryMB+128, res.Tests[0].Status, res.Tests[0].Detail)
+	}
+	t.Logf("%d of 6 held their 100 MB; verdict %s (%s)", held, res.Tests[0].Status, res.Tests[0].Detail)
+	assertServes(t, p)
+}

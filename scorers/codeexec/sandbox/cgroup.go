@@ -1,0 +1,155 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// cgroups bounds each slot as a whole where the machine has cgroup v1
+// memory and pids controllers writable by this process: the rlimits bound
+// each process, but not the sum over a program's processes, nor what it
+// keeps in pipes, memfds and the slot's tmpfs. Without them the pool runs
+// with rlimits only (Pool.Cgroups says why).
+type cgroups struct {
+	memory, pids string // this pool's directories in each hierarchy
+}
+
+// slotCgroup is one slot's pair of cgroups.
+type slotCgroup struct {
+	memory, pids string
+	// limits last written, to write only when a job's differ.
+	memLimit, pidsMax int64
+}
+
+// newCgroups makes this pool's cgroup directories under the process's own
+// cgroups.
+func newCgroups() (*cgroups, error) {
+	own, err := ownCgroups()
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("rewardd-sandbox-%d", os.Getpid())
+	c := &cgroups{}
+	for _, h := range []struct {
+		ctrl string
+		dir  *string
+	}{{"memory", &c.memory}, {"pids", &c.pids}} {
+		rel, ok := own[h.ctrl]
+		if !ok {
+			c.remove()
+			return nil, fmt.Errorf("no cgroup v1 %s controller", h.ctrl)
+		}
+		dir := filepath.Join("/sys/fs/cgroup", h.ctrl, rel, name)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			c.remove()
+			return nil, fmt.Errorf("make %s: %w", dir, err)
+		}
+		*h.dir = dir
+	}
+	return c, nil
+}
+
+// ownCgroups reads /proc/self/cgroup: controller → path, for v1 hierarchies.
+func ownCgroups() (map[string]string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	own := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 || parts[1] == "" {
+			continue
+		}
+		for _, ctrl := range strings.Split(parts[1], ",") {
+			own[ctrl] = parts[2]
+		}
+	}
+	return own, sc.Err()
+}
+
+// slot makes slot i's cgroups.
+func (c *cgroups) slot(i int) (*slotCgroup, error) {
+	s := &slotCgroup{memory: filepath.Join(c.memory, strconv.Itoa(i)), pids: filepath.Join(c.pids, strconv.Itoa(i))}
+	for _, dir := range []string{s.memory, s.pids} {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// add moves process pid (a fork server, before it forks) into the slot.
+func (s *slotCgroup) add(pid int) error {
+	for _, dir := range []string{s.memory, s.pids} {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// limit sets the slot's bounds for a job: its memory limit plus room for
+// the fork server and the tmpfs, and its processes plus the fork server.
+func (s *slotCgroup) limit(l Limits) error {
+	mem := int64(l.MemoryMB+tmpfsMB+serverMB) << 20
+	if mem != s.memLimit {
+		if err := os.WriteFile(filepath.Join(s.memory, "memory.limit_in_bytes"), []byte(strconv.FormatInt(mem, 10)), 0); err != nil {
+			return fmt.Errorf("memory limit: %w", err)
+		}
+		s.memLimit = mem
+	}
+	pids := int64(l.Processes + 2)
+	if pids != s.pidsMax {
+		if err := os.WriteFile(filepath.Join(s.pids, "pids.max"), []byte(strconv.FormatInt(pids, 10)), 0); err != nil {
+			return fmt.Errorf("pids limit: %w", err)
+		}
+		s.pidsMax = pids
+	}
+	return nil
+}
+
+// ooms is how many times the kernel killed a process of the slot for
+// memory (memory.oom_control's oom_kill), or -1 when unknown.
+func (s *slotCgroup) ooms() int64 {
+	data, err := os.ReadFile(filepath.Join(s.memory, "memory.oom_control"))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// remove deletes the slot's cgroups; they must be empty.
+func (s *slotCgroup) remove() {
+	os.Remove(s.memory)
+	os.Remove(s.pids)
+}
+
+// remove deletes the pool's cgroup directories (after every slot's).
+func (c *cgroups) remove() {
+	for _, dir := range []string{c.memory, c.pids} {
+		if dir != "" {
+			os.Remove(dir)
+		}
+	}
+}
+
+const (
+	tmpfsMB  = 64 // the size of the slot's /tmp (confine)
+	serverMB = 64 // room for the fork server itself
+)
