@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
