@@ -127,16 +127,21 @@ func ReadSandboxFacts(root string) (*SandboxFacts, error) {
 				facts.TmpfsMiB = int((v<<shift + 1<<20 - 1) >> 20) // rounded up to a MiB
 			}
 		case *ast.ValueSpec:
-			for _, id := range n.Names {
+			for i, id := range n.Names {
 				if id.Name == "auditArchX8664" {
 					facts.Arch = "amd64"
+				}
+				if id.Name == "tmpfsMB" && i < len(n.Values) {
+					if lit, ok := n.Values[i].(*ast.BasicLit); ok && lit.Kind == token.INT {
+						facts.TmpfsMiB, _ = strconv.Atoi(lit.Value)
+					}
 				}
 			}
 		}
 		return true
 	})
 	if facts.TmpfsMiB <= 0 {
-		return nil, fmt.Errorf("%s: found no unix.Mount(…, \"/tmp\", \"tmpfs\", …, \"size=…\"); update ReadSandboxFacts", path)
+		return nil, fmt.Errorf("%s: found no tmpfsMB constant nor unix.Mount(…, \"/tmp\", \"tmpfs\", …, \"size=…\"); update ReadSandboxFacts", path)
 	}
 	if facts.Arch == "" {
 		return nil, fmt.Errorf("%s: found no auditArchX8664 (the architecture the seccomp filter admits); update ReadSandboxFacts", path)

@@ -149,7 +149,5 @@ func (c *cgroups) remove() {
 	}
 }
 
-const (
-	tmpfsMB  = 64 // the size of the slot's /tmp (confine)
-	serverMB = 64 // room for the fork server itself
-)
+// serverMB is the room a slot's memory cgroup leaves for the fork server.
+const serverMB = 64

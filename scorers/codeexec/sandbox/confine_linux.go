@@ -53,6 +53,9 @@ func HelperMain(args []string) int {
 
 const workDir = "/tmp/work"
 
+// tmpfsMB is the size of each slot's private /tmp, which holds the work dir.
+const tmpfsMB = 64
+
 func confine() error {
 	if os.Getpid() != 1 {
 		return errors.New("not PID 1 of a new pid namespace")
