@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // cgroups bounds each slot as a whole where the machine has cgroup v1
@@ -33,24 +35,23 @@ func newCgroups() (*cgroups, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("rewardd-sandbox-%d", os.Getpid())
-	c := &cgroups{}
-	for _, h := range []struct {
-		ctrl string
-		dir  *string
-	}{{"memory", &c.memory}, {"pids", &c.pids}} {
-		rel, ok := own[h.ctrl]
-		if !ok {
-			c.remove()
-			return nil, fmt.Errorf("no cgroup v1 %s controller", h.ctrl)
-		}
-		dir := filepath.Join("/sys/fs/cgroup", h.ctrl, rel, name)
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			c.remove()
-			return nil, fmt.Errorf("make %s: %w", dir, err)
-		}
-		*h.dir = dir
+	memRel, okMem := own["memory"]
+	pidsRel, okPids := own["pids"]
+	if !okMem || !okPids {
+		return nil, errors.New("no cgroup v1 memory and pids controllers")
 	}
+	// A name of its own per pool: one process may run several.
+	mem, err := os.MkdirTemp(filepath.Join("/sys/fs/cgroup/memory", memRel), fmt.Sprintf("rewardd-sandbox-%d-", os.Getpid()))
+	if err != nil {
+		return nil, fmt.Errorf("make a memory cgroup: %w", err)
+	}
+	c := &cgroups{memory: mem}
+	pids := filepath.Join("/sys/fs/cgroup/pids", pidsRel, filepath.Base(mem))
+	if err := os.Mkdir(pids, 0o700); err != nil {
+		c.remove()
+		return nil, fmt.Errorf("make %s: %w", pids, err)
+	}
+	c.pids = pids
 	return c, nil
 }
 
@@ -134,18 +135,33 @@ func (s *slotCgroup) ooms() int64 {
 	return -1
 }
 
-// remove deletes the slot's cgroups; they must be empty.
+// remove deletes the slot's cgroups, once the processes of its last fork
+// server are gone.
 func (s *slotCgroup) remove() {
-	os.Remove(s.memory)
-	os.Remove(s.pids)
+	rmdir(s.memory)
+	rmdir(s.pids)
 }
 
 // remove deletes the pool's cgroup directories (after every slot's).
 func (c *cgroups) remove() {
 	for _, dir := range []string{c.memory, c.pids} {
 		if dir != "" {
-			os.Remove(dir)
+			rmdir(dir)
 		}
+	}
+}
+
+// rmdir removes a cgroup directory. The kernel refuses while the cgroup
+// still has tasks; those of a killed fork server's namespace leave it a
+// moment after the fork server itself is reaped, so it tries again for up
+// to two seconds.
+func rmdir(dir string) {
+	for range 100 {
+		err := os.Remove(dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) || !errors.Is(err, syscall.EBUSY) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

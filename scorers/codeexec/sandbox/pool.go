@@ -120,6 +120,9 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 			s.cg = cg
 		}
 		if err := p.start(ctx, s); err != nil {
+			if s.cg != nil {
+				s.cg.remove()
+			}
 			p.Close()
 			return nil, err
 		}

@@ -3,6 +3,9 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -220,4 +223,13 @@ for pid in kids:
 	}
 	t.Logf("%d of 6 held their 100 MB; verdict %s (%s)", held, res.Tests[0].Status, res.Tests[0].Detail)
 	assertServes(t, p)
+
+	// Close leaves no cgroup behind.
+	p.Close()
+	for _, pattern := range []string{"/sys/fs/cgroup/memory/*/*/rewardd-sandbox-%d-*", "/sys/fs/cgroup/memory/*/rewardd-sandbox-%d-*",
+		"/sys/fs/cgroup/memory/rewardd-sandbox-%d-*", "/sys/fs/cgroup/pids/*/rewardd-sandbox-%d-*", "/sys/fs/cgroup/pids/rewardd-sandbox-%d-*"} {
+		if left, _ := filepath.Glob(fmt.Sprintf(pattern, os.Getpid())); len(left) > 0 {
+			t.Errorf("cgroups left after Close: %v", left)
+		}
+	}
 }
