@@ -28,7 +28,7 @@ import (
 // The Python baselines, written to a temporary directory at run time so that
 // the binary needs nothing beside it.
 //
-//go:embed baseline/trl_rewards.py baseline/e2e_client.py
+//go:embed baseline/trl_rewards.py baseline/e2e_client.py baseline/naive_runner.py
 var baselineFS embed.FS
 
 // Baseline is what the Python that users write instead measured in the same
@@ -52,6 +52,21 @@ type Baseline struct {
 	// E2E is one big batch from a Python gRPC client against the same
 	// batch in process.
 	E2E *E2E `json:"e2e,omitempty"`
+
+	// For a code scenario (its rollouts are submissions): the runner, its
+	// threads, the time of each submission (one subprocess.run, or one
+	// per test case), the submissions that timed out, and the busy CPU
+	// time of the whole machine while it ran (/proc/stat), of which
+	// OtherCPUSeconds was not the runner's (CPUSeconds: Python and its
+	// subprocesses).
+	Runner            string     `json:"runner,omitempty"`
+	Workers           int        `json:"workers,omitempty"`
+	SubmissionLatency *Latency   `json:"submission_latency_ms,omitempty"`
+	SubmissionCDF     []Quantile `json:"submission_latency_cdf,omitempty"`
+	TestsPerSecond    float64    `json:"tests_per_second,omitempty"`
+	Timeouts          int        `json:"timeouts,omitempty"`
+	MachineCPUSeconds float64    `json:"machine_cpu_seconds,omitempty"`
+	OtherCPUSeconds   float64    `json:"other_cpu_seconds,omitempty"`
 }
 
 // Agreement counts the rollout-function pairs on which rewardd and the
@@ -61,6 +76,8 @@ type Agreement struct {
 	Agree    int `json:"agree"`
 	// Examples lists up to 10 disagreements.
 	Examples []Disagreement `json:"examples,omitempty"`
+	// Passes counts passes on each side, for a code scenario.
+	Passes *PassCounts `json:"passes,omitempty"`
 }
 
 // Disagreement is one pair on which the two sides differ.
@@ -69,6 +86,8 @@ type Disagreement struct {
 	Row      string   `json:"row"`
 	Rewardd  *float64 `json:"rewardd"`
 	Python   *float64 `json:"python"`
+	// Detail says why, when known (code scenarios).
+	Detail string `json:"detail,omitempty"`
 }
 
 // E2E is the end-to-end comparison from Python.
@@ -96,13 +115,15 @@ type python struct {
 	version string
 }
 
-func newPython(ctx context.Context, interp string) (*python, error) {
+// newPython sets up the interpreter for the baselines; stubs says whether the
+// reward.v1 gRPC stubs (the end-to-end client) are needed.
+func newPython(ctx context.Context, interp string, stubs bool) (*python, error) {
 	dir, err := os.MkdirTemp("", "rewardd-bench-")
 	if err != nil {
 		return nil, err
 	}
 	p := &python{interp: interp, dir: dir}
-	if err := p.setup(ctx); err != nil {
+	if err := p.setup(ctx, stubs); err != nil {
 		p.close()
 		return nil, fmt.Errorf("python baseline (%s): %w", interp, err)
 	}
@@ -112,8 +133,8 @@ func newPython(ctx context.Context, interp string) (*python, error) {
 // setup writes the scripts and generates the stubs: grpc_tools's protoc reads
 // the reward.v1 descriptor compiled into this binary (generated from
 // proto/reward/v1/reward.proto) with --descriptor_set_in.
-func (p *python) setup(ctx context.Context) error {
-	for _, name := range []string{"trl_rewards.py", "e2e_client.py"} {
+func (p *python) setup(ctx context.Context, withStubs bool) error {
+	for _, name := range []string{"trl_rewards.py", "e2e_client.py", "naive_runner.py"} {
 		data, err := baselineFS.ReadFile("baseline/" + name)
 		if err != nil {
 			return err
@@ -121,6 +142,14 @@ func (p *python) setup(ctx context.Context) error {
 		if err := os.WriteFile(filepath.Join(p.dir, name), data, 0o644); err != nil {
 			return err
 		}
+	}
+	if !withStubs {
+		out, err := p.run(ctx, "-c", "import sys; print(sys.version.split()[0])")
+		if err != nil {
+			return err
+		}
+		p.version = strings.TrimSpace(string(out))
+		return nil
 	}
 	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
 		protodesc.ToFileDescriptorProto(structpb.File_google_protobuf_struct_proto),
@@ -404,8 +433,16 @@ func (s *session) e2e(ctx context.Context, opts Options) (*E2E, error) {
 
 // rollout is the request form of a row.
 func rollout(r Row) *rewardv1.Rollout {
-	return &rewardv1.Rollout{
-		Id: r.ID, Group: r.Group, Prompt: r.Prompt, Completion: r.Completion,
-		Fields: &structpb.Struct{Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(r.Answer)}},
+	fields := map[string]*structpb.Value{}
+	if r.Answer != "" {
+		fields["answer"] = structpb.NewStringValue(r.Answer)
 	}
+	if r.Test != "" {
+		fields["test"] = structpb.NewStringValue(r.Test)
+		fields["entry_point"] = structpb.NewStringValue(r.EntryPoint)
+	}
+	if r.Tests != "" {
+		fields["tests"] = structpb.NewStringValue(r.Tests)
+	}
+	return &rewardv1.Rollout{Id: r.ID, Group: r.Group, Prompt: r.Prompt, Completion: r.Completion, Fields: &structpb.Struct{Fields: fields}}
 }

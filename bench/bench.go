@@ -19,6 +19,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,11 +35,15 @@ import (
 // value from Defaults, and so does Duration when Requests is 0 too; the other
 // fields mean what zero says (no warm-up, no wrong rollouts, …).
 type Options struct {
-	// Scenario is GSM8K, Mixed or HumanEval.
+	// Scenario is GSM8K, Mixed, HumanEval or Stdio.
 	Scenario string
-	// Data is GSM8K's test.jsonl.
+	// Data is GSM8K's test.jsonl, or HumanEval's JSONL for HumanEval ("":
+	// the scenario's default, Defaults().Data or HumanEvalData; Stdio
+	// generates its programs and reads nothing).
 	Data string
-	// Wrong is the share of rollouts whose final answer is changed.
+	// Wrong is the share of rollouts whose final answer is changed (for
+	// HumanEval: whose function body is replaced by `return None`; for
+	// Stdio: whose program is one that fails some cases).
 	Wrong float64
 	// BatchSize is rollouts per request; GroupSize completions per prompt.
 	BatchSize, GroupSize int
@@ -57,11 +62,14 @@ type Options struct {
 	// Seed chooses the wrong rollouts and the mixed formats.
 	Seed uint64
 	// Functions are the served functions every request asks for; nil means
-	// BaselineFunctions, the ones the Python baseline implements too.
+	// the scenario's: BaselineFunctions, the ones the Python baseline
+	// implements too, HumanEvalFunctions or StdioFunctions.
 	Functions []string
 
 	// Config, Registry and Workers define the in-process server; Log is its
-	// logger (nil: none).
+	// logger (nil: none). A nil Config is the scenario's ScenarioConfig,
+	// compiled with Registry (which must then have a code_exec kind that
+	// can run programs); the GSM8K scenarios have none and need a Config.
 	Config   *config.Config
 	Registry scorers.Registry
 	Workers  int
@@ -90,7 +98,40 @@ type Options struct {
 // string functions open-r1 users write.
 var BaselineFunctions = []string{"accuracy", "format", "tag_count", "reasoning_steps"}
 
-// Defaults are the options a zero Options field takes.
+// HumanEvalFunctions are the functions the humaneval scenario asks for by
+// default: the one function of HumanEvalConfig.
+var HumanEvalFunctions = []string{"tests"}
+
+// HumanEvalData is the default data of the humaneval scenario, relative to
+// the repository root with shared/ beside it.
+const HumanEvalData = "../shared/data/humaneval.jsonl"
+
+// HumanEvalConfig is the config of the in-process server for the humaneval
+// scenario when none is given: one code_exec function that runs the row's
+// HumanEval test code against the completion's program and scores 1 when
+// check(entry_point) passes, 0 otherwise.
+const HumanEvalConfig = `functions:
+  - name: tests
+    kind: code_exec
+    test_style: assert
+    scoring: all
+`
+
+// ScenarioConfig returns the name and YAML of the config a scenario's
+// in-process server uses when none is given, or nil when the scenario uses
+// the caller's (the GSM8K scenarios: rewardd's embedded default config).
+func ScenarioConfig(scenario string) (name string, yaml []byte) {
+	switch scenario {
+	case HumanEval:
+		return "humaneval (bench.HumanEvalConfig)", []byte(HumanEvalConfig)
+	case Stdio:
+		return "stdio (bench.StdioConfig)", []byte(StdioConfig)
+	}
+	return "", nil
+}
+
+// Defaults are the options a zero Options field takes (Data and Functions
+// are the GSM8K scenarios'; the code scenarios have their own).
 func Defaults() Options {
 	return Options{
 		Scenario: GSM8K, Data: "../shared/data/gsm8k_test.jsonl", Wrong: 0.25,
@@ -122,8 +163,16 @@ func (o *Options) check() error {
 	if o.Scenario == "" {
 		o.Scenario = d.Scenario
 	}
+	code := isCode(o.Scenario)
 	if o.Data == "" {
-		o.Data = d.Data
+		switch o.Scenario {
+		case HumanEval:
+			o.Data = HumanEvalData
+		case Stdio:
+			o.Data = "(generated)"
+		default:
+			o.Data = d.Data
+		}
 	}
 	for _, p := range []struct{ v, def *int }{
 		{&o.BatchSize, &d.BatchSize}, {&o.GroupSize, &d.GroupSize}, {&o.Clients, &d.Clients},
@@ -138,8 +187,33 @@ func (o *Options) check() error {
 	}
 	if len(o.Functions) == 0 {
 		o.Functions = BaselineFunctions
+		switch o.Scenario {
+		case HumanEval:
+			o.Functions = HumanEvalFunctions
+		case Stdio:
+			o.Functions = StdioFunctions
+		}
 	}
-	if o.Python != "" {
+	if o.Addr == "" && o.Config == nil {
+		if name, data := ScenarioConfig(o.Scenario); data != nil {
+			if o.Registry == nil {
+				return fmt.Errorf("no scorer registry to compile the %s config with", o.Scenario)
+			}
+			cfg, err := config.Load(name, data, o.Registry)
+			if err != nil {
+				return err
+			}
+			o.Config = cfg
+		}
+	}
+	switch {
+	case code && o.CompletionLength > 0:
+		return fmt.Errorf("the %s scenario sends programs as they are: no completion length", o.Scenario)
+	case code && o.Python != "" && len(o.Functions) != 1:
+		return fmt.Errorf("the naive runner baseline scores one code_exec function; ask for one (got %s), or run without the baseline",
+			strings.Join(o.Functions, ", "))
+	}
+	if o.Python != "" && !code {
 		for _, fn := range o.Functions {
 			if !slices.Contains(BaselineFunctions, fn) {
 				return fmt.Errorf("the Python baseline implements %s, not %q: ask only for those, or run without the baseline",
@@ -205,7 +279,10 @@ type Result struct {
 	PerFunction []FunctionCost `json:"per_function,omitempty"`
 	Baseline    *Baseline      `json:"baseline,omitempty"`
 	Ratios      *Ratios        `json:"ratios,omitempty"`
-	Notes       []string       `json:"notes,omitempty"`
+	// Code is what a code execution scenario measures: submissions/s,
+	// the time per submission, the machine's CPU.
+	Code  *CodeResult `json:"code,omitempty"`
+	Notes []string    `json:"notes,omitempty"`
 }
 
 // Machine describes where the benchmark ran.
@@ -329,8 +406,13 @@ type Ratios struct {
 	// Throughput is rewardd's rollouts/s ÷ the Python baseline's.
 	Throughput float64 `json:"throughput"`
 	// PerCPUSecond compares rollouts per CPU second (in-process only):
-	// what each side gets out of the same core time.
+	// what each side gets out of the same core time. The CPU is each
+	// side's process (getrusage), or for a code scenario, whose programs
+	// run in other processes, each side's process tree (PerCPUBasis
+	// "process tree": the server and its sandboxes; Python and its
+	// subprocesses).
 	PerCPUSecond float64 `json:"per_cpu_second,omitempty"`
+	PerCPUBasis  string  `json:"per_cpu_basis,omitempty"`
 	// E2E is the in-process Python time of one E2ERows batch ÷ the Python
 	// client's end-to-end time for it over gRPC; the target is ≥ 0.5
 	// (the client within 2× of in-process Python).
@@ -369,7 +451,7 @@ func open(ctx context.Context, opts *Options) (*session, error) {
 	}
 	s := &session{opts: opts, sc: sc}
 	if opts.Python != "" {
-		if s.py, err = newPython(ctx, opts.Python); err != nil {
+		if s.py, err = newPython(ctx, opts.Python, !isCode(sc.name)); err != nil {
 			return nil, err
 		}
 	}
@@ -389,7 +471,9 @@ func open(ctx context.Context, opts *Options) (*session, error) {
 		return nil, fmt.Errorf("ListFunctions: %w", err)
 	}
 	var served []string
+	var infos []*rewardv1.FunctionInfo
 	for _, fn := range lf.GetFunctions() {
+		infos = append(infos, fn)
 		served = append(served, fn.GetName())
 	}
 	for _, fn := range opts.Functions {
@@ -400,6 +484,12 @@ func open(ctx context.Context, opts *Options) (*session, error) {
 	}
 	s.functions = opts.Functions
 	s.fingerprint = lf.GetConfigFingerprint()
+	if isCode(sc.name) {
+		if err := s.checkCodeFunctions(ctx, infos); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -490,7 +580,11 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 		}
 	}
 
+	code := isCode(sc.name)
 	l := &load{conns: conns, batches: batches, functions: s.functions, requests: opts.Requests, duration: opts.Duration}
+	if code {
+		l.kept = make([]atomic.Pointer[rewardv1.ScoreResponse], len(batches))
+	}
 	warm := l.warmup(ctx, opts.Warmup)
 
 	machine := Machine{
@@ -501,6 +595,11 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	l.progress = newProgress(opts.Progress, what, opts.Requests, opts.Duration)
 	reset := s.target.inProc && resetPeakRSS()
 	before := readUsage()
+	timer := s.target.timer
+	if timer != nil {
+		timer.start()
+	}
+	cpu0, children0 := machineCPU(), childrenCPU()
 	profile := opts.CPUProfile != nil && kind == pointFull
 	if profile {
 		if err := pprof.StartCPUProfile(opts.CPUProfile); err != nil {
@@ -512,6 +611,12 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 		pprof.StopCPUProfile()
 	}
 	after := readUsage()
+	cpu, children := machineCPU()-cpu0, childrenCPU()-children0
+	var took []time.Duration
+	var reasons map[string]string
+	if timer != nil {
+		took, reasons = timer.stop()
+	}
 	l.progress.stop()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -541,7 +646,21 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 		r.Notes = append(r.Notes, "server CPU and peak RSS are not measured for a remote server (--addr): read them from its /metrics (process_cpu_seconds_total, process_resident_memory_bytes)")
 	}
 
-	if s.py != nil && kind != pointLoadOnly {
+	if code {
+		s.codeOutcome(r, lr, took, after.cpu-before.cpu+children, cpu)
+	}
+
+	switch {
+	case s.py == nil || kind == pointLoadOnly:
+	case code:
+		kept := make([]*rewardv1.ScoreResponse, len(l.kept))
+		for i := range l.kept {
+			kept[i] = l.kept[i].Load()
+		}
+		if err := s.codeBaseline(ctx, opts, batches, kept, reasons, r); err != nil {
+			return nil, err
+		}
+	default:
 		if err := s.baselines(ctx, opts, kind, batches, r); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -22,12 +24,21 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/scorers/codeexec"
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The code_exec sandbox re-executes this test binary as its helper.
+	if sandbox.IsHelper(os.Args) {
+		os.Exit(sandbox.HelperMain(os.Args))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 const dataPath = "../../shared/data/gsm8k_test.jsonl"
 
@@ -211,15 +222,237 @@ func serve(t *testing.T, cfg *config.Config) string {
 	return lis.Addr().String()
 }
 
-// TestBenchHumanEvalIsASeam: the humaneval scenario says code_exec is missing
-// instead of measuring something else.
-func TestBenchHumanEvalIsASeam(t *testing.T) {
-	opts := tinyOptions(t)
-	opts.Scenario = HumanEval
+const humanEvalPath = "../../shared/data/humaneval.jsonl"
+
+// codeRegistry starts a sandbox pool for the test (skipping when it cannot
+// run here) and returns the registry whose code_exec functions use it.
+func codeRegistry(t *testing.T) scorers.Registry {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the code_exec sandbox needs root (namespaces, mounts, a uid per slot); not root")
+	}
+	if err := exec.Command(pythonPath, "-c", "pass").Run(); err != nil {
+		t.Skipf("%s is needed for the sandbox and the naive runner: %v", pythonPath, err)
+	}
+	pool, err := sandbox.Start(context.Background(), sandbox.Config{Slots: 2, Python: pythonPath})
+	if err != nil {
+		t.Fatalf("start the sandbox: %v", err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return builtin.WithSandbox(func() (codeexec.Runner, error) { return pool, nil })
+}
+
+const pythonPath = "/usr/bin/python3"
+
+// TestBenchHumanEval runs the humaneval scenario for real, small: 16
+// rollouts of 16 problems (4 with `return None`) in one request, on the
+// scenario's own config compiled with the sandbox registry, against the
+// naive subprocess runner. Both must give the same pass/fail on every
+// rollout; a config built from crafted rows where they cannot agree must
+// show the disagreements, with why.
+func TestBenchHumanEval(t *testing.T) {
+	if _, err := os.Stat(humanEvalPath); err != nil {
+		t.Skipf("HumanEval data not found (CI has ../shared beside the repo): %v", err)
+	}
+	reg := codeRegistry(t)
+
+	t.Run("agree", func(t *testing.T) {
+		opts := Options{
+			Scenario: HumanEval, Data: humanEvalPath, Wrong: 0.25, BatchSize: 16, GroupSize: 1, Clients: 1,
+			Requests: 1, Seed: 1, Registry: reg, Workers: 2, Python: pythonPath,
+		}
+		r, err := Run(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text bytes.Buffer
+		if err := r.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("report:\n%s", text.String())
+		if r.Requests.Sent != 1 || r.Requests.OK != 1 || r.Rollouts != 16 {
+			t.Fatalf("requests %+v, %d rollouts; want 1 OK request of 16", r.Requests, r.Rollouts)
+		}
+		if len(r.Functions) != 1 || r.Functions[0] != "tests" {
+			t.Errorf("functions %v, want the scenario's [tests]", r.Functions)
+		}
+		sc, err := newScenario(&opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		canonical := 0
+		for _, row := range sc.rows(0, 16) {
+			if !row.Wrong {
+				canonical++
+			}
+		}
+		if canonical == 16 || canonical == 0 {
+			t.Fatalf("%d canonical rows of 16: the test wants both kinds", canonical)
+		}
+		if o := r.Outcomes[0]; o.OK != 16 || math.Abs(o.MeanOK-float64(canonical)/16) > 1e-9 {
+			t.Errorf("outcomes %+v, want 16 OK with mean %d/16 (the canonical ones pass)", o, canonical)
+		}
+		c := r.Code
+		if c == nil || c.Timed != 16 || c.Latency == nil || c.Latency.P50 <= 0 || c.SubmissionsPerSecond <= 0 || c.Errors != 0 {
+			t.Fatalf("code result %+v, want 16 timed submissions, no errors", c)
+		}
+		b := r.Baseline
+		if b == nil || b.Rollouts != 16 || b.Batches != 1 || b.RolloutsPerSecond <= 0 || b.SubmissionLatency == nil || b.SubmissionLatency.P50 <= 0 {
+			t.Fatalf("baseline %+v, want one batch of 16 submissions", b)
+		}
+		a := b.Agreement
+		if a == nil || a.Compared != 16 || a.Agree != 16 || len(a.Examples) != 0 {
+			t.Fatalf("agreement %+v, want 16 of 16", a)
+		}
+		if p := a.Passes; p.Canonical != canonical || p.RewarddPassed != canonical || p.PythonPassed != canonical ||
+			p.RewarddCanonicalPassed != canonical || p.PythonCanonicalPassed != canonical {
+			t.Errorf("passes %+v, want every canonical solution (%d) and nothing else passed on both sides", p, canonical)
+		}
+		if r.Ratios == nil || r.Ratios.Throughput <= 0 {
+			t.Errorf("ratios %+v, want a throughput ratio", r.Ratios)
+		}
+		if !strings.Contains(text.String(), "16 of 16 rollouts with the same score") {
+			t.Errorf("text report does not state the agreement")
+		}
+		checkSVG(t, r.WriteSVG)
+	})
+
+	t.Run("disagreements are reported", func(t *testing.T) {
+		// Two programs the naive runner passes and rewardd refuses: one
+		// returns an int subclass (rewardd accepts only built-in values),
+		// one depends on __name__ being "__main__" (python -c).
+		data := filepath.Join(t.TempDir(), "crafted.jsonl")
+		var rows bytes.Buffer
+		for _, r := range []map[string]string{
+			{"task_id": "crafted/0", "prompt": "def f():\n", "canonical_solution": "    class X(int):\n        pass\n    return X(1)\n",
+				"test": "def check(candidate):\n    assert candidate() == 1\n", "entry_point": "f"},
+			{"task_id": "crafted/1", "prompt": "def g():\n", "canonical_solution": "    return __name__\n",
+				"test": "def check(candidate):\n    assert candidate() == '__main__'\n", "entry_point": "g"},
+		} {
+			line, _ := json.Marshal(r)
+			rows.Write(append(line, '\n'))
+		}
+		if err := os.WriteFile(data, rows.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{
+			Scenario: HumanEval, Data: data, BatchSize: 2, GroupSize: 1, Clients: 1,
+			Requests: 1, Seed: 1, Registry: reg, Workers: 2, Python: pythonPath,
+		}
+		r, err := Run(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := r.Baseline.Agreement
+		if a.Compared != 2 || a.Agree != 0 || len(a.Examples) != 2 || a.Passes.PythonPassed != 2 || a.Passes.RewarddPassed != 0 {
+			t.Fatalf("agreement %+v, want both rollouts to disagree (naive passes, rewardd fails)", a)
+		}
+		for _, d := range a.Examples {
+			if d.Rewardd == nil || *d.Rewardd != 0 || d.Python == nil || *d.Python != 1 || !strings.Contains(d.Detail, "crafted/") || !strings.Contains(d.Detail, "rewardd: 0/1 tests passed") {
+				t.Errorf("disagreement %+v %q, want rewardd 0, naive 1, and why", d, d.Detail)
+			}
+		}
+		var text bytes.Buffer
+		if err := r.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), "0 of 2 rollouts with the same score") || strings.Count(text.String(), "DISAGREE") != 2 {
+			t.Errorf("text report hides the disagreements:\n%s", text.String())
+		}
+	})
+}
+
+// TestBenchStdio runs the io-style code scenario, small: 8 submissions of 12
+// stdin cases each, 3 of them broken so that they pass only some cases; the
+// naive runner (one interpreter per case) must give the same fractions.
+func TestBenchStdio(t *testing.T) {
+	reg := codeRegistry(t)
+	opts := Options{
+		Scenario: Stdio, Wrong: 0.4, BatchSize: 8, GroupSize: 1, Clients: 1,
+		Requests: 1, Seed: 1, Registry: reg, Workers: 2, Python: pythonPath,
+	}
+	r, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	if r.Requests.OK != 1 || r.Rollouts != 8 || len(r.Functions) != 1 || r.Functions[0] != "io_tests" {
+		t.Fatalf("requests %+v, %d rollouts, functions %v; want 1 OK request of 8 for io_tests", r.Requests, r.Rollouts, r.Functions)
+	}
+	sc, err := newScenario(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical := 0
+	for _, row := range sc.rows(0, 8) {
+		if !row.Wrong {
+			canonical++
+		}
+	}
+	c := r.Code
+	if c == nil || c.TestsPerSubmission != StdioTests || math.Abs(c.TestsPerSecond-StdioTests*c.SubmissionsPerSecond) > 1e-9 || c.Timed != 8 || c.Errors != 0 {
+		t.Fatalf("code result %+v, want 8 timed submissions of %d tests", c, StdioTests)
+	}
+	b := r.Baseline
+	if b == nil || b.Rollouts != 8 || b.TestsPerSecond <= 0 {
+		t.Fatalf("baseline %+v", b)
+	}
+	a := b.Agreement
+	if a.Compared != 8 || a.Agree != 8 {
+		t.Fatalf("agreement %+v, want 8 of 8", a)
+	}
+	// The broken programs fail some cases, not all: partial scores.
+	if p := a.Passes; canonical == 8 || p.RewarddPassed != canonical || p.RewarddCanonicalPassed != canonical ||
+		r.Outcomes[0].MeanOK <= float64(canonical)/8 || r.Outcomes[0].MeanOK >= 1 {
+		t.Errorf("passes %+v, mean %v: want the %d canonical programs to pass all and the broken ones some", p, r.Outcomes[0].MeanOK, canonical)
+	}
+	if r.Ratios == nil || r.Ratios.Throughput <= 0 {
+		t.Errorf("ratios %+v", r.Ratios)
+	}
+}
+
+// TestBenchHumanEvalOptions: what the humaneval scenario refuses, before
+// anything runs.
+func TestBenchHumanEvalOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"completion length", func(o *Options) { o.CompletionLength = 512 }, "no completion length"},
+		{"two functions with the baseline", func(o *Options) { o.Functions, o.Python = []string{"tests", "other"}, pythonPath }, "one code_exec function"},
+		{"no registry", func(o *Options) { o.Registry = nil }, "no scorer registry"},
+		{"a registry without code_exec", func(o *Options) {
+			o.Registry = scorers.Registry{}
+		}, "code_exec"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := Options{Scenario: HumanEval, Data: humanEvalPath, BatchSize: 4, Requests: 1, Registry: builtin.Registry()}
+			tc.edit(&opts)
+			_, err := Run(context.Background(), opts)
+			var oe *OptionError
+			if !errors.As(err, &oe) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%v, want an OptionError saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestBenchHumanEvalWithoutSandbox: a code_exec function that cannot run
+// programs (no sandbox in this process) stops the bench before it measures
+// a run of ERRORs.
+func TestBenchHumanEvalWithoutSandbox(t *testing.T) {
+	if _, err := os.Stat(humanEvalPath); err != nil {
+		t.Skipf("HumanEval data not found: %v", err)
+	}
+	opts := Options{Scenario: HumanEval, Data: humanEvalPath, BatchSize: 4, Requests: 1, Registry: builtin.Registry()}
 	_, err := Run(context.Background(), opts)
-	var oe *OptionError
-	if !errors.Is(err, ErrCodeExecNotBuilt) || !errors.As(err, &oe) {
-		t.Fatalf("humaneval: %v, want ErrCodeExecNotBuilt as an OptionError", err)
+	if err == nil || !strings.Contains(err.Error(), "cannot run programs") || !strings.Contains(err.Error(), "no code execution sandbox") {
+		t.Fatalf("%v, want the bench to stop because the function cannot run programs", err)
 	}
 }
 

@@ -93,6 +93,9 @@ type load struct {
 	requests  int           // total, over all clients; 0: use duration
 	duration  time.Duration // used when requests is 0
 	progress  *progress
+	// kept, when not nil, receives the first OK answer to each batch (by
+	// index), for the agreement check of a code scenario.
+	kept []atomic.Pointer[rewardv1.ScoreResponse]
 }
 
 // loadResult is what a load phase observed.
@@ -102,7 +105,12 @@ type loadResult struct {
 	elapsed time.Duration
 	// firstBad is the first bad answer's reason, for the report.
 	firstBad string
+	// errorExamples are the first messages of rollouts scored ERROR.
+	errorExamples []string
 }
+
+// maxErrorExamples bounds loadResult.errorExamples.
+const maxErrorExamples = 5
 
 // run sends the load. Every request sent is recorded exactly once, with the
 // status it ended with; requests in flight when the duration ends are
@@ -119,6 +127,7 @@ func (l *load) run(ctx context.Context, perClient int) *loadResult {
 			calls := make([]call, 0, max(perClient, 16))
 			tl := newTally(len(l.functions))
 			firstBad := ""
+			var errorExamples []string
 			for {
 				if ctx.Err() != nil {
 					break
@@ -145,6 +154,17 @@ func (l *load) run(ctx context.Context, perClient int) *loadResult {
 						if firstBad == "" {
 							firstBad = why
 						}
+					} else {
+						if l.kept != nil {
+							l.kept[int(seq)%len(l.batches)].CompareAndSwap(nil, resp)
+						}
+						for _, fs := range resp.GetFunctions() {
+							for i, msg := range fs.GetErrors() {
+								if len(errorExamples) < maxErrorExamples && int(i) < len(b.rows) {
+									errorExamples = append(errorExamples, fmt.Sprintf("%s %s: %s", fs.GetName(), b.rows[i].ID, msg))
+								}
+							}
+						}
 					}
 				}
 				calls = append(calls, call{start: start.Sub(t0), took: took, code: code, rollouts: len(b.rows)})
@@ -155,6 +175,11 @@ func (l *load) run(ctx context.Context, perClient int) *loadResult {
 			res.tally.add(tl)
 			if res.firstBad == "" {
 				res.firstBad = firstBad
+			}
+			for _, e := range errorExamples {
+				if len(res.errorExamples) < maxErrorExamples {
+					res.errorExamples = append(res.errorExamples, e)
+				}
 			}
 			mu.Unlock()
 		})

@@ -48,6 +48,9 @@ func (r *Result) WriteText(w io.Writer) error {
 			pr.CPUSeconds, pr.Cores, pr.CPUMicrosPerRollout, bytesOf(float64(pr.PeakRSSBytes)), since,
 			pr.AllocsPerRollout, bytesOf(pr.AllocBytesPerRollout), pr.GCs)
 		p("\t(server and load generator together; the load generator sends pre-encoded requests and decodes the answers)")
+		if r.Code != nil {
+			p("\t(not the sandboxes' Python processes, which are others: see the machine CPU below)")
+		}
 	}
 	var outs []string
 	for _, o := range r.Outcomes {
@@ -58,7 +61,44 @@ func (r *Result) WriteText(w io.Writer) error {
 		outs = append(outs, s)
 	}
 	p("scores\t%s", strings.Join(outs, "; "))
-	if b := r.Baseline; b != nil {
+	if c := r.Code; c != nil {
+		p("")
+		p("code\t%s submissions/s, %s tests/s (%g tests per submission)", num1(c.SubmissionsPerSecond), num1(c.TestsPerSecond), c.TestsPerSubmission)
+		if c.Latency != nil {
+			p("\tper submission, timed in the server's scorer (call to verdict): p50 %s  p90 %s  p99 %s  max %s  (%d submissions)",
+				dur(c.Latency.P50), dur(c.Latency.P90), dur(c.Latency.P99), dur(c.Latency.Max), c.Timed)
+		}
+		if c.CPUSeconds > 0 {
+			p("\tCPU of rewardd and its sandboxes: %.2f s (%.2f cores), %.1f ms per submission; the machine's busy CPU %.2f s, of which %.2f s not ours",
+				c.CPUSeconds, ratio(c.CPUSeconds, r.ElapsedSeconds), c.CPUMsPerSubmission, c.MachineCPUSeconds, c.OtherCPUSeconds)
+		}
+		if c.Errors > 0 {
+			p("\t%d rollouts scored ERROR (the sandbox could not run them), e.g.:", c.Errors)
+			for _, e := range c.ErrorExamples {
+				p("\t  %s", e)
+			}
+		}
+	}
+	if b := r.Baseline; b != nil && b.Runner != "" {
+		p("")
+		p("baseline\tPython %s, %s, %d threads", b.Python, b.Runner, b.Workers)
+		p("\t%s submissions/s, %s tests/s; per submission p50 %s  p90 %s  p99 %s  max %s; %d batches, per batch p50 %s; %d timeouts",
+			num1(b.RolloutsPerSecond), num1(b.TestsPerSecond), dur(b.SubmissionLatency.P50), dur(b.SubmissionLatency.P90), dur(b.SubmissionLatency.P99),
+			dur(b.SubmissionLatency.Max), b.Batches, dur(b.Latency.P50), b.Timeouts)
+		p("\tCPU of Python and its subprocesses: %.2f s (%.2f cores), %.1f ms per submission; the machine's busy CPU %.2f s, of which %.2f s not ours",
+			b.CPUSeconds, ratio(b.CPUSeconds, b.WallSeconds), b.CPUSeconds*1e3/float64(max(b.Rollouts, 1)), b.MachineCPUSeconds, b.OtherCPUSeconds)
+		if a := b.Agreement; a != nil {
+			p("agreement\t%d of %d rollouts with the same score on both sides (%.2f%%)", a.Agree, a.Compared, 100*ratio(float64(a.Agree), float64(a.Compared)))
+			if c := a.Passes; c != nil {
+				p("\tall tests passed: rewardd %d, naive %d; of the %d canonical solutions rewardd %d, naive %d; of the %d broken ones, rewardd %d, naive %d",
+					c.RewarddPassed, c.PythonPassed, c.Canonical, c.RewarddCanonicalPassed, c.PythonCanonicalPassed,
+					a.Compared-c.Canonical, c.RewarddPassed-c.RewarddCanonicalPassed, c.PythonPassed-c.PythonCanonicalPassed)
+			}
+			for _, d := range a.Examples {
+				p("\t  DISAGREE %s %s: rewardd %s, naive %s: %s", d.Function, d.Row, optional(d.Rewardd), optional(d.Python), d.Detail)
+			}
+		}
+	} else if b != nil {
 		p("")
 		p("baseline\tPython %s, TRL-style functions in process (bench/baseline/trl_rewards.py), one batch at a time", b.Python)
 		p("\t%s rollouts/s, %s evaluations/s, per batch p50 %s p99 %s; CPU %.2f s; peak RSS %s",
@@ -87,8 +127,14 @@ func (r *Result) WriteText(w io.Writer) error {
 	if q := r.Ratios; q != nil {
 		p("")
 		p("ratios\trewardd / Python (above 1: rewardd better)")
-		p("\t  throughput\t%.2f×\t(rollouts/s, whole machine vs one Python process)", q.Throughput)
-		if q.PerCPUSecond > 0 {
+		if r.Code != nil {
+			p("\t  throughput\t%.2f×\t(submissions/s, rewardd vs the naive runner, each on the whole machine)", q.Throughput)
+		} else {
+			p("\t  throughput\t%.2f×\t(rollouts/s, whole machine vs one Python process)", q.Throughput)
+		}
+		if q.PerCPUSecond > 0 && q.PerCPUBasis != "" {
+			p("\t  per CPU second\t%.2f×\t(submissions per CPU second of each side's processes: rewardd and its sandboxes, Python and its subprocesses)", q.PerCPUSecond)
+		} else if q.PerCPUSecond > 0 {
 			p("\t  per CPU second\t%.2f×\t(rollouts per CPU second, server + load generator vs Python)", q.PerCPUSecond)
 		}
 		if q.E2E > 0 {
@@ -117,6 +163,14 @@ func errorList(errs map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", code, errs[code]))
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// num1 formats n with one decimal when it is small.
+func num1(n float64) string {
+	if n < 1000 {
+		return fmt.Sprintf("%.1f", n)
+	}
+	return num(n)
 }
 
 func optional(v *float64) string {

@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -21,15 +20,11 @@ const (
 	// \boxed{}, "Step n:" lists, a bare final number, truncated or answerless
 	// text) and at varied lengths, from 60 bytes to 32 KiB.
 	Mixed = "mixed"
-	// HumanEval will run code_exec on HumanEval's canonical solutions and on
-	// broken ones, against the naive subprocess runner. It is a seam until
-	// code_exec lands: it fails with ErrCodeExecNotBuilt.
+	// HumanEval runs HumanEval's canonical solutions, a share of them with
+	// the body replaced by `return None`, with a code_exec function
+	// (HumanEvalConfig), against the naive subprocess runner.
 	HumanEval = "humaneval"
 )
-
-// ErrCodeExecNotBuilt is the error of the humaneval scenario until the
-// code_exec scorer exists. The scenario is not faked with another function.
-var ErrCodeExecNotBuilt = errors.New("the humaneval scenario needs the code_exec scorer, and code_exec is not built yet (use --scenario gsm8k or mixed)")
 
 // Row is one rollout of a scenario, in the JSONL shape of `rewardd score`:
 // id, group, prompt and completion, and the reference in the field answer.
@@ -40,7 +35,15 @@ type Row struct {
 	Completion string `json:"completion"`
 	// Answer is the GSM8K gold solution, whose last line is "#### n" (the
 	// embedded default config reads it with reference_extract [gsm8k, none]).
-	Answer string `json:"answer"`
+	Answer string `json:"answer,omitempty"`
+	// Task names a code row's problem (HumanEval's task id).
+	Task string `json:"task_id,omitempty"`
+	// Test and EntryPoint are HumanEval's test code (defining
+	// check(candidate)) and the name of the function it checks.
+	Test       string `json:"test,omitempty"`
+	EntryPoint string `json:"entry_point,omitempty"`
+	// Tests are the io test cases of a stdio row, as JSON: [{stdin, stdout}].
+	Tests string `json:"tests,omitempty"`
 	// Wrong marks a completion whose final answer was changed.
 	Wrong bool `json:"-"`
 }
@@ -53,12 +56,22 @@ type problem struct {
 	final    string // n
 }
 
+// isCode says whether a scenario's rollouts are programs, scored by a
+// code_exec function against the naive runner.
+func isCode(scenario string) bool { return scenario == HumanEval || scenario == Stdio }
+
+// task is one HumanEval problem.
+type task struct {
+	id, prompt, solution, test, entry string
+}
+
 // scenario generates the rows of a benchmark deterministically: row i is the
 // same for the same options, so the load generator and the Python baseline
 // score the same text.
 type scenario struct {
 	name     string
 	problems []problem
+	tasks    []task // HumanEval
 	group    int
 	wrong    float64
 	length   int // 0: as generated
@@ -70,10 +83,16 @@ type scenario struct {
 func newScenario(opts *Options) (*scenario, error) {
 	switch opts.Scenario {
 	case GSM8K, Mixed:
+	case Stdio:
+		return &scenario{name: opts.Scenario, group: opts.GroupSize, wrong: opts.Wrong, seed: opts.Seed}, nil
 	case HumanEval:
-		return nil, &OptionError{ErrCodeExecNotBuilt}
+		tasks, err := readHumanEval(opts.Data)
+		if err != nil {
+			return nil, &OptionError{err}
+		}
+		return &scenario{name: opts.Scenario, tasks: tasks, group: opts.GroupSize, wrong: opts.Wrong, seed: opts.Seed}, nil
 	default:
-		return nil, &OptionError{fmt.Errorf("unknown scenario %q (one of %s, %s, %s)", opts.Scenario, GSM8K, Mixed, HumanEval)}
+		return nil, &OptionError{fmt.Errorf("unknown scenario %q (one of %s, %s, %s, %s)", opts.Scenario, GSM8K, Mixed, HumanEval, Stdio)}
 	}
 	problems, err := readGSM8K(opts.Data)
 	if err != nil {
@@ -126,6 +145,45 @@ func readGSM8K(path string) ([]problem, error) {
 	return problems, nil
 }
 
+// readHumanEval reads HumanEval's JSONL (task_id, prompt,
+// canonical_solution, test, entry_point per line).
+func readHumanEval(path string) ([]task, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("HumanEval data: %w", err)
+	}
+	defer f.Close()
+	var tasks []task
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var r struct {
+			TaskID            string `json:"task_id"`
+			Prompt            string `json:"prompt"`
+			CanonicalSolution string `json:"canonical_solution"`
+			Test              string `json:"test"`
+			EntryPoint        string `json:"entry_point"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if r.Prompt == "" || r.CanonicalSolution == "" || r.Test == "" || r.EntryPoint == "" {
+			return nil, fmt.Errorf("%s:%d: not a HumanEval row (want prompt, canonical_solution, test and entry_point)", path, line)
+		}
+		tasks = append(tasks, task{id: r.TaskID, prompt: r.Prompt, solution: r.CanonicalSolution, test: r.Test, entry: r.EntryPoint})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("%s: no HumanEval problems", path)
+	}
+	return tasks, nil
+}
+
 // rows returns rows [from, from+n).
 func (s *scenario) rows(from, n int) []Row {
 	out := make([]Row, n)
@@ -139,6 +197,12 @@ func (s *scenario) rows(from, n int) []Row {
 // problem, as a GRPO trainer sends them.
 func (s *scenario) row(i int) Row {
 	g := i / s.group
+	switch s.name {
+	case HumanEval:
+		return s.humanEval(i, g)
+	case Stdio:
+		return s.stdioRow(i, g)
+	}
 	p := s.problems[g%len(s.problems)]
 	r := Row{
 		ID:     fmt.Sprintf("r%d", i),
@@ -161,6 +225,27 @@ func (s *scenario) row(i int) Row {
 	}
 	return r
 }
+
+// humanEval returns row i of group g: the problem's prompt and canonical
+// solution in a fenced block, as a model that continues the prompt and
+// writes out the whole function answers; a wrong row has the body replaced
+// by `return None` (the signature and docstring stay).
+func (s *scenario) humanEval(i, g int) Row {
+	t := s.tasks[g%len(s.tasks)]
+	r := Row{
+		ID: fmt.Sprintf("r%d", i), Group: fmt.Sprintf("g%d", g), Prompt: t.prompt,
+		Task: t.id, Test: t.test, EntryPoint: t.entry, Wrong: s.uniform(i, 1) < s.wrong,
+	}
+	body := t.solution
+	if r.Wrong {
+		body = wrongBody
+	}
+	r.Completion = "```python\n" + t.prompt + body + "```"
+	return r
+}
+
+// wrongBody replaces a canonical solution's body in a wrong HumanEval row.
+const wrongBody = "    return None\n"
 
 // Mixed formats, with their share of rows (out of 100) and lengths.
 var mixedFormats = []struct {

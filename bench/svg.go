@@ -29,9 +29,87 @@ func (r *Result) WriteSVG(w io.Writer) error {
 	sub := fmt.Sprintf("%s; %d function(s); completions %.0f B on average; load average %s",
 		r.Target, len(r.Functions), r.CompletionBytes.Mean, loads(r.Machine.LoadBefore))
 	if b := r.Baseline; b != nil && r.Ratios != nil {
-		sub += fmt.Sprintf("; Python in process %s rollouts/s (rewardd %.2f×)", num(b.RolloutsPerSecond), r.Ratios.Throughput)
+		sub += fmt.Sprintf("; %s %s rollouts/s (rewardd %.2f×)", baselineName(r), num(b.RolloutsPerSecond), r.Ratios.Throughput)
 	}
 	c.header(title, sub)
+	if r.Code != nil && r.Code.LatencyCDF != nil {
+		c.submissionCDF(r)
+	} else {
+		c.requestLatency(r)
+	}
+
+	// Right: throughput over time.
+	right := panel{x: 560, y: panelTop, title: "throughput over time (rollouts/s)"}
+	top := 0.0
+	for _, s := range r.Throughput {
+		top = max(top, s.RolloutsPerSecond)
+	}
+	if b := r.Baseline; b != nil {
+		top = max(top, b.RolloutsPerSecond)
+	}
+	right.xa = axis{lo: 0, hi: max(r.ElapsedSeconds, 1e-3), label: "seconds"}
+	right.ya = axis{lo: 0, hi: max(top*1.15, 1)}
+	c.frame(right)
+	var pts [][2]float64
+	for _, s := range r.Throughput {
+		pts = append(pts, [2]float64{s.Seconds, s.RolloutsPerSecond})
+	}
+	c.line(right, right.xa, right.ya, pts, palette[0], false)
+	c.legend(right, 0, "rewardd ("+num(r.RolloutsPerSecond)+"/s overall)", palette[0], false)
+	if b := r.Baseline; b != nil {
+		c.line(right, right.xa, right.ya, [][2]float64{{0, b.RolloutsPerSecond}, {right.xa.hi, b.RolloutsPerSecond}}, palette[1], true)
+		c.legend(right, 1, baselineName(r)+" ("+num(b.RolloutsPerSecond)+"/s)", palette[1], true)
+	}
+	return c.end()
+}
+
+// baselineName names the Python baseline of r in the pictures.
+func baselineName(r *Result) string {
+	if r.Code != nil {
+		return "naive subprocess runner"
+	}
+	return "Python in process"
+}
+
+// submissionCDF draws, for a code scenario, the distribution of the time
+// per submission on both sides (left panel).
+func (c *canvas) submissionCDF(r *Result) {
+	left := panel{x: 70, y: panelTop, title: "time per submission (ms, log scale)"}
+	lines := [][]Quantile{r.Code.LatencyCDF}
+	if b := r.Baseline; b != nil && b.SubmissionCDF != nil {
+		lines = append(lines, b.SubmissionCDF)
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, l := range lines {
+		for _, q := range l {
+			if q.Ms > 0 {
+				lo, hi = min(lo, q.Ms), max(hi, q.Ms)
+			}
+		}
+	}
+	if hi <= lo {
+		lo, hi = lo/2, hi*2
+	}
+	left.xa = axis{lo: lo, hi: hi, log: true}
+	left.ya = axis{lo: 0, hi: 1, label: "share of submissions (CDF)"}
+	c.frame(left)
+	for i, l := range lines {
+		var pts [][2]float64
+		for _, q := range l {
+			pts = append(pts, [2]float64{max(q.Ms, lo), q.Q})
+		}
+		c.line(left, left.xa, left.ya, pts, palette[i], i > 0)
+	}
+	c.vmark(left, r.Code.Latency.P50, "p50 "+dur(r.Code.Latency.P50), palette[0])
+	c.vmark(left, r.Code.Latency.P99, "p99 "+dur(r.Code.Latency.P99), palette[0])
+	c.legend(left, 0, "rewardd, in the scorer", palette[0], false)
+	if len(lines) > 1 {
+		c.legend(left, 1, baselineName(r)+", one subprocess.run", palette[1], true)
+	}
+}
+
+// requestLatency draws the latency per request (left panel).
+func (c *canvas) requestLatency(r *Result) {
 
 	// Left: latency histogram (log x) with the CDF on a second y axis.
 	left := panel{x: 70, y: panelTop, title: "latency per request (ms, log scale)"}
@@ -66,30 +144,6 @@ func (r *Result) WriteSVG(w io.Writer) error {
 	} else {
 		c.frame(left)
 	}
-
-	// Right: throughput over time.
-	right := panel{x: 560, y: panelTop, title: "throughput over time (rollouts/s)"}
-	top := 0.0
-	for _, s := range r.Throughput {
-		top = max(top, s.RolloutsPerSecond)
-	}
-	if b := r.Baseline; b != nil {
-		top = max(top, b.RolloutsPerSecond)
-	}
-	right.xa = axis{lo: 0, hi: max(r.ElapsedSeconds, 1e-3), label: "seconds"}
-	right.ya = axis{lo: 0, hi: max(top*1.15, 1)}
-	c.frame(right)
-	var pts [][2]float64
-	for _, s := range r.Throughput {
-		pts = append(pts, [2]float64{s.Seconds, s.RolloutsPerSecond})
-	}
-	c.line(right, right.xa, right.ya, pts, palette[0], false)
-	c.legend(right, 0, "rewardd ("+num(r.RolloutsPerSecond)+"/s overall)", palette[0], false)
-	if b := r.Baseline; b != nil {
-		c.line(right, right.xa, right.ya, [][2]float64{{0, b.RolloutsPerSecond}, {right.xa.hi, b.RolloutsPerSecond}}, palette[1], true)
-		c.legend(right, 1, "Python in process ("+num(b.RolloutsPerSecond)+"/s)", palette[1], true)
-	}
-	return c.end()
 }
 
 // WriteSVG draws a sweep: cost per rollout against the swept setting, and

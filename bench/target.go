@@ -33,7 +33,10 @@ type target struct {
 	inProc   bool
 	workers  int
 	dialOpts []grpc.DialOption
-	stop     func()
+	// timer times the in-process server's code_exec functions (nil when
+	// it has none, or for a remote server).
+	timer *submissionTimer
+	stop  func()
 }
 
 // startTarget starts the in-process server (the same NewEngine, NewService
@@ -43,7 +46,8 @@ func startTarget(opts *Options) (*target, error) {
 	if opts.Addr != "" {
 		return &target{addr: opts.Addr, dialOpts: opts.DialOptions}, nil
 	}
-	cfg, log := opts.Config, opts.Log
+	cfg, timer := timeCodeFunctions(opts.Config)
+	log := opts.Log
 	names := make([]string, len(cfg.Functions))
 	for i, fn := range cfg.Functions {
 		names[i] = fn.Name
@@ -59,7 +63,7 @@ func startTarget(opts *Options) (*target, error) {
 	var wg conc.WaitGroup
 	wg.Go(func() { gs.Serve(lis) })
 	return &target{
-		addr: lis.Addr().String(), inProc: true, workers: opts.Workers,
+		addr: lis.Addr().String(), inProc: true, workers: opts.Workers, timer: timer,
 		dialOpts: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
 		stop: func() {
 			gs.Stop()

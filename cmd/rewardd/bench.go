@@ -11,14 +11,15 @@ import (
 	"strings"
 
 	"github.com/rewardd/rewardd/bench"
+	"github.com/rewardd/rewardd/server/config"
 )
 
 // runBench loads a server with a scenario's rollouts and reports throughput,
 // latency, CPU and memory next to the Python baselines of the same run (see
 // bench/README.md).
 //
-// Exit status: 2 for bad usage (and for the humaneval scenario until
-// code_exec exists), 1 when the run fails or any request fails, else 0.
+// Exit status: 2 for bad usage, 1 when the run fails or any request fails,
+// else 0.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	d := bench.Defaults()
 	fs := newFlags("bench", stderr)
@@ -26,9 +27,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC) to load instead of an in-process server")
 	tokenFile := fs.String("auth-token-file", "", "with --addr: file holding the server's bearer token")
 	caFile := fs.String("tls-ca", "", "with --addr: PEM CA bundle to verify the server's TLS certificate (enables TLS)")
-	scenario := fs.String("scenario", d.Scenario, "scenario: gsm8k, mixed, humaneval (humaneval needs code_exec, not built yet)")
-	data := fs.String("data", d.Data, "GSM8K test.jsonl")
-	wrong := fs.Float64("wrong", d.Wrong, "share of rollouts whose final answer is made wrong")
+	scenario := fs.String("scenario", d.Scenario, "scenario: gsm8k, mixed; humaneval or stdio (code_exec: programs in the sandbox, against a naive subprocess runner; needs root)")
+	data := fs.String("data", "", "the scenario's data (default "+d.Data+", or "+bench.HumanEvalData+" for humaneval)")
+	wrong := fs.Float64("wrong", d.Wrong, "share of rollouts whose final answer is made wrong (humaneval: whose body is replaced by \"return None\")")
 	batchSize := fs.Int("batch-size", d.BatchSize, "rollouts per request")
 	groupSize := fs.Int("group-size", d.GroupSize, "completions per prompt (GRPO group)")
 	clients := fs.Int("clients", d.Clients, "concurrent clients, each with its own connection")
@@ -38,7 +39,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	length := fs.Int("completion-length", 0, "pad or trim every completion to this many bytes (0: as the scenario makes them)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size of the in-process server")
 	seed := fs.Uint64("seed", d.Seed, "seed of the wrong rollouts and the mixed formats")
-	functions := fs.String("functions", strings.Join(bench.BaselineFunctions, ","), "comma-separated served functions every request asks for (the Python baseline implements the default ones)")
+	functions := fs.String("functions", "", "comma-separated served functions every request asks for (default "+
+		strings.Join(bench.BaselineFunctions, ",")+", which the Python baseline implements; "+strings.Join(bench.HumanEvalFunctions, ",")+" for humaneval)")
 	sweep := fs.String("sweep", "", "measure how cost grows: batch (64 → 16,384), length (256 B → 64 KiB) or clients (1 → 16)")
 	baseline := fs.Bool("baseline", true, "run the Python baselines in the same invocation")
 	python := fs.String("python", "/usr/bin/python3", "Python interpreter of the baselines (needs grpcio and grpc_tools)")
@@ -54,8 +56,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
-	case *scenario == bench.HumanEval:
-		return &usageError{"bench: " + bench.ErrCodeExecNotBuilt.Error()}
 	case set["requests"] && set["duration"]:
 		return &usageError{"bench: give --requests or --duration, not both"}
 	case set["requests"] && *requests < 1:
@@ -78,7 +78,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opts := bench.Options{
 		Scenario: *scenario, Data: *data, Wrong: *wrong, BatchSize: *batchSize, GroupSize: *groupSize,
 		Clients: *clients, Duration: *duration, Warmup: *warmup, CompletionLength: *length,
-		Seed: *seed, Workers: *workers, Addr: *addr, E2ERows: *e2eRows, Functions: strings.Split(*functions, ","),
+		Seed: *seed, Workers: *workers, Addr: *addr, E2ERows: *e2eRows,
+	}
+	if *functions != "" {
+		opts.Functions = strings.Split(*functions, ",")
 	}
 	if set["requests"] {
 		opts.Requests, opts.Duration = *requests, 0
@@ -97,7 +100,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer log.Sync()
 		code := newCodeSandbox(sbFlags, *workers, nil, log)
 		defer code.Close()
-		cfg, err := loadConfig(*configPath, code.registry())
+		// The scenario's own config when it has one (humaneval: one
+		// code_exec function), else the embedded default, unless --config.
+		var cfg *config.Config
+		if name, yaml := bench.ScenarioConfig(*scenario); *configPath == "" && yaml != nil {
+			cfg, err = config.Load(name, yaml, code.registry())
+		} else {
+			cfg, err = loadConfig(*configPath, code.registry())
+		}
 		if err != nil {
 			return err
 		}

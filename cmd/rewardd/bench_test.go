@@ -54,14 +54,57 @@ func TestBenchRequests(t *testing.T) {
 	}
 }
 
-// TestBenchUsage: bad usage exits 2 with a message that names the problem;
-// the humaneval scenario says code_exec is missing.
+// TestBenchHumanEval runs `rewardd bench --scenario humaneval` on 8
+// rollouts: the scenario's own config (one code_exec function), its default
+// data, the sandbox (the binary re-executed as its helper) and the naive
+// runner, which must agree with rewardd on every rollout.
+func TestBenchHumanEval(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the code_exec sandbox needs root; not root")
+	}
+	const data = "../../../shared/data/humaneval.jsonl"
+	if _, err := os.Stat(data); err != nil {
+		t.Skipf("HumanEval data not found (CI has ../shared beside the repo): %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "result.json")
+	stdout, stderr, exit := runRewardd(t, "", "bench", "--scenario", "humaneval", "--data", data, "--requests", "1",
+		"--batch-size", "8", "--group-size", "1", "--clients", "1", "--warmup", "0", "--out", out)
+	if exit != 0 {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", exit, stdout, stderr)
+	}
+	for _, want := range []string{"1 sent = 1 OK + 0 failed", "submissions/s", "8 of 8 rollouts with the same score", "throughput"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Functions []string
+		Code      struct {
+			SubmissionsPerSecond float64 `json:"submissions_per_second"`
+		}
+		Baseline struct{ Agreement struct{ Compared, Agree int } }
+		Ratios   struct{ Throughput float64 }
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Functions) != 1 || res.Functions[0] != "tests" || res.Code.SubmissionsPerSecond <= 0 ||
+		res.Baseline.Agreement.Compared != 8 || res.Baseline.Agreement.Agree != 8 || res.Ratios.Throughput <= 0 {
+		t.Errorf("result: %+v", res)
+	}
+}
+
+// TestBenchUsage: bad usage exits 2 with a message that names the problem.
 func TestBenchUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--scenario", "humaneval"}, "code_exec is not built yet"},
+		{[]string{"--scenario", "humaneval", "--completion-length", "512"}, "no completion length"},
 		{[]string{"--requests", "5", "--duration", "1s"}, "not both"},
 		{[]string{"--sweep", "batch", "--batch-size", "8"}, "sets that value itself"},
 		{[]string{"--sweep", "depth"}, "unknown sweep"},

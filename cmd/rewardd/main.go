@@ -31,7 +31,7 @@ Usage:
   rewardd serve   [--config F] [--grpc-addr A] [--http-addr A] [--workers N] [--log-level L]
   rewardd score   [--config F] --in rows.jsonl [--out scores.jsonl] [--progress]
   rewardd check   [--config F] [--samples rows.jsonl] [--addr host:port] [--json] [--strict]
-  rewardd bench   [--scenario gsm8k|mixed] [--batch-size N] [--clients N] [--duration D | --requests N] [--sweep batch|length|clients] [--out F] [--svg F]
+  rewardd bench   [--scenario gsm8k|mixed|humaneval|stdio] [--batch-size N] [--clients N] [--duration D | --requests N] [--sweep batch|length|clients] [--out F] [--svg F]
   rewardd version
 
 Run 'rewardd <command> -h' for a command's flags. Without --config, the
