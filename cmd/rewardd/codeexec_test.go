@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,4 +239,51 @@ func sandboxProcesses(t *testing.T, lo, hi int) []string {
 		}
 	}
 	return found
+}
+
+// TestServeCodeExecWithoutCapKill: a sandbox that cannot kill its programs
+// (root without CAP_KILL, as in a container that drops it) must not start:
+// its probe leaves a process behind, the fork server cannot end it and says
+// why, and code execution is off with that reason.
+func TestServeCodeExecWithoutCapKill(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox needs root; not root")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) not found: cannot drop CAP_KILL for the test")
+	}
+	cfg := filepath.Join(t.TempDir(), "code.yml")
+	if err := os.WriteFile(cfg, []byte(codeConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, setpriv, "--bounding-set", "-kill", "--", binary, "serve", "--config", cfg,
+		"--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		logs.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), `"msg":"serving"`) {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	io.Copy(io.Discard, stderr)
+	cmd.Wait()
+	if !strings.Contains(logs.String(), "CODE EXECUTION IS OFF") || !strings.Contains(logs.String(), "CAP_KILL") {
+		t.Errorf("without CAP_KILL the start log must say code execution is off and why:\n%s", logs.String())
+	}
+	uidLo := 1_000_000 + (cmd.Process.Pid%10_000)*100 // setpriv execs rewardd: same pid
+	if left := sandboxProcesses(t, uidLo, uidLo+100); len(left) > 0 {
+		t.Errorf("sandboxed processes left: %v", left)
+	}
 }

@@ -61,24 +61,44 @@ def send(obj):
     write_all(OUT_FD, struct.pack(">I", len(data)) + data)
 
 
+class Survivors(Exception):
+    pass
+
+
 def kill_all(pgid):
     """Kill every sandboxed process: as PID 1 of the namespace, kill(-1)
     reaches all of them and never this server; in unsafe mode only the
-    child's process group."""
+    child's process group. If they do not all die within two seconds this
+    server cannot kill them (in a container: no CAP_KILL, and the children
+    run under another uid), and a sandbox that cannot end its programs must
+    not run the next one: it says why and exits."""
+    def survivors(signum, frame):
+        raise Survivors()
+
     try:
         if AS_PID1:
             os.kill(-1, signal.SIGKILL)
         else:
             os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):
         pass
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
-        except InterruptedError:
-            continue
+    signal.signal(signal.SIGALRM, survivors)
+    signal.setitimer(signal.ITIMER_REAL, 2.0)
+    try:
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                return
+            except InterruptedError:
+                continue
+    except Survivors:
+        os.write(2, b"sandbox: processes of a program survive SIGKILL from the fork server "
+                    b"(in a container: is CAP_KILL missing?)\n")
+        os._exit(1)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
 
 def clean_work(uid):

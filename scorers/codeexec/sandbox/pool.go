@@ -324,6 +324,12 @@ def root():
         return
     raise PermissionError("not root")
 t("uid_0", root)
+# A process left behind: the fork server must be able to kill it (it
+# cannot without CAP_KILL in a container), or the probe fails.
+if os.fork() == 0:
+    import time
+    time.sleep(60)
+    os._exit(0)
 `
 
 // slot is one fork server. Only the goroutine holding it (taken from
