@@ -497,7 +497,6 @@ type reply struct {
 		Detail string `json:"detail"`
 		Stdout string `json:"stdout"`
 	} `json:"tests"`
-	Stderr  string  `json:"stderr"`
 	Seconds float64 `json:"seconds"`
 	Pid1    bool    `json:"pid1"`
 	UID     int     `json:"uid"`
