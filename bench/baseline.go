@@ -253,11 +253,7 @@ func (s *session) baselines(ctx context.Context, opts Options, kind pointKind, b
 	}
 	args := []string{"trl_rewards.py", "--rows", path, "--batch-size", strconv.Itoa(opts.BatchSize),
 		"--functions", strings.Join(s.functions, ",")}
-	if opts.Requests > 0 {
-		args = append(args, "--batches", strconv.Itoa(opts.Requests))
-	} else {
-		args = append(args, "--duration", strconv.FormatFloat(opts.Duration.Seconds(), 'f', -1, 64))
-	}
+	args = append(args, runLength(opts)...)
 	s.say("python baseline: TRL-style functions in process, batch %d …", opts.BatchSize)
 	out, err := s.py.run(ctx, args...)
 	if err != nil {
@@ -445,4 +441,13 @@ func rollout(r Row) *rewardv1.Rollout {
 		fields["tests"] = structpb.NewStringValue(r.Tests)
 	}
 	return &rewardv1.Rollout{Id: r.ID, Group: r.Group, Prompt: r.Prompt, Completion: r.Completion, Fields: &structpb.Struct{Fields: fields}}
+}
+
+// runLength is how long a baseline script runs: the same number of batches
+// as the load (--requests) or the same time (--duration).
+func runLength(opts Options) []string {
+	if opts.Requests > 0 {
+		return []string{"--batches", strconv.Itoa(opts.Requests)}
+	}
+	return []string{"--duration", strconv.FormatFloat(opts.Duration.Seconds(), 'f', -1, 64)}
 }

@@ -327,11 +327,7 @@ func (s *session) codeBaseline(ctx context.Context, opts Options, batches []batc
 	}
 	args := []string{"naive_runner.py", "--style", style, "--rows", path, "--batch-size", strconv.Itoa(opts.BatchSize),
 		"--workers", "2", "--timeout", strconv.FormatFloat(timeout, 'f', -1, 64)}
-	if opts.Requests > 0 {
-		args = append(args, "--batches", strconv.Itoa(opts.Requests))
-	} else {
-		args = append(args, "--duration", strconv.FormatFloat(opts.Duration.Seconds(), 'f', -1, 64))
-	}
+	args = append(args, runLength(opts)...)
 	s.say("python baseline: naive subprocess.run runner, 2 threads, batch %d …", opts.BatchSize)
 	out, err := s.py.run(ctx, args...)
 	if err != nil {
