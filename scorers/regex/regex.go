@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp/syntax"
+	"strings"
 	"sync"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -241,6 +242,9 @@ func (c *cache) get(pat string) (*matcher, error) {
 	if ok {
 		return e.m, e.err
 	}
+	// The pattern came from a request and may share its memory with the
+	// whole request (see server.decodeScoreRequest): keep a copy of its own.
+	pat = strings.Clone(pat)
 	e.m, e.err = c.build(pat)
 	c.mu.Lock()
 	c.put(pat, e)
