@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -38,11 +39,24 @@ Run 'rewardd <command> -h' for a command's flags. Without --config, the
 embedded default config is used (see 'rewardd serve -print-config').
 `
 
+// gcPercent is the garbage collector's target unless GOGC is set. A Score
+// call allocates its request (one copy of the message plus ~2 allocations
+// per rollout) and drops it once answered, so the live heap stays small and
+// at Go's default of 100 the collector ran every few dozen 1,024-rollout
+// requests: on a loopback load (4 clients, 1,024 rollouts x 3 functions)
+// 400 cut the CPU per rollout by 25-30% and raised throughput by 40%, for
+// about twice the peak RSS (70 -> 150 MB). GOMEMLIMIT, which deploy/ sets
+// below the container's memory limit, still bounds the heap.
+const gcPercent = 400
+
 func main() {
 	// The code_exec sandbox re-executes this binary to confine itself
 	// before it becomes the Python fork server.
 	if sandbox.IsHelper(os.Args) {
 		os.Exit(sandbox.HelperMain(os.Args))
+	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
