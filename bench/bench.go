@@ -265,7 +265,10 @@ type Result struct {
 	EvaluationsPerSecond float64 `json:"evaluations_per_second"`
 	// Latency is of OK requests, from sending the encoded request to
 	// having the decoded and checked answer.
-	Latency          Latency    `json:"latency_ms"`
+	Latency Latency `json:"latency_ms"`
+	// RefusedLatency is of requests refused with RESOURCE_EXHAUSTED, when
+	// any were: how long a client waits to learn it should back off.
+	RefusedLatency   *Latency   `json:"refused_latency_ms,omitempty"`
 	LatencyHistogram []Bin      `json:"latency_histogram,omitempty"`
 	LatencyCDF       []Quantile `json:"latency_cdf,omitempty"`
 	Throughput       []Sample   `json:"throughput,omitempty"`

@@ -180,6 +180,12 @@ func TestBenchCountsFailedRequests(t *testing.T) {
 					t.Errorf("error %s, want only RESOURCE_EXHAUSTED", code)
 				}
 			}
+			refused := r.Requests.Errors[codes.ResourceExhausted.String()]
+			if (refused > 0) != (r.RefusedLatency != nil) {
+				t.Errorf("%d refused, refusal latency %+v", refused, r.RefusedLatency)
+			} else if refused > 0 && !(r.RefusedLatency.P50 > 0 && r.RefusedLatency.P50 <= r.RefusedLatency.Max) {
+				t.Errorf("refusal latency %+v", r.RefusedLatency)
+			}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

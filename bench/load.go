@@ -212,11 +212,14 @@ func (l *load) warmup(ctx context.Context, n int) Requests {
 func summarize(lr *loadResult, functions []string) *Result {
 	r := &Result{Requests: Requests{Errors: map[string]int{}}}
 	r.ElapsedSeconds = lr.elapsed.Seconds()
-	var lat []time.Duration
+	var lat, refused []time.Duration
 	for _, c := range lr.calls {
 		r.Requests.Sent++
 		if c.code != codes.OK.String() {
 			r.Requests.Errors[c.code]++
+			if c.code == codes.ResourceExhausted.String() {
+				refused = append(refused, c.took)
+			}
 			continue
 		}
 		r.Requests.OK++
@@ -229,6 +232,10 @@ func summarize(lr *loadResult, functions []string) *Result {
 		r.EvaluationsPerSecond = float64(r.Evaluations) / r.ElapsedSeconds
 	}
 	r.Latency = latencyOf(lat)
+	if len(refused) > 0 {
+		l := latencyOf(refused)
+		r.RefusedLatency = &l
+	}
 	r.LatencyHistogram = histogram(lat, 40)
 	r.LatencyCDF = cdf(lat, 100)
 	r.Throughput = throughput(lr.calls, lr.elapsed)

@@ -39,6 +39,9 @@ func (r *Result) WriteText(w io.Writer) error {
 		r.Requests.Failed(), errorList(r.Requests.Errors), r.ElapsedSeconds, r.WarmupRequests.Sent, r.WarmupRequests.OK)
 	p("throughput\t%s rollouts/s, %s evaluations/s", num(r.RolloutsPerSecond), num(r.EvaluationsPerSecond))
 	p("latency\tp50 %s  p90 %s  p99 %s  max %s", dur(r.Latency.P50), dur(r.Latency.P90), dur(r.Latency.P99), dur(r.Latency.Max))
+	if l := r.RefusedLatency; l != nil {
+		p("refused\tRESOURCE_EXHAUSTED after p50 %s  p90 %s  p99 %s  max %s", dur(l.P50), dur(l.P90), dur(l.P99), dur(l.Max))
+	}
 	if pr := r.Process; pr != nil {
 		since := ""
 		if pr.PeakRSSSinceStart {

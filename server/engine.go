@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -157,6 +158,13 @@ func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Ro
 				}
 				e.m.poolInflight.Dec()
 				e.sem.Release(1)
+				// Let the goroutines the network woke run now rather than
+				// at the scheduler's next preemption (up to 10 ms away when
+				// every P is scoring): with the server on one core and 10x
+				// its capacity offered, refusals came back after a median
+				// 13 ms without this and 6-8 ms with it. A span is at most
+				// maxChunk rollouts, so this costs one yield per ~0.1 ms.
+				runtime.Gosched()
 			}
 		})
 	}
