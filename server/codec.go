@@ -14,21 +14,44 @@ import (
 	"github.com/rewardd/rewardd/server/jsonl"
 )
 
-// protoCodec is grpc's proto codec with two differences. A ScoreRequest,
+// protoCodec is grpc's proto codec with three differences. A ScoreRequest,
 // the message the server spends its time on, is decoded by
 // decodeScoreRequest (proto.Unmarshal's result, with far fewer
-// allocations), falling back to proto.Unmarshal for anything unusual. And
-// when a message does not decode because a string field holds invalid UTF-8
-// (which proto3 forbids, and which a buggy client can still send), the error
-// names the field and the offset, e.g. "rollouts[3].completion: invalid
-// UTF-8 at byte 17", instead of only saying that some string field is
-// invalid. gRPC sends decode errors to the client with its own INTERNAL
-// code; the message is what we can improve.
+// allocations), falling back to proto.Unmarshal for anything unusual. A
+// request that does not decode reaches its handler as an INVALID_ARGUMENT
+// error (see scoreRequest) rather than grpc's INTERNAL. And when a message
+// does not decode because a string field holds invalid UTF-8 (which proto3
+// forbids, and which a buggy client can still send), the error names the
+// field and the offset, e.g. "rollouts[3].completion: invalid UTF-8 at byte
+// 17", instead of only saying that some string field is invalid.
 type protoCodec struct{ encoding.CodecV2 }
 
 func newProtoCodec() protoCodec { return protoCodec{encoding.GetCodecV2("proto")} }
 
+// scoreRequest is what the Score and ScoreStream handlers receive: the
+// decoded request, or why its bytes do not decode. grpc reports a codec
+// error as INTERNAL, which says the server is at fault and which clients
+// may retry on every replica; bytes that do not decode are the client's
+// mistake, INVALID_ARGUMENT, so the codec hands the error to the handler
+// instead.
+type scoreRequest struct {
+	msg *rewardv1.ScoreRequest
+	err error // a *RequestError when the message does not decode
+}
+
 func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	req, ok := v.(*scoreRequest)
+	if !ok {
+		return c.unmarshal(data, v)
+	}
+	req.msg = new(rewardv1.ScoreRequest)
+	if err := c.unmarshal(data, req.msg); err != nil {
+		req.err = invalid("the request does not decode as a reward.v1.ScoreRequest: %v", err)
+	}
+	return nil
+}
+
+func (c protoCodec) unmarshal(data mem.BufferSlice, v any) error {
 	if req, ok := v.(*rewardv1.ScoreRequest); ok {
 		// Materialize copies the message into a buffer of its own, which
 		// the decoded strings then share.

@@ -63,7 +63,7 @@ func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, auth *Auth, opts .
 		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), recoverStream(log)),
 	}, opts...)
 	gs := grpc.NewServer(opts...)
-	rewardv1.RegisterRewardServiceServer(gs, &grpcService{svc: svc, m: m, log: log})
+	gs.RegisterService(rewardServiceDesc(), &grpcService{svc: svc, m: m, log: log})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(rewardv1.RewardService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -82,6 +82,41 @@ type grpcService struct {
 
 func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
 	return g.svc.Score(ctx, req)
+}
+
+// rewardServiceDesc is the generated description of RewardService with
+// the Score handler replaced by scoreHandler.
+func rewardServiceDesc() *grpc.ServiceDesc {
+	desc := rewardv1.RewardService_ServiceDesc
+	desc.Methods = slices.Clone(desc.Methods)
+	for i := range desc.Methods {
+		if desc.Methods[i].MethodName == "Score" {
+			desc.Methods[i].Handler = scoreHandler
+		}
+	}
+	return &desc
+}
+
+// scoreHandler is the generated Score handler, except that it decodes into
+// a scoreRequest, so that a request that does not decode is answered with
+// the codec's INVALID_ARGUMENT (through the interceptors, like any error of
+// the handler) instead of grpc's INTERNAL.
+func scoreHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	in := new(scoreRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	handler := func(ctx context.Context, _ any) (any, error) {
+		if in.err != nil {
+			return nil, in.err
+		}
+		return srv.(rewardv1.RewardServiceServer).Score(ctx, in.msg)
+	}
+	if interceptor == nil {
+		return handler(ctx, in.msg)
+	}
+	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: rewardv1.RewardService_Score_FullMethodName}
+	return interceptor(ctx, in.msg, info, handler)
 }
 
 func (g *grpcService) ListFunctions(ctx context.Context, req *rewardv1.ListFunctionsRequest) (*rewardv1.ListFunctionsResponse, error) {

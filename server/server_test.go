@@ -303,8 +303,34 @@ func TestInvalidUTF8(t *testing.T) {
 	bad := bytes.Replace(good, []byte("AAAA"), []byte("A\xffAA"), 1)
 	var resp rewardv1.ScoreResponse
 	err := st.conn.Invoke(context.Background(), "/reward.v1.RewardService/Score", bad, &resp, grpc.ForceCodec(rawCodec{}))
-	if s := status.Convert(err); s.Code() == codes.OK || !strings.Contains(s.Message(), "rollouts[0].completion: invalid UTF-8 at byte 1") {
-		t.Errorf("gRPC: got %v %q, want an error naming the field and invalid UTF-8", s.Code(), s.Message())
+	if s := status.Convert(err); s.Code() != codes.InvalidArgument || !strings.Contains(s.Message(), "rollouts[0].completion: invalid UTF-8 at byte 1") {
+		t.Errorf("gRPC: got %v %q, want INVALID_ARGUMENT naming the field and invalid UTF-8", s.Code(), s.Message())
+	}
+	// Bytes that are not a message at all are the client's mistake too.
+	err = st.conn.Invoke(context.Background(), "/reward.v1.RewardService/Score", good[:len(good)-1], &resp, grpc.ForceCodec(rawCodec{}))
+	if s := status.Convert(err); s.Code() != codes.InvalidArgument {
+		t.Errorf("gRPC, truncated: got %v %q, want INVALID_ARGUMENT", s.Code(), s.Message())
+	}
+	// On a stream, the stream ends with INVALID_ARGUMENT after answering
+	// what came before.
+	stream, err := st.conn.NewStream(context.Background(), &grpc.StreamDesc{ClientStreams: true, ServerStreams: true},
+		"/reward.v1.RewardService/ScoreStream", grpc.ForceCodec(rawCodec{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := proto.Marshal(&rewardv1.ScoreRequest{BatchId: "first", Rollouts: []*rewardv1.Rollout{{Completion: "ok"}}})
+	if err := stream.SendMsg(first); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.RecvMsg(&resp); err != nil || resp.GetBatchId() != "first" {
+		t.Fatalf("stream, first batch: %v %v", &resp, err)
+	}
+	if err := stream.SendMsg(bad); err != nil {
+		t.Fatal(err)
+	}
+	err = stream.RecvMsg(&resp)
+	if s := status.Convert(err); s.Code() != codes.InvalidArgument || !strings.Contains(s.Message(), "invalid UTF-8") {
+		t.Errorf("stream: got %v %q, want INVALID_ARGUMENT naming invalid UTF-8", s.Code(), s.Message())
 	}
 	// Over HTTP the byte offset is named too.
 	body := []byte(`{"rollouts":[{"completion":"A` + "\xff" + `"}]}`)

@@ -52,14 +52,21 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 
 	var recvErr error
 	for {
-		req, err := stream.Recv()
-		if err != nil {
+		in := new(scoreRequest)
+		if err := stream.RecvMsg(in); err != nil {
 			if !errors.Is(err, io.EOF) {
 				recvErr = err
 				cancel()
 			}
 			break
 		}
+		if in.err != nil {
+			// Which batch it was cannot be known: the stream ends.
+			recvErr = toStatus(g.log, "ScoreStream", in.err).Err()
+			cancel()
+			break
+		}
+		req := in.msg
 		if dup, batch := groups.addAll(req); dup != "" {
 			st := toStatus(g.log, "ScoreStream", invalid("batch %q: group %q was already sent in batch %q on this stream: send each group whole, in one message", req.GetBatchId(), dup, batch))
 			g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
