@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -354,4 +356,55 @@ func FuzzProgram(f *testing.F) {
 			t.Fatalf("Program(%q) = %q, not part of it", s, got)
 		}
 	})
+}
+
+// BenchmarkHumanEval scores HumanEval rollouts through a real sandbox, two
+// at a time as the engine's workers would: every problem's canonical
+// solution and, for one in four, its body replaced by `return None`. One
+// op is one submission; submissions/s is what the bench's humaneval
+// scenario reports, without the gRPC server and the naive runner.
+func BenchmarkHumanEval(b *testing.B) {
+	rows := humanEval(b)
+	var rollouts []*scorers.Rollout
+	for i, r := range rows {
+		body := r.CanonicalSolution
+		if i%4 == 3 {
+			body = "    return None\n"
+		}
+		rollouts = append(rollouts, humanEvalRollout(r, "```python\n"+r.Prompt+body+"```\n"))
+	}
+	for _, slots := range []int{1, 2} {
+		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) {
+			if os.Geteuid() != 0 {
+				b.Skip("the sandbox needs root (namespaces, mounts, setuid); not root")
+			}
+			var before syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
+			p, err := sandbox.Start(context.Background(), sandbox.Config{Slots: slots})
+			if err != nil {
+				b.Fatalf("start sandbox: %v", err)
+			}
+			s := newScorer(b, codeexec.Params{TestStyle: "assert", Scoring: "all"}, p)
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for w := range slots {
+				wg.Go(func() {
+					for i := w; i < b.N; i += slots {
+						if res := s.Score(context.Background(), rollouts[i%len(rollouts)]); res.Outcome != scorers.OK {
+							b.Errorf("%s: %+v", rollouts[i%len(rollouts)].ID, res)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "submissions/s")
+			// The fork servers' CPU, and that of every program they
+			// reaped, counts here once Close has reaped them.
+			p.Close()
+			var after syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
+			cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "sandbox-cpu-ms/op")
+		})
+	}
 }
