@@ -87,7 +87,8 @@ func (c *cgroups) slot(i int) (*slotCgroup, error) {
 	return s, nil
 }
 
-// add moves process pid (a fork server, before it forks) into the slot.
+// add moves process pid (the runner, or the zygote before it forks) into
+// the slot.
 func (s *slotCgroup) add(pid int) error {
 	for _, dir := range []string{s.memory, s.pids} {
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
@@ -98,16 +99,17 @@ func (s *slotCgroup) add(pid int) error {
 }
 
 // limit sets the slot's bounds for a job: its memory limit plus room for
-// the fork server and the tmpfs, and its processes plus the fork server.
+// the runner, the zygote and the tmpfs, and its processes plus the runner
+// and the zygote.
 func (s *slotCgroup) limit(l Limits) error {
-	mem := int64(l.MemoryMB+tmpfsMB+serverMB) << 20
+	mem := int64(l.MemoryMB+tmpfsMB+2*serverMB) << 20
 	if mem != s.memLimit {
 		if err := os.WriteFile(filepath.Join(s.memory, "memory.limit_in_bytes"), []byte(strconv.FormatInt(mem, 10)), 0); err != nil {
 			return fmt.Errorf("memory limit: %w", err)
 		}
 		s.memLimit = mem
 	}
-	pids := int64(l.Processes + 2)
+	pids := int64(l.Processes + 3)
 	if pids != s.pidsMax {
 		if err := os.WriteFile(filepath.Join(s.pids, "pids.max"), []byte(strconv.FormatInt(pids, 10)), 0); err != nil {
 			return fmt.Errorf("pids limit: %w", err)
@@ -165,5 +167,6 @@ func rmdir(dir string) {
 	}
 }
 
-// serverMB is the room a slot's memory cgroup leaves for the fork server.
+// serverMB is the room a slot's memory cgroup leaves for each of its two
+// Python servers (runner and zygote).
 const serverMB = 64

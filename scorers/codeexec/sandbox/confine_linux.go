@@ -25,11 +25,12 @@ func IsHelper(args []string) bool { return len(args) >= 2 && args[1] == HelperAr
 // net, ipc and uts namespaces, it makes the mounts private, mounts a new
 // /proc and a private tmpfs on /tmp, confines itself with Landlock and
 // seccomp (both inherited across exec by everything the sandbox ever runs),
-// and execs the Python fork server. It returns only on failure, with the
-// reason on stderr, which the pool reports.
+// and execs the Python fork server in the role its arguments name (runner
+// or zygote, each slot has one of each). It returns only on failure, with
+// the reason on stderr, which the pool reports.
 func HelperMain(args []string) int {
 	if len(args) < 3 {
-		fmt.Fprintln(os.Stderr, "sandbox helper: usage: rewardd", HelperArg, "PYTHON")
+		fmt.Fprintln(os.Stderr, "sandbox helper: usage: rewardd", HelperArg, "PYTHON [SLOT [runner|zygote]]")
 		return 2
 	}
 	// Landlock and seccomp apply to the calling thread; exec from the same
@@ -40,11 +41,14 @@ func HelperMain(args []string) int {
 		return 1
 	}
 	python := args[2]
-	slot := "0"
+	slot, role := "0", "zygote"
 	if len(args) > 3 {
 		slot = args[3]
 	}
-	argv := []string{python, "-I", "-S", "-B", "-X", "utf8", "-c", harness}
+	if len(args) > 4 {
+		role = args[4]
+	}
+	argv := []string{python, "-I", "-S", "-B", "-X", "utf8", "-c", harness, role}
 	env := []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" + workDir, "REWARDD_WORK=" + workDir, "REWARDD_SLOT=" + slot}
 	err := unix.Exec(python, argv, env)
 	fmt.Fprintf(os.Stderr, "sandbox helper: exec %s: %v\n", python, err)

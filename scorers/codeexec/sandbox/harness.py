@@ -1,34 +1,54 @@
-# rewardd code_exec fork server. Runs as PID 1 of the sandbox's namespaces
-# (or as a plain process in unsafe mode), started by the Go pool.
+# rewardd code_exec fork server. Each slot runs this file twice, each copy
+# as PID 1 of namespaces of its own (or as plain processes in unsafe mode),
+# started by the Go pool with its role as the one argument:
 #
-# Protocol with Go (fd 3 in, fd 4 out): frames of a 4-byte big-endian length
-# and a JSON object. A request names the program, the test style and its
-# inputs (never the expected outputs: those stay in Go), the limits and the
-# uid to run as. The reply lists one result per test, in order.
+# - "runner" talks to Go (fd 3 in, fd 4 out) and runs the assert-style
+#   tests (trusted: the dataset's). It never forks, so the pages it writes
+#   are its own after the first write: running tests costs no copy-on-write
+#   faults, which on the VMs measured cost 20 µs each.
+# - "zygote" (the fork server proper) forks one child per submission, in
+#   which the program runs, and kills everything after it. Between forks it
+#   does as little as it can: every page it writes after a fork is a fault.
 #
-# Per request the server forks one child that runs every test of the
-# submission; if the child dies in the middle of the suite, the test it was
-# running is recorded and the rest run in a new child, within the request's
-# wall time. After the request every process of the sandbox is killed and
-# the work dir emptied, so the next submission starts clean.
+# The two talk over a unix socket pair (fd 5 in the runner, fd 3 in the
+# zygote): frames of a 4-byte big-endian length, an op byte and a body; an
+# assert job passes the two pipe ends of the program's process along
+# (SCM_RIGHTS), so the runner talks to the program directly.
+#
+# Protocol with Go: frames of a 4-byte big-endian length and a JSON object.
+# A request names the program, the test style and its inputs (never the
+# expected outputs: those stay in Go), the limits and the uid to run as. The
+# reply lists one result per test, in order. An io request goes on to the
+# zygote, which forks one child that runs every test of the submission; if
+# the child dies in the middle of the suite, the test it was running is
+# recorded and the rest run in a new child, within the request's wall time.
+# After each request every process of the program is killed and the work
+# dir emptied, so the next submission starts clean.
 #
 # This file is the trusted side: it never runs the submission's code in the
-# server process, only in children that dropped to an unprivileged uid.
+# runner or the zygote, only in children that dropped to an unprivileged uid.
 
+import array
 import base64
 import builtins
 import errno
 import gc
 import json
+import marshal
 import os
 import resource
 import select
 import signal
+import socket
 import struct
 import sys
 import time
 
-IN_FD, OUT_FD = 3, 4
+ROLE = sys.argv[1] if len(sys.argv) > 1 else ""
+# The runner's descriptors: requests from Go, replies to Go, the zygote.
+IN_FD, OUT_FD, RUNNER_PEER_FD = 3, 4, 5
+# The zygote's: the runner.
+ZYGOTE_PEER_FD = 3
 WORK = os.environ.get("REWARDD_WORK", "/tmp/work")
 AS_PID1 = os.getpid() == 1
 
@@ -308,13 +328,11 @@ def death(status, usage, cpu_limit):
     return {"status": "crashed", "detail": "process exited with status %d before the test finished" % code}
 
 
-def confine(req, keep, err):
+def confine(lim, uid, keep, err):
     """In a forked child: close every descriptor but keep, send stdout and
-    stderr to err, set the limits and drop to the slot's uid. Raises when
-    any step fails."""
-    for fd in (IN_FD, OUT_FD):
-        os.close(fd)
-    lo = 5
+    stderr to err, set the limits lim and drop to uid. Raises when any step
+    fails."""
+    lo = 3
     for fd in sorted(keep):
         if fd >= lo:
             os.closerange(lo, fd)
@@ -323,7 +341,6 @@ def confine(req, keep, err):
     if not AS_PID1:
         os.setpgid(0, 0)
     os.chdir(WORK)
-    lim = req["limits"]
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(err, 1)
@@ -335,7 +352,6 @@ def confine(req, keep, err):
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (lim["output"], lim["output"]))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-    uid = req["uid"]
     if uid >= 0:
         resource.setrlimit(resource.RLIMIT_NPROC, (lim["procs"], lim["procs"]))
         os.setgroups([])
@@ -349,7 +365,7 @@ def child(req, first, w, inputs, outs, err):
     """Runs in the forked child of an io submission: confine, run the tests
     from index first on, report each on w. Never returns."""
     try:
-        confine(req, set(inputs + outs + [err, w]), err)
+        confine(req["limits"], req["uid"], set(inputs + outs + [err, w]), err)
     except BaseException as e:
         report(w, first, "harness", "sandbox setup failed: %r" % (e,))
         os._exit(71)
@@ -491,53 +507,129 @@ class Refused(Exception):
     pass
 
 
-class Remote:
-    """The server's end of the conversation with the program's process."""
+class Peer:
+    """One end of the socket pair between the runner and the zygote. A
+    frame is a 4-byte big-endian length, an op byte and a body; descriptors
+    travel with the frame's first bytes."""
 
-    def __init__(self, r, w, pid, deadline):
-        self.r, self.w, self.deadline = r, w, deadline
-        self.pidfd = os.pidfd_open(pid)
+    def __init__(self, fd):
+        self.fd = fd
+        self.sock = socket.socket(fileno=fd)
 
-    def close(self):
-        os.close(self.pidfd)
+    def send(self, op, body=b"", fds=()):
+        data = struct.pack(">I", len(body) + 1) + op + body
+        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+        n = self.sock.sendmsg([data], anc)
+        if n < len(data):
+            self.sock.sendall(memoryview(data)[n:])
 
     def recv(self):
-        buf = b""
-        need = 4
-        size = None
-        while len(buf) < need:
+        """The next frame as (op, body, fds); (None, b"", []) when the other
+        end is gone."""
+        head, fds = b"", []
+        while len(head) < 4:
+            chunk, anc, _, _ = self.sock.recvmsg(4 - len(head), socket.CMSG_SPACE(4 * 4), socket.MSG_CMSG_CLOEXEC)
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    a = array.array("i")
+                    a.frombytes(data[:len(data) - len(data) % a.itemsize])
+                    fds.extend(a)
+            if not chunk:
+                for fd in fds:
+                    os.close(fd)
+                return None, b"", []
+            head += chunk
+        (size,) = struct.unpack(">I", head)
+        body = read_exact(self.fd, size)
+        if not body:
+            for fd in fds:
+                os.close(fd)
+            return None, b"", []
+        return body[:1], body[1:], fds
+
+
+class ZygoteGone(Exception):
+    """The zygote stopped answering: this slot cannot run programs."""
+
+
+class Remote:
+    """The runner's end of the conversation with the program's process: r
+    and w are pipes to it; the zygote, on peer, says when it exits."""
+
+    def __init__(self, r, w, peer, deadline):
+        self.r, self.w, self.peer, self.deadline = r, w, peer, deadline
+        self.exit = None  # the zygote's word on how the process ended
+
+    def await_exit(self, until):
+        """Wait until the time until for the zygote to say the process
+        exited; return whether it did."""
+        while self.exit is None:
+            timeout = until - time.monotonic()
+            if timeout <= 0:
+                return False
+            ready, _, _ = select.select([self.peer.fd], [], [], timeout)
+            if ready:
+                self.take_peer()
+        return True
+
+    def take_peer(self):
+        op, body, fds = self.peer.recv()
+        for fd in fds:
+            os.close(fd)
+        if op is None:
+            raise ZygoteGone()
+        if op == b"x":
+            self.exit = json.loads(body)
+
+    def read_some(self, n):
+        while True:
             timeout = self.deadline - time.monotonic()
             if timeout <= 0:
                 raise Timeout()
-            ready, _, _ = select.select([self.r, self.pidfd], [], [], timeout)
+            watch = [self.r] if self.exit is not None else [self.r, self.peer.fd]
+            ready, _, _ = select.select(watch, [], [], timeout)
             if self.r in ready:
-                chunk = os.read(self.r, min(need - len(buf), 1 << 20))
+                chunk = os.read(self.r, min(n, 1 << 20))
                 if not chunk:
                     raise Gone()
-                buf += chunk
-            elif self.pidfd in ready:
-                # Exited; what it wrote before is still in the pipe.
-                os.set_blocking(self.r, False)
-                try:
-                    chunk = os.read(self.r, min(need - len(buf), 1 << 20))
-                except BlockingIOError:
-                    chunk = b""
-                os.set_blocking(self.r, True)
-                if not chunk:
-                    raise Gone()
-                buf += chunk
-            if size is None and len(buf) >= 4:
-                (size,) = struct.unpack(">I", buf[:4])
-                if size > MAX_MSG:
-                    raise Gone()
-                buf, need = buf[4:], size
+                return chunk
+            if ready:
+                self.take_peer()
+                if self.exit is not None:
+                    # Exited; what it wrote before is still in the pipe.
+                    os.set_blocking(self.r, False)
+                    try:
+                        chunk = os.read(self.r, min(n, 1 << 20))
+                    except BlockingIOError:
+                        chunk = b""
+                    os.set_blocking(self.r, True)
+                    if not chunk:
+                        raise Gone()
+                    return chunk
+
+    def recv(self):
+        buf = b""
+        while len(buf) < 4:
+            buf += self.read_some(4 - len(buf))
+        (size,) = struct.unpack(">I", buf)
+        if size > MAX_MSG:
+            raise Gone()
+        body = b""
+        while len(body) < size:
+            body += self.read_some(size - len(body))
         try:
-            msg = json.loads(buf)
+            msg = json.loads(body)
         except ValueError:
             raise Gone()
         if type(msg) is not dict:
             raise Gone()
         return msg
+
+    def send_raw(self, data):
+        try:
+            write_all(self.w, data)
+        except OSError:
+            raise Gone()
 
     def ask(self, obj):
         try:
@@ -628,16 +720,23 @@ def compile_tests(src):
     return code
 
 
-def handle_assert(req):
-    """HumanEval style, in two processes. The program runs in a child
-    confined like an io submission; the test code and check(entry point)
-    run here, in the server, and reach the program's functions only through
-    a pipe that carries plain data. The verdict is reached here, where the
-    program's code never runs: it cannot write it, patch what the asserts
-    compare with, or pass by returning an object equal to everything.
+# Programs up to this size are compiled in the runner, which sends the
+# program's process the code object (marshal): compiling in a fresh fork
+# writes ~70 pages of the zygote's memory, ~1.5 ms of copy-on-write faults.
+# A larger program is compiled in its own process, under its limits.
+COMPILE_IN_RUNNER = 64 << 10
+
+
+def run_assert(peer, req):
+    """HumanEval style, in the runner. The program runs in a child of the
+    zygote, confined like an io submission; the test code and
+    check(entry point) run here, where the program's code never runs, and
+    reach the program's functions only through a pipe that carries plain
+    data. It cannot write the verdict, patch what the asserts compare with,
+    or pass by returning an object equal to everything.
 
     The test code is the dataset's, trusted as much as the config; it runs
-    in this process, which is inside the sandbox too."""
+    in this process, which is inside a sandbox too."""
     lim, uid = req["limits"], req["uid"]
     start = time.monotonic()
     deadline = start + lim["wall"]
@@ -650,69 +749,79 @@ def handle_assert(req):
         tests = compile_tests(req["test"])
     except BaseException as e:
         return reply("harness", "test code does not compile: " + describe(e))
-    clean_work(uid)
+    src = req["code"]
+    if len(src) <= COMPILE_IN_RUNNER:
+        try:
+            code = compile(src, "<submission>", "exec", dont_inherit=True)
+        except BaseException as e:
+            return reply("failed", "program does not compile: " + describe(e))
+        program = b"m" + marshal.dumps(code)
+    else:
+        program = b"s" + src.encode("utf-8", "surrogatepass")
+    program = struct.pack(">I", len(program)) + program
     to_r, to_w = os.pipe()
     from_r, from_w = os.pipe()
-    err = memfd("stderr")
-    pid = os.fork()
-    if pid == 0:
-        os.close(to_w)
-        os.close(from_r)
-        serve_program(req, to_r, from_w, err)
-        os._exit(70)  # never reached
-    os.close(to_r)
-    os.close(from_w)
-    remote = Remote(from_r, to_w, pid, deadline)
     try:
-        status, detail = judge(remote, tests, req["entry"], deadline)
-        if status == "gone":
-            status, detail = gone(pid, detail, int(lim["cpu"] + 0.999))
+        peer.send(b"a", json.dumps({"limits": lim, "uid": uid}).encode(), (to_r, from_w))
     finally:
-        remote.close()
+        os.close(to_r)
+        os.close(from_w)
+    remote = Remote(from_r, to_w, peer, deadline)
+    try:
+        status, detail = judge(remote, tests, req["entry"], deadline, program)
+        if status == "gone":
+            status, detail = gone(remote, detail)
+    finally:
         os.close(from_r)
         os.close(to_w)
-        os.close(err)
-        kill_all(pid)
+        # Whatever happened, every process of the program goes now.
+        peer.send(b"d")
+        while True:
+            op, _, fds = peer.recv()
+            for fd in fds:
+                os.close(fd)
+            if op is None:
+                raise ZygoteGone()
+            if op == b"c":
+                break
     return reply(status, detail)
 
 
-def gone(pid, when, cpu_limit):
-    """The verdict when the program's process stopped answering."""
-    try:
-        got, st, usage = os.wait4(pid, os.WNOHANG)
-    except ChildProcessError:
-        got, st, usage = 0, 0, None
-    if got and os.WIFSIGNALED(st):
-        d = death(st, usage, cpu_limit)
-        if d["status"] == "crashed":
-            d["detail"] = "the program was %s %s" % (d["detail"], when)
-        return d["status"], d["detail"]
-    if not got:
+def gone(remote, when):
+    """The verdict when the program's process stopped answering. It closed
+    the pipe: wait a moment for the zygote to see it exit."""
+    if not remote.await_exit(min(remote.deadline, time.monotonic() + 0.5)):
         return "failed", "the program closed its connection to the tests %s" % when
+    d = remote.exit
+    if d.get("signaled"):
+        if d["status"] == "crashed":
+            return "crashed", "the program was %s %s" % (d["detail"], when)
+        return d["status"], d["detail"]
     return "failed", "the program exited %s" % when
 
 
-def judge(remote, tests, entry, deadline):
+def judge(remote, tests, entry, deadline, program):
     def alarm(signum, frame):
         raise Timeout()
 
-    hello = None
-    try:
-        hello = remote.recv()
-    except Gone:
-        return "gone", "before the tests ran"
-    except Timeout:
-        return "timeout", ""
-    if hello.get("hello") != "ok":
-        return "failed", str(hello.get("detail", "the program did not start"))[:1000]
-    g = TestGlobals(remote)
-    # The test code runs here: a loop in it must not outlive the wall time.
+    # The test code runs here: a loop in it, or a program that never reads
+    # what it is sent, must not outlive the wall time.
     signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic()))
     try:
         try:
+            remote.send_raw(program)
+            hello = remote.recv()
+        except Gone:
+            return "gone", "before the tests ran"
+        except Timeout:
+            return "timeout", ""
+        if hello.get("hello") != "ok":
+            return "failed", str(hello.get("detail", "the program did not start"))[:1000]
+        g = TestGlobals(remote)
+        try:
             exec(tests, g)
-        except (Gone, Timeout, Refused, Exited):
+        except (Gone, Timeout, Refused, Exited, ZygoteGone):
             raise
         except BaseException as e:
             return "harness", "test code raised " + describe(e)
@@ -723,6 +832,8 @@ def judge(remote, tests, entry, deadline):
         if msg.get("callable") is not True:
             return "failed", "program defines no function %r" % entry
         check(RemoteFunction(remote, entry))
+    except ZygoteGone:
+        raise
     except Gone:
         return "gone", "during the tests"
     except Timeout:
@@ -743,39 +854,102 @@ def judge(remote, tests, entry, deadline):
     return "passed", ""
 
 
-def serve_program(req, r, w, err):
-    """The program's process: confine, run the program, then answer the
-    tests' questions (what is this name? call this function with these
-    arguments) until the server closes the pipe. Everything it sends is
-    checked on the other side: this process runs untrusted code."""
+def fork_program(peer, job, fds):
+    """In the zygote: fork the process of an assert-style program, which
+    talks to the runner over the pipe ends fds; say when it exits; when the
+    runner is done, kill every process of the program and say so."""
+    lim, uid = job["limits"], job["uid"]
+    r, w = fds
+    clean_work(uid)
+    pid = os.fork()
+    if pid == 0:
+        program_process(lim, uid, r, w)
+        os._exit(70)  # never reached
+    os.close(r)
+    os.close(w)
+    pidfd = os.pidfd_open(pid)
     try:
-        confine(req, {r, w, err}, err)
+        watch = [peer.fd, pidfd]
+        while True:
+            ready, _, _ = select.select(watch, [], [])
+            if pidfd in ready:
+                _, st, usage = os.wait4(pid, 0)
+                d = {"signaled": os.WIFSIGNALED(st)}
+                if d["signaled"]:
+                    d.update(death(st, usage, int(lim["cpu"] + 0.999)))
+                peer.send(b"x", json.dumps(d).encode())
+                watch = [peer.fd]
+            if peer.fd in ready:
+                op, _, extra = peer.recv()
+                for fd in extra:
+                    os.close(fd)
+                if op is None:
+                    raise ZygoteGone()  # the runner is gone: so is this slot
+                if op == b"d":
+                    break
+    finally:
+        os.close(pidfd)
+        kill_all(pid)
+    peer.send(b"c")
+
+
+HELLO_OK = b'\x00\x00\x00\x0e{"hello":"ok"}'
+
+
+def program_process(lim, uid, r, w):
+    """The program's process: confine, take the program from the runner,
+    run it, then answer the tests' questions (what is this name? call this
+    function with these arguments) until the runner closes the pipe.
+    Everything it sends is checked on the other side: this process runs
+    untrusted code."""
+    try:
+        err = os.memfd_create("stderr", 0)
+        confine(lim, uid, {r, w, err}, err)
     except BaseException as e:
         try:
             send_msg(w, {"hello": "failed", "detail": "sandbox setup failed: %r" % (e,)})
         finally:
             os._exit(71)
-    try:
-        code = compile(req["code"], "<submission>", "exec")
-    except BaseException as e:
-        send_msg(w, {"hello": "failed", "detail": "program does not compile: " + describe(e)})
+    head = read_exact(r, 4)
+    if head is None:
         os._exit(0)
+    (size,) = struct.unpack(">I", head)
+    program = read_exact(r, size)
+    if program is None:
+        os._exit(0)
+    if program[:1] == b"m":
+        code = marshal.loads(program[1:])
+    else:
+        try:
+            code = compile(program[1:].decode("utf-8", "surrogatepass"), "<submission>", "exec")
+        except BaseException as e:
+            send_msg(w, {"hello": "failed", "detail": "program does not compile: " + describe(e)})
+            os._exit(0)
+    del program
     g = {"__name__": "__rewardd__", "__builtins__": builtins}
     try:
         exec(code, g)
     except BaseException as e:
         send_msg(w, {"hello": "failed", "detail": "program raised %s before the tests ran" % describe(e)})
         os._exit(0)
-    send_msg(w, {"hello": "ok"})
+    write_all(w, HELLO_OK)
+    serve(g, r, w)
+    os._exit(0)
+
+
+def serve(g, r, w):
+    """Answer get and call requests on r with the program's globals g, on
+    w, until r ends. The program may have replaced anything (builtins,
+    json): the runner believes none of what this sends."""
     missing = object()
     while True:
         head = read_exact(r, 4)
         if head is None:
-            os._exit(0)
+            return
         (size,) = struct.unpack(">I", head)
         body = read_exact(r, size)
         if body is None:
-            os._exit(0)
+            return
         msg = json.loads(body)
         v = g.get(msg["name"], missing)
         if msg["op"] == "get":
@@ -866,35 +1040,130 @@ def pin():
         pass
 
 
-def main():
+# A HumanEval-like program and what the tests ask of it: warm_up runs the
+# program's side of the conversation with them in the zygote.
+SAMPLE = '''from typing import List
+
+
+def below(xs: List[int], t: int) -> List[int]:
+    """ Values of xs below t.
+    >>> below([1, 5, 2], 3)
+    [1, 2]
+    """
+    return [x for x in xs if x < t]
+'''
+SAMPLE_ASKS = ({"op": "get", "name": "below"}, {"op": "get", "name": "List"},
+               {"op": "call", "name": "below", "args": enc([[1, 5, 2.5], 3]), "kwargs": enc({})},
+               {"op": "call", "name": "below", "args": enc([(1, 5), 3]), "kwargs": enc({"t": 2})},
+               {"op": "call", "name": "below", "args": enc([None, 3]), "kwargs": enc({})})
+
+
+def warm_up():
+    """Run, in the zygote, the code every program's process runs after
+    confine (load the program, answer the tests), until CPython has
+    specialised it: a function that first runs in a fresh fork writes to
+    its own code object there, each page of it a copy-on-write fault."""
+    for _ in range(40):
+        program = b"m" + marshal.dumps(compile(SAMPLE, "<submission>", "exec", dont_inherit=True))
+        r, w = os.pipe()
+        ar, aw = os.pipe()
+        write_all(w, struct.pack(">I", len(program)) + program)
+        for ask in SAMPLE_ASKS:
+            send_msg(w, ask)
+        os.close(w)
+        (size,) = struct.unpack(">I", read_exact(r, 4))
+        g = {"__name__": "__rewardd__", "__builtins__": builtins}
+        exec(marshal.loads(read_exact(r, size)[1:]), g)
+        write_all(aw, HELLO_OK)
+        serve(g, r, aw)
+        os.close(r)
+        os.close(aw)
+        while os.read(ar, 65536):
+            pass
+        os.close(ar)
+
+
+def zygote_main():
     if AS_PID1:
         # PID 1 ignores signals it has no handler for; children that die
         # are reaped in kill_all.
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    # Import once here what test programs commonly import, so that each
-    # child finds it loaded instead of paying for the import again.
+    # Import once here what programs commonly import, so that each child
+    # finds it loaded instead of paying for the import again.
+    preload()
+    pin()
+    warm_up()
+    share_text()
+    # Objects that exist now are never freed: keep the collector from
+    # touching them in every child (each touched page is a copy-on-write
+    # fault).
+    gc.freeze()
+    peer = Peer(ZYGOTE_PEER_FD)
+    peer.send(b"h", json.dumps({"pid1": AS_PID1, "uid": os.getuid()}).encode())
+    while True:
+        op, body, fds = peer.recv()
+        if op is None:
+            return
+        if op == b"a" and len(fds) == 2:
+            fork_program(peer, json.loads(body), fds)
+        elif op == b"i" and not fds:
+            peer.send(b"r", json.dumps(handle(json.loads(body)), separators=(",", ":")).encode())
+        else:
+            raise RuntimeError("zygote: unexpected request %r with %d descriptors" % (op, len(fds)))
+
+
+def runner_main():
+    if AS_PID1:
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    # What the test code commonly imports, once.
+    preload()
+    pin()
+    # A program compiled here must not write its warnings on this
+    # process's stderr (the pool shows it when the sandbox fails).
+    import warnings
+    warnings.simplefilter("ignore")
+    peer = Peer(RUNNER_PEER_FD)
+    op, body, _ = peer.recv()
+    if op != b"h":
+        os.write(2, b"sandbox: the zygote did not start\n")
+        sys.exit(1)
+    z = json.loads(body)
+    send({"ready": True, "pid1": AS_PID1 and z.get("pid1") is True, "uid": os.getuid() or z.get("uid")})
+    try:
+        while True:
+            head = read_exact(IN_FD, 4)
+            if head is None:
+                return
+            (size,) = struct.unpack(">I", head)
+            body = read_exact(IN_FD, size)
+            if body is None:
+                return
+            req = json.loads(body)
+            if req["style"] == "assert":
+                send(run_assert(peer, req))
+                continue
+            peer.send(b"i", body)
+            op, out, _ = peer.recv()
+            if op != b"r":
+                raise ZygoteGone()
+            write_all(OUT_FD, struct.pack(">I", len(out)) + out)
+    except (ZygoteGone, BrokenPipeError, ConnectionResetError):
+        os.write(2, b"sandbox: the zygote is gone\n")
+        sys.exit(1)
+
+
+def preload():
     for name in PRELOAD:
         try:
             __import__(name)
         except ImportError:
             pass
-    pin()
-    share_text()
-    # Objects that exist now are never freed: keep the collector from
-    # touching them in every child (each touched page is a copy-on-write
-    # fault, ~13 µs here).
-    gc.freeze()
-    send({"ready": True, "pid1": AS_PID1, "uid": os.getuid()})
-    while True:
-        head = read_exact(IN_FD, 4)
-        if head is None:
-            return
-        (size,) = struct.unpack(">I", head)
-        body = read_exact(IN_FD, size)
-        if body is None:
-            return
-        send(handle(json.loads(body)))
 
 
 if __name__ == "__main__":
-    main()
+    if ROLE == "runner":
+        runner_main()
+    elif ROLE == "zygote":
+        zygote_main()
+    else:
+        sys.exit("usage: harness.py runner|zygote")

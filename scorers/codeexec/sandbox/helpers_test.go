@@ -247,12 +247,19 @@ func assertNoSlotProcs(t *testing.T) {
 	}
 }
 
-// forkServers lists this test process's fork servers: its children running
-// harness.py.
-func forkServers() []int {
+// forkServers lists this test process's fork servers (the zygotes, which
+// fork the programs): its children running harness.py as zygote.
+func forkServers() []int { return servers("zygote") }
+
+// runners lists this test process's runners: its children running
+// harness.py as runner, which run the assert-style tests.
+func runners() []int { return servers("runner") }
+
+// servers lists this test process's children running harness.py in role.
+func servers(role string) []int {
 	var out []int
 	for _, p := range processes() {
-		if p.ppid == os.Getpid() && strings.Contains(p.cmdline, forkServerMarker) {
+		if p.ppid == os.Getpid() && strings.Contains(p.cmdline, forkServerMarker) && strings.HasSuffix(strings.TrimSpace(p.cmdline), " "+role) {
 			out = append(out, p.pid)
 		}
 	}

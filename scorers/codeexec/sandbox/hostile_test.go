@@ -20,13 +20,16 @@ import (
 // Each must end as a legitimate failure of the program (never an error from
 // Run, never Passed), leave the host as it was, and leave the slot scoring
 // known-good and known-bad submissions right. After the whole suite no
-// process of the pool's uids is left and the fork server was never
-// replaced: nothing a program did reached it.
+// process of the pool's uids is left and neither the fork server nor the
+// runner was replaced: nothing a program did reached them.
 func TestHostile(t *testing.T) {
 	p := startPool(t, sandbox.Config{Slots: 1})
-	servers := forkServers()
-	if len(servers) != 1 {
-		t.Fatalf("fork servers of this process: %v, want 1", servers)
+	// The slot's fork server (zygote) and runner: nothing a program does
+	// may reach either.
+	slotServers := func() []int { return append(forkServers(), runners()...) }
+	servers := slotServers()
+	if len(servers) != 2 {
+		t.Fatalf("fork server and runner of this process: %v, want one of each", servers)
 	}
 	first := servers
 	uid := uidBase // slot 0
@@ -37,8 +40,8 @@ func TestHostile(t *testing.T) {
 	after := func(t *testing.T) {
 		t.Helper()
 		assertNoSlotProcs(t)
-		if now := forkServers(); !slices.Equal(now, servers) {
-			t.Errorf("CONTAINMENT: fork servers were %v, now %v: the program reached the fork server", servers, now)
+		if now := slotServers(); !slices.Equal(now, servers) {
+			t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: the program reached them", servers, now)
 			servers = now
 		}
 		assertServes(t, p)
@@ -537,8 +540,8 @@ print("ids", os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups(
 	// The hostile suite is over: nothing of it is left, and the fork server
 	// is the one the pool started with (nothing killed or replaced it).
 	assertNoSlotProcs(t)
-	if now := forkServers(); !slices.Equal(now, first) {
-		t.Errorf("CONTAINMENT: fork servers were %v, now %v: a program reached the fork server", first, now)
+	if now := slotServers(); !slices.Equal(now, first) {
+		t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: a program reached them", first, now)
 	}
 	assertServes(t, p)
 }

@@ -1,14 +1,19 @@
 // Package sandbox runs untrusted Python programs against tests, contained.
 //
-// A Pool keeps one pre-forked Python fork server per slot. Each fork server
-// is PID 1 of its own mount, pid, net, ipc and uts namespaces, sees a private
-// /proc and a private tmpfs on /tmp, and is confined by Landlock (read-only
-// runtime, the private /tmp writable, nothing else) and seccomp (no sockets,
-// no new namespaces, no ptrace, bpf, keyctl, mount, io_uring, …). Per
-// submission it forks a child that drops to the slot's own unprivileged uid
-// under rlimits (CPU, address space, file size, processes), runs every test
-// of the submission, and is then killed with everything it started.
-// Expected outputs never enter the sandbox: Job.Check compares in Go.
+// A Pool keeps two Python processes per slot: a fork server (the zygote)
+// with the modules programs use loaded, and a runner that talks to Go and
+// runs assert-style tests. Each is PID 1 of its own mount, pid, net, ipc and
+// uts namespaces, sees a private /proc and a private tmpfs on /tmp, and is
+// confined by Landlock (read-only runtime, the private /tmp writable,
+// nothing else) and seccomp (no sockets, no new namespaces, no ptrace, bpf,
+// keyctl, mount, io_uring, …). Per submission the zygote forks a child that
+// drops to the slot's own unprivileged uid under rlimits (CPU, address
+// space, file size, processes), runs the program (for assert-style tests,
+// answers the runner's calls into it over a pipe), and is then killed with
+// everything it started. The runner never forks, so running tests costs it
+// no copy-on-write faults, and the zygote, which does, writes little
+// between forks. Expected outputs never enter the sandbox: Job.Check
+// compares in Go.
 //
 // The confinement is applied by a helper, the calling binary re-executed
 // with HelperArg, so main (and TestMain of a package that starts pools) must
@@ -332,37 +337,32 @@ if os.fork() == 0:
     os._exit(0)
 `
 
-// slot is one fork server. Only the goroutine holding it (taken from
-// Pool.free) touches it.
+// slot is one sandbox slot: a runner, which Go talks to and which runs the
+// assert-style tests, and a zygote, which forks the programs. Each is PID 1
+// of namespaces of its own; they talk over a socket pair. Only the
+// goroutine holding the slot (taken from Pool.free) touches it.
 type slot struct {
 	id, uid int
 	seq     int64
-	cmd     *exec.Cmd
+	cmd     *exec.Cmd // the runner
+	zygote  *exec.Cmd
 	req     *os.File
 	resp    *bufio.Reader
 	respF   *os.File
-	stderr  *tail
+	stderr  *tail       // both processes'
 	cg      *slotCgroup // nil without cgroups
 }
 
-func (p *Pool) start(ctx context.Context, s *slot) error {
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	respR, respW, err := os.Pipe()
-	if err != nil {
-		reqR.Close()
-		reqW.Close()
-		return fmt.Errorf("sandbox: %w", err)
-	}
+// command is the command that starts one of a slot's processes in role
+// (runner or zygote).
+func (p *Pool) command(s *slot, role string) *exec.Cmd {
 	var cmd *exec.Cmd
 	if p.cfg.Unsafe {
-		cmd = exec.Command(p.cfg.Python, "-I", "-S", "-B", "-X", "utf8", "-c", harness)
+		cmd = exec.Command(p.cfg.Python, "-I", "-S", "-B", "-X", "utf8", "-c", harness, role)
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "REWARDD_WORK=" + unsafeWorkDir(s), "REWARDD_SLOT=" + strconv.Itoa(s.id)}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	} else {
-		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, p.cfg.Python, strconv.Itoa(s.id))
+		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, p.cfg.Python, strconv.Itoa(s.id), role)
 		cmd = exec.Command(p.cfg.Helper[0], args...)
 		cmd.Env = []string{}
 		cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -371,24 +371,58 @@ func (p *Pool) start(ctx context.Context, s *slot) error {
 			Pdeathsig: syscall.SIGKILL,
 		}
 	}
-	s.stderr = &tail{max: 4096}
-	cmd.ExtraFiles = []*os.File{reqR, respW}
 	cmd.Stderr = s.stderr
-	err = cmd.Start()
-	reqR.Close()
-	respW.Close()
+	return cmd
+}
+
+func (p *Pool) start(ctx context.Context, s *slot) error {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: socket pair: %w", err)
+	}
+	runnerEnd, zygoteEnd := os.NewFile(uintptr(fds[0]), "runner"), os.NewFile(uintptr(fds[1]), "zygote")
+	defer runnerEnd.Close()
+	defer zygoteEnd.Close()
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	defer reqR.Close()
+	respR, respW, err := os.Pipe()
 	if err != nil {
 		reqW.Close()
-		respR.Close()
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	defer respW.Close()
+	s.stderr = &tail{max: 4096}
+	s.req, s.respF, s.resp = reqW, respR, bufio.NewReaderSize(respR, 64<<10)
+	zygote := p.command(s, "zygote")
+	zygote.ExtraFiles = []*os.File{zygoteEnd}
+	if err := zygote.Start(); err != nil {
+		s.kill()
 		return fmt.Errorf("sandbox: start fork server: %w", err)
 	}
-	s.cmd, s.req, s.respF, s.resp = cmd, reqW, respR, bufio.NewReaderSize(respR, 64<<10)
-	// Into the slot's cgroups before it forks anything (it forks only
-	// when a job comes): everything it starts is counted there.
+	s.zygote = zygote
+	runner := p.command(s, "runner")
+	runner.ExtraFiles = []*os.File{reqR, respW, runnerEnd}
+	if err := runner.Start(); err != nil {
+		s.kill()
+		return fmt.Errorf("sandbox: start fork server: %w", err)
+	}
+	s.cmd = runner
+	// The processes have their ends now: closing this process's copies
+	// lets each see the other's exit as the end of its socket or pipe.
+	for _, f := range []*os.File{reqR, respW, runnerEnd, zygoteEnd} {
+		f.Close()
+	}
+	// Into the slot's cgroups before the zygote forks anything (it forks
+	// only when a job comes): everything it starts is counted there.
 	if s.cg != nil {
-		if err := s.cg.add(cmd.Process.Pid); err != nil {
-			s.kill()
-			return fmt.Errorf("sandbox: join slot cgroup: %w", err)
+		for _, c := range []*exec.Cmd{zygote, runner} {
+			if err := s.cg.add(c.Process.Pid); err != nil {
+				s.kill()
+				return fmt.Errorf("sandbox: join slot cgroup: %w", err)
+			}
 		}
 	}
 	var hello reply
@@ -407,19 +441,28 @@ func unsafeWorkDir(s *slot) string {
 	return fmt.Sprintf("%s/rewardd-unsafe-%d-%d", os.TempDir(), os.Getpid(), s.id)
 }
 
-// kill stops the fork server and everything in its namespace, and waits.
+// kill stops the slot's processes and everything in their namespaces, and
+// waits for them.
 func (s *slot) kill() {
-	if s.cmd == nil {
-		return
+	for _, c := range []*exec.Cmd{s.zygote, s.cmd} {
+		if c == nil {
+			continue
+		}
+		if c.SysProcAttr.Setpgid {
+			syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		}
+		c.Process.Kill()
 	}
-	if s.cmd.SysProcAttr.Setpgid {
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	if s.req != nil {
+		s.req.Close()
+		s.respF.Close()
 	}
-	s.cmd.Process.Kill()
-	s.req.Close()
-	s.respF.Close()
-	s.cmd.Wait()
-	s.cmd = nil
+	for _, c := range []*exec.Cmd{s.zygote, s.cmd} {
+		if c != nil {
+			c.Wait()
+		}
+	}
+	s.cmd, s.zygote, s.req, s.respF, s.resp = nil, nil, nil, nil, nil
 }
 
 func (s *slot) roundTrip(ctx context.Context, req *request, timeout time.Duration) (*reply, error) {
@@ -428,10 +471,13 @@ func (s *slot) roundTrip(ctx context.Context, req *request, timeout time.Duratio
 		return nil, err
 	}
 	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
-	// Cancellation kills the whole sandbox at once: the fork server is PID
-	// 1 of its namespace, so the kernel takes every process in it along.
-	proc := s.cmd.Process
-	stop := context.AfterFunc(ctx, func() { proc.Kill() })
+	// Cancellation kills the whole sandbox at once: the zygote is PID 1 of
+	// its namespace, so the kernel takes every process in it along.
+	runner, zygote := s.cmd.Process, s.zygote.Process
+	stop := context.AfterFunc(ctx, func() {
+		zygote.Kill()
+		runner.Kill()
+	})
 	defer stop()
 	if _, err := s.req.Write(append(frame, body...)); err != nil {
 		return nil, s.died(fmt.Errorf("send: %w", err))

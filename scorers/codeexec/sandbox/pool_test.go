@@ -42,7 +42,7 @@ func TestCancel(t *testing.T) {
 		}, context.DeadlineExceeded},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			servers := forkServers()
+			servers, runnersBefore := forkServers(), runners()
 			ctx, cancel := c.ctx()
 			defer cancel()
 			// A busy loop, with a child of its own busy too.
@@ -60,6 +60,9 @@ func TestCancel(t *testing.T) {
 			assertServes(t, p)
 			if now := forkServers(); len(now) != 1 || slices.Equal(now, servers) {
 				t.Errorf("fork servers %v before, %v after: want the killed one replaced", servers, now)
+			}
+			if now := runners(); len(now) != 1 || slices.Equal(now, runnersBefore) {
+				t.Errorf("runners %v before, %v after: want the killed one replaced", runnersBefore, now)
 			}
 		})
 	}
@@ -89,9 +92,10 @@ func TestCancel(t *testing.T) {
 	})
 }
 
-// TestForkServerKilled: a fork server killed from outside is replaced, and
-// the Run that finds it dead is retried once on the new one and succeeds,
-// whether it was dead before the Run or died in the middle of it.
+// TestForkServerKilled: a fork server or runner killed from outside is
+// replaced, and the Run that finds it dead is retried once on the new one
+// and succeeds, whether it was dead before the Run or died in the middle of
+// it.
 func TestForkServerKilled(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := sandbox.NewMetrics(reg)
@@ -167,6 +171,63 @@ func TestForkServerKilled(t *testing.T) {
 		}
 		if got := restarts(); got != 2 {
 			t.Errorf("restarts = %v, want 2", got)
+		}
+		assertNoSlotProcs(t)
+		assertServes(t, p)
+	})
+
+	// The runner, which runs the assert-style tests, is the slot's other
+	// half: killed, the slot restarts whole and the Run is retried.
+	t.Run("runner between runs", func(t *testing.T) {
+		rs := runners()
+		if len(rs) != 1 {
+			t.Fatalf("runners of this process: %v, want 1", rs)
+		}
+		if err := syscall.Kill(rs[0], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		assertServes(t, p)
+		if now := runners(); len(now) != 1 || now[0] == rs[0] {
+			t.Errorf("runners now %v, killed %d: want one new one", now, rs[0])
+		}
+		if got := restarts(); got != 3 {
+			t.Errorf("restarts = %v, want 3", got)
+		}
+	})
+
+	t.Run("runner during an assert run", func(t *testing.T) {
+		killed := make(chan int, 1)
+		timer := time.AfterFunc(300*time.Millisecond, func() {
+			rs := runners()
+			if len(rs) != 1 || syscall.Kill(rs[0], syscall.SIGKILL) != nil {
+				killed <- -1
+				return
+			}
+			killed <- rs[0]
+		})
+		defer timer.Stop()
+		start := time.Now()
+		res := run(t, p, sandbox.Job{
+			Style: sandbox.Assert, Code: "def f(x):\n    return x\n", EntryPoint: "f",
+			Test:   "import time\n\ndef check(c):\n    time.sleep(0.6)\n    assert c(1) == 1\n",
+			Limits: sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 64, Processes: 8},
+		})
+		if tr := res.Tests[0]; tr.Status != sandbox.Passed {
+			t.Errorf("the retried run: %s (%s)", tr.Status, tr.Detail)
+		}
+		if d := time.Since(start); d < 800*time.Millisecond {
+			t.Errorf("took %v: it cannot have run twice", d)
+		}
+		k := <-killed
+		if k < 0 {
+			t.Fatal("could not find and kill the one runner")
+		}
+		if now := runners(); len(now) != 1 || now[0] == k {
+			t.Errorf("runners now %v, killed %d: want one new one", now, k)
+		}
+		if got := restarts(); got != 4 {
+			t.Errorf("restarts = %v, want 4", got)
 		}
 		assertNoSlotProcs(t)
 		assertServes(t, p)
@@ -448,8 +509,8 @@ func TestClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	if n := len(forkServers()); n != 2 {
-		t.Errorf("%d fork servers for 2 slots", n)
+	if n, r := len(forkServers()), len(runners()); n != 2 || r != 2 {
+		t.Errorf("%d fork servers and %d runners for 2 slots", n, r)
 	}
 	if p.Slots() != 2 || p.Unsafe() {
 		t.Errorf("Slots() = %d, Unsafe() = %v", p.Slots(), p.Unsafe())
@@ -458,8 +519,8 @@ func TestClose(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := forkServers(); len(n) != 0 {
-		t.Errorf("fork servers left after Close: %v", n)
+	if n := append(forkServers(), runners()...); len(n) != 0 {
+		t.Errorf("fork servers or runners left after Close: %v", n)
 	}
 	assertNoSlotProcs(t)
 	if err := p.Close(); err != nil {
