@@ -984,11 +984,15 @@ def share_text():
     Writing one byte of each such mapping, with the whole mapping made
     writable for that moment, gives it an anonymous page without splitting
     it, and children inherit the entries instead. The mappings come from
-    dl_iterate_phdr (/proc is closed to the sandbox). Best effort."""
+    dl_iterate_phdr (/proc is closed to the sandbox). Best effort.
+
+    Then the 2 MiB-aligned part of each object's read-only run (python3's
+    code: 4 MiB of it) moves to anonymous huge pages (huge_text). Returns
+    how many mappings were shared and how many bytes moved."""
     try:
         import ctypes
     except ImportError:
-        return 0
+        return 0, 0
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 
@@ -1011,20 +1015,75 @@ def share_text():
                 lo = (i.addr + ph.vaddr) & ~4095
                 hi = (i.addr + ph.vaddr + ph.memsz + 4095) & ~4095
                 prot = (1 if ph.flags & 4 else 0) | (4 if ph.flags & 1 else 0)
-                segments.append((lo, hi, prot))
+                segments.append((lo, hi, prot, i.addr))
         return 0
 
     callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(Info), ctypes.c_size_t, ctypes.c_void_p)(each)
     libc.dl_iterate_phdr(callback, None)
     done = 0
-    for lo, hi, prot in segments:
+    for lo, hi, prot, _ in segments:
         if lo == 0 or libc.mprotect(lo, hi - lo, prot | 2) != 0:
             continue
         b = ctypes.c_char.from_address(lo)
         b.value = b.value
         libc.mprotect(lo, hi - lo, prot)
         done += 1
-    return done
+    # Runs of adjacent read-only pages of one object.
+    runs = []
+    for lo, hi, _, base in sorted(segments, key=lambda seg: seg[0]):
+        if lo == 0:
+            continue
+        if runs and runs[-1][2] == base and runs[-1][1] == lo:
+            runs[-1][1] = hi
+        else:
+            runs.append([lo, hi, base])
+    moved = 0
+    for lo, hi, _ in runs:
+        moved += huge_text(ctypes, libc, (lo + HUGE - 1) & ~(HUGE - 1), hi & ~(HUGE - 1))
+    return done, moved
+
+
+HUGE = 2 << 20
+
+
+def huge_text(ctypes, libc, lo, hi):
+    """Put the read-only pages [lo, hi) (code, and the read-only data
+    beside it) on anonymous huge pages, in place, and return how many bytes
+    moved (0 when any step fails: nothing changed then).
+
+    On the VMs measured a fresh fork pays ~5 µs the first time it touches
+    each 4 KiB page it inherited, even one it only reads, but once per 2 MiB
+    huge page; the interpreter's code is what every child runs. The copy is
+    made readable and executable as a whole (read-only data beside the code
+    becomes executable: no new power for a program, which may map
+    executable memory of its own), then moved over the original with
+    mremap, which replaces it at once."""
+    if hi - lo < HUGE:
+        return 0
+    size = hi - lo
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    libc.mremap.restype = ctypes.c_void_p
+    libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
+    raw = libc.mmap(None, size + HUGE, 3, 0x22, -1, 0)  # read|write, private|anonymous
+    if raw is None or raw == ctypes.c_void_p(-1).value:
+        return 0
+    new = (raw + HUGE - 1) & ~(HUGE - 1)
+    if new > raw:
+        libc.munmap(raw, new - raw)
+    if raw + HUGE > new:
+        libc.munmap(new + size, raw + HUGE - new)
+    MADV_HUGEPAGE, READ_EXEC, MAYMOVE_FIXED = 14, 5, 3
+    if libc.madvise(new, size, MADV_HUGEPAGE) != 0:
+        libc.munmap(new, size)
+        return 0
+    ctypes.memmove(new, lo, size)
+    if libc.mprotect(new, size, READ_EXEC) != 0 or libc.mremap(new, size, size, MAYMOVE_FIXED, lo) != lo:
+        libc.munmap(new, size)
+        return 0
+    return size
 
 
 def pin():
