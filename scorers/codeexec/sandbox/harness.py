@@ -85,16 +85,18 @@ class Survivors(Exception):
     pass
 
 
+def survivors(signum, frame):
+    raise Survivors()
+
+
 def kill_all(pgid):
     """Kill every sandboxed process: as PID 1 of the namespace, kill(-1)
     reaches all of them and never this server; in unsafe mode only the
     child's process group. If they do not all die within two seconds this
     server cannot kill them (in a container: no CAP_KILL, and the children
     run under another uid), and a sandbox that cannot end its programs must
-    not run the next one: it says why and exits."""
-    def survivors(signum, frame):
-        raise Survivors()
-
+    not run the next one: it says why and exits. (The zygote's SIGALRM
+    handler, survivors, is installed once; children set it back.)"""
     try:
         if AS_PID1:
             os.kill(-1, signal.SIGKILL)
@@ -102,7 +104,6 @@ def kill_all(pgid):
             os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    signal.signal(signal.SIGALRM, survivors)
     signal.setitimer(signal.ITIMER_REAL, 2.0)
     try:
         while True:
@@ -118,7 +119,6 @@ def kill_all(pgid):
         os._exit(1)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
 
 def clean_work(uid):
@@ -129,9 +129,12 @@ def clean_work(uid):
     removed raises, which ends this server: the pool starts a fresh one,
     with a fresh tmpfs, rather than show one submission's files to the
     next."""
-    os.makedirs(WORK, exist_ok=True)
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(WORK, flags)
+    try:
+        fd = os.open(WORK, flags)
+    except FileNotFoundError:
+        os.makedirs(WORK, exist_ok=True)
+        fd = os.open(WORK, flags)
     names = []  # the path from WORK down to fd
     try:
         for _ in range(1 << 22):
@@ -347,6 +350,7 @@ def confine(lim, uid, keep, err):
     os.dup2(err, 2)
     os.close(null)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     cpu = max(1, int(lim["cpu"] + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
@@ -554,58 +558,35 @@ class ZygoteGone(Exception):
 
 class Remote:
     """The runner's end of the conversation with the program's process: r
-    and w are pipes to it; the zygote, on peer, says when it exits."""
+    and w are pipes to it; peer is the zygote, which knows how it ended."""
 
     def __init__(self, r, w, peer, deadline):
         self.r, self.w, self.peer, self.deadline = r, w, peer, deadline
-        self.exit = None  # the zygote's word on how the process ended
 
-    def await_exit(self, until):
-        """Wait until the time until for the zygote to say the process
-        exited; return whether it did."""
-        while self.exit is None:
-            timeout = until - time.monotonic()
-            if timeout <= 0:
-                return False
-            ready, _, _ = select.select([self.peer.fd], [], [], timeout)
-            if ready:
-                self.take_peer()
-        return True
-
-    def take_peer(self):
-        op, body, fds = self.peer.recv()
-        for fd in fds:
-            os.close(fd)
-        if op is None:
-            raise ZygoteGone()
-        if op == b"x":
-            self.exit = json.loads(body)
+    def exit_status(self):
+        """Ask the zygote how the process ended (it waits half a second
+        for it to end)."""
+        self.peer.send(b"s")
+        while True:
+            op, body, fds = self.peer.recv()
+            for fd in fds:
+                os.close(fd)
+            if op is None:
+                raise ZygoteGone()
+            if op == b"x":
+                return json.loads(body)
 
     def read_some(self, n):
         while True:
             timeout = self.deadline - time.monotonic()
             if timeout <= 0:
                 raise Timeout()
-            watch = [self.r] if self.exit is not None else [self.r, self.peer.fd]
-            ready, _, _ = select.select(watch, [], [], timeout)
-            if self.r in ready:
+            ready, _, _ = select.select([self.r], [], [], timeout)
+            if ready:
                 chunk = os.read(self.r, min(n, 1 << 20))
                 if not chunk:
                     raise Gone()
                 return chunk
-            if ready:
-                self.take_peer()
-                if self.exit is not None:
-                    # Exited; what it wrote before is still in the pipe.
-                    os.set_blocking(self.r, False)
-                    try:
-                        chunk = os.read(self.r, min(n, 1 << 20))
-                    except BlockingIOError:
-                        chunk = b""
-                    os.set_blocking(self.r, True)
-                    if not chunk:
-                        raise Gone()
-                    return chunk
 
     def recv(self):
         buf = b""
@@ -762,7 +743,7 @@ def run_assert(peer, req):
     to_r, to_w = os.pipe()
     from_r, from_w = os.pipe()
     try:
-        peer.send(b"a", json.dumps({"limits": lim, "uid": uid}).encode(), (to_r, from_w))
+        peer.send(b"a", JOB.pack(lim["cpu"], lim["memory"], lim["output"], lim["procs"], uid), (to_r, from_w))
     finally:
         os.close(to_r)
         os.close(from_w)
@@ -788,11 +769,11 @@ def run_assert(peer, req):
 
 
 def gone(remote, when):
-    """The verdict when the program's process stopped answering. It closed
-    the pipe: wait a moment for the zygote to see it exit."""
-    if not remote.await_exit(min(remote.deadline, time.monotonic() + 0.5)):
+    """The verdict when the program's process stopped answering: it closed
+    the pipe, and has exited or does soon, or it is alive without it."""
+    d = remote.exit_status()
+    if d.get("alive"):
         return "failed", "the program closed its connection to the tests %s" % when
-    d = remote.exit
     if d.get("signaled"):
         if d["status"] == "crashed":
             return "crashed", "the program was %s %s" % (d["detail"], when)
@@ -854,11 +835,19 @@ def judge(remote, tests, entry, deadline, program):
     return "passed", ""
 
 
+# An assert job for the zygote: limits (cpu, memory, output, processes) and
+# the uid to run as.
+JOB = struct.Struct(">dqqii")
+
+
 def fork_program(peer, job, fds):
     """In the zygote: fork the process of an assert-style program, which
-    talks to the runner over the pipe ends fds; say when it exits; when the
-    runner is done, kill every process of the program and say so."""
-    lim, uid = job["limits"], job["uid"]
+    talks to the runner over the pipe ends fds; say how it ended when the
+    runner asks; when the runner is done, kill every process of the program
+    and say so. It writes as little as it can: every page it writes until
+    the next fork is a copy-on-write fault."""
+    cpu, memory, output, procs, uid = JOB.unpack(job)
+    lim = {"cpu": cpu, "memory": memory, "output": output, "procs": procs}
     r, w = fds
     clean_work(uid)
     pid = os.fork()
@@ -867,30 +856,37 @@ def fork_program(peer, job, fds):
         os._exit(70)  # never reached
     os.close(r)
     os.close(w)
-    pidfd = os.pidfd_open(pid)
     try:
-        watch = [peer.fd, pidfd]
         while True:
-            ready, _, _ = select.select(watch, [], [])
-            if pidfd in ready:
-                _, st, usage = os.wait4(pid, 0)
-                d = {"signaled": os.WIFSIGNALED(st)}
-                if d["signaled"]:
-                    d.update(death(st, usage, int(lim["cpu"] + 0.999)))
-                peer.send(b"x", json.dumps(d).encode())
-                watch = [peer.fd]
-            if peer.fd in ready:
-                op, _, extra = peer.recv()
-                for fd in extra:
-                    os.close(fd)
-                if op is None:
-                    raise ZygoteGone()  # the runner is gone: so is this slot
-                if op == b"d":
-                    break
+            op, _, extra = peer.recv()
+            for fd in extra:
+                os.close(fd)
+            if op is None:
+                raise ZygoteGone()  # the runner is gone: so is this slot
+            if op == b"s":
+                peer.send(b"x", json.dumps(exit_status(pid, int(cpu + 0.999))).encode())
+            elif op == b"d":
+                break
     finally:
-        os.close(pidfd)
         kill_all(pid)
     peer.send(b"c")
+
+
+def exit_status(pid, cpu_limit):
+    """How the program's process pid ended, once it has (half a second at
+    most): {"alive": true} if it has not."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([pidfd], [], [], 0.5)
+    finally:
+        os.close(pidfd)
+    if not ready:
+        return {"alive": True}
+    _, st, usage = os.wait4(pid, 0)
+    d = {"signaled": os.WIFSIGNALED(st)}
+    if d["signaled"]:
+        d.update(death(st, usage, cpu_limit))
+    return d
 
 
 HELLO_OK = b'\x00\x00\x00\x0e{"hello":"ok"}'
@@ -1157,6 +1153,7 @@ def zygote_main():
     # touching them in every child (each touched page is a copy-on-write
     # fault).
     gc.freeze()
+    signal.signal(signal.SIGALRM, survivors)
     peer = Peer(ZYGOTE_PEER_FD)
     peer.send(b"h", json.dumps({"pid1": AS_PID1, "uid": os.getuid()}).encode())
     while True:
@@ -1164,7 +1161,7 @@ def zygote_main():
         if op is None:
             return
         if op == b"a" and len(fds) == 2:
-            fork_program(peer, json.loads(body), fds)
+            fork_program(peer, body, fds)
         elif op == b"i" and not fds:
             peer.send(b"r", json.dumps(handle(json.loads(body)), separators=(",", ":")).encode())
         else:

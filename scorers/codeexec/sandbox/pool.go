@@ -359,7 +359,7 @@ func (p *Pool) command(s *slot, role string) *exec.Cmd {
 	var cmd *exec.Cmd
 	if p.cfg.Unsafe {
 		cmd = exec.Command(p.cfg.Python, "-I", "-S", "-B", "-X", "utf8", "-c", harness, role)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "REWARDD_WORK=" + unsafeWorkDir(s), "REWARDD_SLOT=" + strconv.Itoa(s.id)}
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "REWARDD_WORK=" + unsafeWorkDir(s), "REWARDD_SLOT=" + strconv.Itoa(s.id), "LD_BIND_NOW=1"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	} else {
 		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, p.cfg.Python, strconv.Itoa(s.id), role)
