@@ -53,11 +53,16 @@ ZYGOTE_PEER_FD = 3
 WORK = os.environ.get("REWARDD_WORK", "/tmp/work")
 AS_PID1 = os.getpid() == 1
 
-# Modules imported by the server up front (HumanEval prompts and tests and
-# typical stdin/stdout solutions use these).
+# Modules imported up front (HumanEval prompts and tests and typical
+# stdin/stdout solutions use these): by the runner for the tests, by the
+# zygote for the programs. The zygote leaves out random (and statistics,
+# which imports it): random reseeds itself in every fork (an at-fork hook,
+# Python code that a fresh fork pays for in page faults), which only the
+# rare program that uses it should pay, by importing it.
 PRELOAD = ("typing", "math", "re", "collections", "itertools", "functools", "heapq", "bisect",
            "string", "random", "hashlib", "fractions", "decimal", "statistics", "copy", "io",
            "operator", "array", "datetime")
+ZYGOTE_PRELOAD = tuple(name for name in PRELOAD if name not in ("random", "statistics"))
 
 
 def read_exact(fd, n):
@@ -1164,7 +1169,7 @@ def zygote_main():
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     # Import once here what programs commonly import, so that each child
     # finds it loaded instead of paying for the import again.
-    preload()
+    preload(ZYGOTE_PRELOAD)
     pin()
     warm_up()
     share_text()
@@ -1191,7 +1196,7 @@ def runner_main():
     if AS_PID1:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     # What the test code commonly imports, once.
-    preload()
+    preload(PRELOAD)
     pin()
     # A program compiled here must not write its warnings on this
     # process's stderr (the pool shows it when the sandbox fails).
@@ -1227,8 +1232,8 @@ def runner_main():
         sys.exit(1)
 
 
-def preload():
-    for name in PRELOAD:
+def preload(names):
+    for name in names:
         try:
             __import__(name)
         except ImportError:
