@@ -54,21 +54,33 @@ func TestHostile(t *testing.T) {
 	}
 
 	t.Run("fork bomb", func(t *testing.T) {
-		stop := watchSlot(t, uid)
-		start := time.Now()
-		tr, _ := probe(t, p, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", hostile)
-		peak, _ := stop()
-		oneOf(t, tr, sandbox.Timeout)
-		if peak > hostile.Processes {
-			t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes)
+		// Once, with other race-detector test binaries saturating both
+		// cores, the watcher saw no fork at all (peak 1 task; cause not
+		// found, perhaps the program never reached its loop within its
+		// 2 s). Such a run proves nothing either way, so it is tried
+		// again, at most three times; the containment checks hold on
+		// every run.
+		for attempt := 1; ; attempt++ {
+			stop := watchSlot(t, uid)
+			start := time.Now()
+			tr, _ := probe(t, p, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", hostile)
+			peak, _ := stop()
+			oneOf(t, tr, sandbox.Timeout)
+			if peak > hostile.Processes {
+				t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes)
+			}
+			if d := time.Since(start); d > 6*time.Second {
+				t.Errorf("took %v with a wall limit of %gs", d, hostile.WallSeconds)
+			}
+			after(t)
+			if peak >= 2 {
+				break
+			}
+			if attempt == 3 {
+				t.Fatalf("the fork bomb never forked in %d runs (peak %d tasks): the test does not test anything", attempt, peak)
+			}
+			t.Logf("run %d: the fork bomb never forked (peak %d tasks, %s); again", attempt, peak, tr.Status)
 		}
-		if peak < 2 {
-			t.Errorf("the fork bomb never forked (peak %d tasks): the test does not test anything", peak)
-		}
-		if d := time.Since(start); d > 6*time.Second {
-			t.Errorf("took %v with a wall limit of %gs", d, hostile.WallSeconds)
-		}
-		after(t)
 	})
 
 	t.Run("thread bomb", func(t *testing.T) {
