@@ -226,7 +226,7 @@ func (d *wireDecoder) fields(vs, ve int, st *structpb.Struct) bool {
 // which are what row fields hold, are decoded here; other kinds by
 // proto.Unmarshal.
 func (d *wireDecoder) value(vs, ve int) *structpb.Value {
-	v := d.newValue()
+	v := take(&d.values)
 	num, typ, fs, fe, next := d.field(vs, ve)
 	switch {
 	case next == ve && num == 3 && typ == protowire.BytesType:
@@ -234,7 +234,7 @@ func (d *wireDecoder) value(vs, ve int) *structpb.Value {
 		if !ok {
 			return nil
 		}
-		sv := d.newString()
+		sv := take(&d.strs)
 		sv.StringValue = s
 		v.Kind = sv
 	case next == ve && num == 2 && typ == protowire.Fixed64Type:
@@ -251,20 +251,13 @@ func (d *wireDecoder) value(vs, ve int) *structpb.Value {
 // slab is how many Values (and string kinds) are allocated at once.
 const slab = 256
 
-func (d *wireDecoder) newValue() *structpb.Value {
-	if len(d.values) == 0 {
-		d.values = make([]structpb.Value, slab)
+// take returns the next element of *s, which a new slab refills when it is
+// used up.
+func take[T any](s *[]T) *T {
+	if len(*s) == 0 {
+		*s = make([]T, slab)
 	}
-	v := &d.values[0]
-	d.values = d.values[1:]
-	return v
-}
-
-func (d *wireDecoder) newString() *structpb.Value_StringValue {
-	if len(d.strs) == 0 {
-		d.strs = make([]structpb.Value_StringValue, slab)
-	}
-	v := &d.strs[0]
-	d.strs = d.strs[1:]
+	v := &(*s)[0]
+	*s = (*s)[1:]
 	return v
 }
