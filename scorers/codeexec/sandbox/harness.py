@@ -75,6 +75,16 @@ def read_exact(fd, n):
     return bytes(buf)
 
 
+def read_frame(fd):
+    """The body of the next length-prefixed frame on fd, or None when fd
+    ends first."""
+    head = read_exact(fd, 4)
+    if head is None:
+        return None
+    (size,) = struct.unpack(">I", head)
+    return read_exact(fd, size)
+
+
 def write_all(fd, data):
     view = memoryview(data)
     while view:
@@ -930,11 +940,7 @@ def program_process(lim, uid, r, w):
             send_msg(w, {"hello": "failed", "detail": "sandbox setup failed: %r" % (e,)})
         finally:
             os._exit(71)
-    head = read_exact(r, 4)
-    if head is None:
-        os._exit(0)
-    (size,) = struct.unpack(">I", head)
-    program = read_exact(r, size)
+    program = read_frame(r)
     if program is None:
         os._exit(0)
     if program[:1] == b"m":
@@ -963,11 +969,7 @@ def serve(g, r, w):
     json): the runner believes none of what this sends."""
     missing = object()
     while True:
-        head = read_exact(r, 4)
-        if head is None:
-            return
-        (size,) = struct.unpack(">I", head)
-        body = read_exact(r, size)
+        body = read_frame(r)
         if body is None:
             return
         msg = json.loads(body)
@@ -1150,9 +1152,8 @@ def warm_up():
         for ask in SAMPLE_ASKS:
             send_msg(w, ask)
         os.close(w)
-        (size,) = struct.unpack(">I", read_exact(r, 4))
         g = {"__name__": "__rewardd__", "__builtins__": builtins}
-        exec(marshal.loads(read_exact(r, size)[1:]), g)
+        exec(marshal.loads(read_frame(r)[1:]), g)
         write_all(aw, HELLO_OK)
         serve(g, r, aw)
         os.close(r)
@@ -1214,11 +1215,7 @@ def runner_main():
     send({"ready": True, "pid1": AS_PID1 and z.get("pid1") is True, "uid": os.getuid() or z.get("uid")})
     try:
         while True:
-            head = read_exact(IN_FD, 4)
-            if head is None:
-                return
-            (size,) = struct.unpack(">I", head)
-            body = read_exact(IN_FD, size)
+            body = read_frame(IN_FD)
             if body is None:
                 return
             req = json.loads(body)
