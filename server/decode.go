@@ -16,10 +16,10 @@ import (
 // empty message m as proto.Unmarshal would, for the shapes trainers send.
 // It is the server's hot path: proto.Unmarshal spends most of a Score call
 // allocating a string per field and a map entry per row column (about 14
-// allocations per rollout, 40% of the CPU of a loopback load); this takes b
-// as its own (the caller must not touch b afterwards), makes every string of
-// the request a substring of b, and takes the messages from a few slabs, so
-// a rollout costs about two allocations (its fields map).
+// allocations per rollout, 40% of the CPU of a loopback load); this makes
+// every string of the request a substring of b (so b must not change while
+// m is in use), and takes the messages from a few slabs, so a rollout costs
+// about two allocations (its fields map).
 //
 // It returns false, with m in an unspecified state, on anything else: an
 // unknown field, a wire type that does not match, invalid UTF-8, a
@@ -29,8 +29,9 @@ import (
 // nulls), inline functions and the aggregation are decoded by
 // proto.Unmarshal in place.
 //
-// Strings that outlive the request keep all of b alive: whatever caches a
-// request's string across requests must strings.Clone it.
+// Whatever keeps a request's string beyond the request must strings.Clone
+// it: a unary Score request's b holds the next request once this one is
+// answered (protoCodec.bufs), and any other b would stay alive whole.
 func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest) bool {
 	if len(b) == 0 {
 		return true

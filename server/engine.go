@@ -90,6 +90,18 @@ func (e *Engine) Admit(ctx context.Context) (context.Context, error) {
 	return context.WithValue(ctx, admittedKey{}, a), nil
 }
 
+// Release gives back the admission slot ctx holds (see Admit), if it still
+// holds one. A transport calls it once its handler is done and before the
+// answer goes out: a request that failed before Score (an unknown function,
+// say) would otherwise keep its slot until its context ends, which can be
+// after the client has the answer and has sent its next request, which is
+// then refused.
+func (e *Engine) Release(ctx context.Context) {
+	if a, ok := ctx.Value(admittedKey{}).(*admission); ok {
+		a.release()
+	}
+}
+
 func (e *Engine) reserve() bool {
 	if e.inflight.Add(1) > e.maxInflight {
 		e.inflight.Add(-1)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
+	"google.golang.org/protobuf/proto"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
@@ -100,17 +102,33 @@ func rewardServiceDesc() *grpc.ServiceDesc {
 // scoreHandler is the generated Score handler, except that it decodes into
 // a scoreRequest, so that a request that does not decode is answered with
 // the codec's INVALID_ARGUMENT (through the interceptors, like any error of
-// the handler) instead of grpc's INTERNAL.
+// the handler) instead of grpc's INTERNAL, and that the request's strings
+// may live in a buffer the codec lends (see protoCodec.bufs). The buffer
+// goes back when the interceptors are done (they see errors made from the
+// request); the response is encoded before that, inside the handler,
+// because grpc would encode it after this returns and it quotes the
+// request (batch_id, inline function names). The admission slot goes back
+// then too (see Engine.Release).
 func scoreHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	defer srv.(*grpcService).svc.engine.Release(ctx)
 	in := new(scoreRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
+	defer in.release()
 	handler := func(ctx context.Context, _ any) (any, error) {
 		if in.err != nil {
 			return nil, in.err
 		}
-		return srv.(rewardv1.RewardServiceServer).Score(ctx, in.msg)
+		resp, err := srv.(rewardv1.RewardServiceServer).Score(ctx, in.msg)
+		if err != nil {
+			return nil, err
+		}
+		b, err := proto.Marshal(resp)
+		if err != nil {
+			return nil, fmt.Errorf("encode the response: %w", err)
+		}
+		return encodedResponse(b), nil
 	}
 	if interceptor == nil {
 		return handler(ctx, in.msg)

@@ -93,6 +93,7 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 			if err != nil {
 				return err
 			}
+			defer a.svc.engine.Release(ctx)
 			r = r.WithContext(ctx)
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(a.svc.cfg.Limits.MaxMessageBytes)))
 			var tooBig *http.MaxBytesError

@@ -12,11 +12,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -530,5 +532,78 @@ func TestGroupKind(t *testing.T) {
 	// Kimi: λ = 0.5 − (len − min)/(max − min) within the group, for correct answers.
 	if got := fmt.Sprint(resp.GetFunctions()[0].GetValues()); got != "[0.5 0.5 0 -0.5 -0.5]" {
 		t.Errorf("kimi values %s, want [0.5 0.5 0 -0.5 -0.5]", got)
+	}
+}
+
+// TestRequestsKeepTheirStrings sends many different requests at once. A
+// Score request's strings live in a buffer that the next request reuses, so
+// this checks that every answer, and every error, quotes its own request:
+// batch_id, an inline function's name, an unknown function's name, and
+// values that depend on the request's completions. With as many clients as
+// the stack admits requests (8), it also checks that a request gives its
+// admission slot back before its answer goes out, failed ones included: a
+// client's next request must never be refused for its previous one.
+func TestRequestsKeepTheirStrings(t *testing.T) {
+	st := newStack(t, testConfig)
+	ctx := context.Background()
+	const clients, each = 8, 150
+	errs := make(chan error, clients*each)
+	var wg conc.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for k := range each {
+				id := fmt.Sprintf("c%d-k%d-%s", c, k, strings.Repeat("z", (c*each+k)%17))
+				if k%5 == 4 {
+					// An unknown function: the error quotes its name.
+					name := "missing_" + id
+					_, err := st.client.Score(ctx, &rewardv1.ScoreRequest{BatchId: id, Functions: []string{name},
+						Rollouts: []*rewardv1.Rollout{{Completion: id}}})
+					if s := status.Convert(err); s.Code() != codes.NotFound || !strings.Contains(s.Message(), name) {
+						errs <- fmt.Errorf("%s: got %v %q, want NotFound naming %q", id, s.Code(), s.Message(), name)
+					}
+					continue
+				}
+				// The inline regex matches the rollouts whose completion
+				// holds this request's id: every even one.
+				params, _ := structpb.NewStruct(map[string]any{"pattern": regexp.QuoteMeta(id), "mode": "search"})
+				name := "has_" + strings.ReplaceAll(id, "-", "_")
+				req := &rewardv1.ScoreRequest{BatchId: id, Functions: []string{"accuracy"},
+					Inline: []*rewardv1.FunctionSpec{{Name: name, Kind: "regex", Params: params}}}
+				want := make([]float64, 64)
+				for i := range want {
+					completion := fmt.Sprintf("other %d <answer>%d</answer>", i, i)
+					if i%2 == 0 {
+						completion = fmt.Sprintf("%s %d <answer>%d</answer>", id, i, i)
+						want[i] = 1
+					}
+					req.Rollouts = append(req.Rollouts, &rewardv1.Rollout{Id: fmt.Sprint(id, "/", i), Completion: completion, Fields: answerField(fmt.Sprint(i + k%2))})
+				}
+				resp, err := st.client.Score(ctx, req)
+				if err != nil {
+					errs <- fmt.Errorf("%s: %v", id, err)
+					continue
+				}
+				if resp.GetBatchId() != id || len(resp.GetFunctions()) != 2 || resp.Functions[1].GetName() != name {
+					var names []string
+					for _, fs := range resp.GetFunctions() {
+						names = append(names, fs.GetName())
+					}
+					errs <- fmt.Errorf("%s: answer for batch %q with functions %q", id, resp.GetBatchId(), names)
+					continue
+				}
+				acc := float64(1 - k%2)
+				for i, v := range resp.Functions[1].GetValues() {
+					if v != want[i] || resp.Functions[0].Values[i] != acc {
+						errs <- fmt.Errorf("%s rollout %d: %s = %v, accuracy = %v; want %v and %v", id, i, name, v, resp.Functions[0].Values[i], want[i], acc)
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
