@@ -17,6 +17,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -91,6 +92,9 @@ type Options struct {
 	Progress io.Writer
 	// CPUProfile receives a CPU profile of the measured load (Run only).
 	CPUProfile io.Writer
+	// Trace receives a runtime execution trace of the measured load (Run
+	// only): where a slow request waited, on what, and for how long.
+	Trace io.Writer
 }
 
 // BaselineFunctions are the functions of the embedded default config that
@@ -609,7 +613,19 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 			return nil, fmt.Errorf("CPU profile: %w", err)
 		}
 	}
+	tracing := opts.Trace != nil && kind == pointFull
+	if tracing {
+		if err := trace.Start(opts.Trace); err != nil {
+			if profile {
+				pprof.StopCPUProfile()
+			}
+			return nil, fmt.Errorf("execution trace: %w", err)
+		}
+	}
 	lr := l.run(ctx, opts.Requests/opts.Clients+1)
+	if tracing {
+		trace.Stop()
+	}
 	if profile {
 		pprof.StopCPUProfile()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,7 +146,10 @@ func (l *load) run(ctx context.Context, perClient int) *loadResult {
 				b := &l.batches[int(seq)%len(l.batches)]
 				resp := new(rewardv1.ScoreResponse)
 				start := time.Now()
-				err := conn.Invoke(ctx, scoreMethod, b.encoded, resp)
+				var err error
+				// A region per request, so that an execution trace
+				// (--trace) shows what a slow request waited for.
+				trace.WithRegion(ctx, "request", func() { err = conn.Invoke(ctx, scoreMethod, b.encoded, resp) })
 				took := time.Since(start)
 				code := status.Code(err).String()
 				if err == nil {

@@ -48,6 +48,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "write the result as JSON to this file")
 	svg := fs.String("svg", "", "write the picture as SVG to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured load to this file (not with --sweep)")
+	traceFile := fs.String("trace", "", "write a runtime execution trace of the measured load to this file, for go tool trace (not with --sweep)")
 	sbFlags := addSandboxFlags(fs)
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
 	if err := parseFlags(fs, args); err != nil {
@@ -66,6 +67,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return &usageError{"bench: --auth-token-file and --tls-ca go with --addr"}
 	case *sweep != "" && *cpuProfile != "":
 		return &usageError{"bench: --cpuprofile profiles one run; rerun the sweep's worst point alone with it"}
+	case *sweep != "" && *traceFile != "":
+		return &usageError{"bench: --trace traces one run; rerun the sweep's worst point alone with it"}
 	case *sweep != "" && set[map[string]string{bench.SweepBatch: "batch-size", bench.SweepLength: "completion-length", bench.SweepClients: "clients"}[*sweep]]:
 		return &usageError{fmt.Sprintf("bench: --sweep %s sets that value itself", *sweep)}
 	}
@@ -133,6 +136,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer f.Close()
 		opts.CPUProfile = f
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			return &usageError{fmt.Sprintf("--trace: %v", err)}
+		}
+		defer f.Close()
+		opts.Trace = f
 	}
 
 	type report interface {
