@@ -31,6 +31,7 @@ func decodeCases(t testing.TB) []struct {
 		Functions: []string{"accuracy", "format"},
 		Rollouts: []*rewardv1.Rollout{
 			{Id: "0", Group: "g0", Prompt: "What is 2+2?", Completion: "<answer>4</answer>", Fields: &structpb.Struct{Fields: map[string]*structpb.Value{"answer": str("4")}}},
+			{Id: "0b", Group: "g0", Prompt: "What is 2+2?", Completion: "5", Fields: &structpb.Struct{Fields: map[string]*structpb.Value{"answer": str("4")}}},
 			{Id: "1", Group: "g0", Prompt: "What is 2+2?", Completion: "« 4 » ✓", Fields: &structpb.Struct{Fields: map[string]*structpb.Value{
 				"answer": structpb.NewNumberValue(4), "nan": structpb.NewNumberValue(math.NaN()), "ok": structpb.NewBoolValue(true),
 				"none": structpb.NewNullValue(), "tests": structpb.NewListValue(list), "": str(""), "empty": {},
@@ -51,7 +52,8 @@ func decodeCases(t testing.TB) []struct {
 	}
 	wire := marshal(typical)
 	// A rollout (field 2) whose fields struct (field 5) comes twice: the
-	// second merges into the first.
+	// second merges into the first, which decodeScoreRequest leaves to
+	// proto.Unmarshal (its first could be shared with the rollout before).
 	twice := protowire.AppendTag(nil, 2, protowire.BytesType)
 	var r []byte
 	r = protowire.AppendTag(r, 4, protowire.BytesType)
@@ -74,10 +76,42 @@ func decodeCases(t testing.TB) []struct {
 		{"typical", wire, true},
 		{"empty", nil, true},
 		{"batch id twice", append(marshal(&rewardv1.ScoreRequest{BatchId: "a"}), marshal(&rewardv1.ScoreRequest{BatchId: "b"})...), true},
-		{"fields twice", twice, true},
+		{"fields twice", twice, false},
 		{"unknown field", unknown, false},
 		{"invalid UTF-8", badUTF8, false},
 		{"truncated", wire[:len(wire)/2], false},
+	}
+}
+
+// TestDecodeSharesGroupFields: a rollout whose fields are the same bytes as
+// the previous rollout's shares its decoded Struct; others get their own.
+func TestDecodeSharesGroupFields(t *testing.T) {
+	answer := func(a string) *structpb.Struct {
+		return &structpb.Struct{Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(a)}}
+	}
+	req := &rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{
+		{Completion: "a", Fields: answer("4")}, {Completion: "b", Fields: answer("4")}, {Completion: "c", Fields: answer("4")},
+		{Completion: "d", Fields: answer("5")}, {Completion: "e"}, {Completion: "f", Fields: answer("5")}, {Completion: "g", Fields: answer("4")},
+	}}
+	wire, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got rewardv1.ScoreRequest
+	if !decodeScoreRequest(wire, &got) {
+		t.Fatal("not decoded by decodeScoreRequest")
+	}
+	if !proto.Equal(&got, req) {
+		t.Fatalf("decoded %v, want %v", &got, req)
+	}
+	f := func(i int) *structpb.Struct { return got.Rollouts[i].Fields }
+	for _, c := range []struct {
+		i, j  int
+		share bool
+	}{{0, 1, true}, {0, 2, true}, {2, 3, false}, {3, 5, true}, {5, 6, false}, {0, 6, false}} {
+		if (f(c.i) == f(c.j)) != c.share {
+			t.Errorf("rollouts %d and %d share their fields: %v, want %v", c.i, c.j, f(c.i) == f(c.j), c.share)
+		}
 	}
 }
 
@@ -135,7 +169,7 @@ func BenchmarkDecodeScoreRequest(b *testing.B) {
 		req.Rollouts = append(req.Rollouts, &rewardv1.Rollout{
 			Id: fmt.Sprint(i), Group: fmt.Sprint(i / 8), Prompt: strings.Repeat("How many apples? ", 10),
 			Completion: strings.Repeat("<think>step</think> ", 15) + "<answer>42</answer>",
-			Fields:     &structpb.Struct{Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue("Natalia sold 48/2 = 24 clips.\n#### 72")}},
+			Fields:     &structpb.Struct{Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(fmt.Sprintf("Natalia sold 48/2 = 24 clips.\n#### %d", i/8))}},
 		})
 	}
 	wire, err := proto.Marshal(req)
