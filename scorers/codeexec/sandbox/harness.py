@@ -13,7 +13,8 @@
 # The two talk over a unix socket pair (fd 5 in the runner, fd 3 in the
 # zygote): frames of a 4-byte big-endian length, an op byte and a body; an
 # assert job passes the two pipe ends of the program's process along
-# (SCM_RIGHTS), so the runner talks to the program directly.
+# (SCM_RIGHTS), so the runner talks to the program directly: its requests
+# in marshal (ask_frame: it is trusted), the answers in JSON (they are not).
 #
 # Protocol with Go: frames of a 4-byte big-endian length and a JSON object.
 # A request names the program, the test style and its inputs (never the
@@ -65,8 +66,10 @@ PRELOAD = ("typing", "math", "re", "collections", "itertools", "functools", "hea
 ZYGOTE_PRELOAD = tuple(name for name in PRELOAD if name not in ("random", "statistics"))
 
 
-def read_exact(fd, n):
-    buf = bytearray()
+def read_exact(fd, n, got=b""):
+    """n bytes from fd (got: the first of them, already read), or None when
+    fd ends first."""
+    buf = bytearray(got)
     while len(buf) < n:
         chunk = os.read(fd, n - len(buf))
         if not chunk:
@@ -75,14 +78,23 @@ def read_exact(fd, n):
     return bytes(buf)
 
 
+HEAD = struct.Struct(">I")
+
+
 def read_frame(fd):
     """The body of the next length-prefixed frame on fd, or None when fd
-    ends first."""
-    head = read_exact(fd, 4)
-    if head is None:
-        return None
-    (size,) = struct.unpack(">I", head)
-    return read_exact(fd, size)
+    ends first. Two reads nearly always do it: in the program's process
+    every step of Python more writes pages of the zygote's."""
+    head = os.read(fd, 4)
+    if len(head) != 4:
+        head = read_exact(fd, 4, head)
+        if head is None:
+            return None
+    (size,) = HEAD.unpack(head)
+    body = os.read(fd, size)
+    if len(body) != size:
+        return read_exact(fd, size, body)
+    return body
 
 
 def write_all(fd, data):
@@ -396,6 +408,52 @@ def confine(lim, uid, keep, err):
     resource.setrlimit(resource.RLIMIT_AS, (lim["memory"], lim["memory"]))
 
 
+def confine_program(cpu, memory, output, procs, uid, r, w):
+    """confine, for the process of an assert-style program, in fewer steps
+    (each step of Python in a fresh fork writes pages of the zygote's, a
+    copy-on-write fault apiece): the zygote has already made what all its
+    children share (stdin from /dev/null, no core dumps, no supplementary
+    groups, umask, SIGXFSZ ignored). Returns the descriptors r and w now
+    have (3 and 4); every other one but 0, 1 and 2 is closed."""
+    # r and w are above 3 (the zygote's socket, which 3 replaces here).
+    os.dup2(r, 3)
+    os.dup2(w, 4)
+    err = os.memfd_create("stderr", 0)
+    os.dup2(err, 1)
+    os.dup2(err, 2)
+    os.closerange(5, 1 << 20)
+    if not AS_PID1:
+        os.setpgid(0, 0)
+    os.chdir(WORK)
+    _signal.signal(_signal.SIGALRM, _signal.SIG_DFL)
+    setrlimit = resource.setrlimit
+    cpu = max(1, int(cpu + 0.999))
+    setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    setrlimit(resource.RLIMIT_FSIZE, (output, output))
+    setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    if uid >= 0:
+        setrlimit(resource.RLIMIT_NPROC, (procs, procs))
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    setrlimit(resource.RLIMIT_AS, (memory, memory))
+    return 3, 4
+
+
+def zygote_setup():
+    """What every child of the zygote gets from it once, rather than
+    setting it in each fork (see confine_program): confine sets each of
+    these again for io submissions."""
+    null = os.open("/dev/null", os.O_RDWR)
+    if null != 0:
+        os.dup2(null, 0)
+        os.close(null)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if os.getuid() == 0:
+        os.setgroups([])
+    os.umask(0o077)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def child(req, first, w, inputs, outs, err):
     """Runs in the forked child of an io submission: confine, run the tests
     from index first on, report each on w. Never returns."""
@@ -522,9 +580,24 @@ def dec(x, depth=0):
     return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
 
 
+to_json = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def send_msg(fd, obj):
-    data = json.dumps(obj, separators=(",", ":")).encode()
-    write_all(fd, struct.pack(">I", len(data)) + data)
+    data = to_json(obj).encode()
+    write_all(fd, HEAD.pack(len(data)) + data)
+
+
+def ask_frame(op, name, args=(), kwargs=None):
+    """A request from the runner to the program's process: (op, name,
+    args, kwargs) in marshal's version 2, which, like JSON, copies an
+    object every time it occurs. The program's process reads it with
+    marshal.loads, C alone, where json.loads runs Python that a fresh fork
+    pays for in faults; marshal is for trusted data only, and only the
+    runner writes these. Answers go the other way as JSON, which the runner
+    believes nothing of."""
+    body = marshal.dumps((op, name, args, kwargs if kwargs is not None else {}), 2)
+    return HEAD.pack(len(body)) + body
 
 
 MAX_MSG = 64 << 20
@@ -561,26 +634,43 @@ class Peer:
     def recv(self):
         """The next frame as (op, body, fds); (None, b"", []) when the other
         end is gone."""
-        head, fds = b"", []
-        while len(head) < 4:
-            chunk, anc, _, _ = self.sock.recvmsg(4 - len(head), socket.CMSG_SPACE(4 * 4), socket.MSG_CMSG_CLOEXEC)
-            for level, kind, data in anc:
+        chunk, anc, _, _ = self.sock.recvmsg(4, socket.CMSG_SPACE(4 * 4), socket.MSG_CMSG_CLOEXEC)
+        return self.rest(chunk, anc)
+
+    def rest(self, data, anc):
+        """The frame whose first bytes, data, came with the ancillary data
+        anc, read to its end (more descriptors may come with the rest of
+        its first four bytes)."""
+        fds = []
+        while True:
+            for level, kind, raw in anc:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                     a = array.array("i")
-                    a.frombytes(data[:len(data) - len(data) % a.itemsize])
+                    a.frombytes(raw[:len(raw) - len(raw) % a.itemsize])
                     fds.extend(a)
+            if not data:
+                break
+            if len(data) >= 4:
+                (size,) = struct.unpack(">I", data[:4])
+                if len(data) - 4 > size:
+                    break  # more than one frame: not from the other side of this protocol
+                body = data[4:]
+                if len(body) < size:
+                    more = read_exact(self.fd, size - len(body))
+                    if more is None:
+                        break
+                    body += more
+                if not body:
+                    break
+                return body[:1], body[1:], fds
+            chunk, anc, _, _ = self.sock.recvmsg(4 - len(data), socket.CMSG_SPACE(4 * 4), socket.MSG_CMSG_CLOEXEC)
             if not chunk:
-                for fd in fds:
-                    os.close(fd)
-                return None, b"", []
-            head += chunk
-        (size,) = struct.unpack(">I", head)
-        body = read_exact(self.fd, size)
-        if not body:
-            for fd in fds:
-                os.close(fd)
-            return None, b"", []
-        return body[:1], body[1:], fds
+                data = b""
+                continue
+            data += chunk
+        for fd in fds:
+            os.close(fd)
+        return None, b"", []
 
 
 class ZygoteGone(Exception):
@@ -643,9 +733,10 @@ class Remote:
         except OSError:
             raise Gone()
 
-    def ask(self, obj):
+    def ask(self, frame):
+        """Send the request frame (ask_frame) and return the answer."""
         try:
-            send_msg(self.w, obj)
+            write_all(self.w, frame)
         except OSError:
             raise Gone()
         return self.recv()
@@ -660,11 +751,13 @@ class RemoteFunction:
 
     def __call__(self, *args, **kwargs):
         try:
-            a = enc(list(args))
-            k = enc(kwargs)
+            # Only plain data crosses (enc refuses the rest); it goes as
+            # itself, in marshal.
+            enc(args)
+            enc(kwargs)
         except NotPlain as e:
             raise TypeError("rewardd passes only plain data to the program, not %s" % e)
-        msg = self.remote.ask({"op": "call", "name": self.name, "args": a, "kwargs": k})
+        msg = self.remote.ask(ask_frame("call", self.name, args, kwargs))
         if "value" in msg:
             try:
                 return dec(msg["value"])
@@ -704,7 +797,7 @@ class TestGlobals(dict):
     def __missing__(self, name):
         if name in builtins.__dict__ or name.startswith("__"):
             raise KeyError(name)
-        msg = self.remote.ask({"op": "get", "name": name})
+        msg = self.remote.ask(ask_frame("get", name))
         if msg.get("callable") is True:
             v = RemoteFunction(self.remote, name)
         elif "value" in msg:
@@ -840,7 +933,7 @@ def judge(remote, tests, entry, deadline, program):
         check = dict.get(g, "check")
         if not callable(check):
             return "harness", "test code defines no check(candidate)"
-        msg = remote.ask({"op": "get", "name": entry})
+        msg = remote.ask(ask_frame("get", entry))
         if msg.get("callable") is not True:
             return "failed", "program defines no function %r" % entry
         check(RemoteFunction(remote, entry))
@@ -869,41 +962,48 @@ def judge(remote, tests, entry, deadline, program):
 # An assert job for the zygote: limits (cpu, memory, output, processes) and
 # the uid to run as.
 JOB = struct.Struct(">dqqii")
+A_FRAME = 4 + 1 + JOB.size
+A_HEAD = struct.pack(">I", 1 + JOB.size) + b"a"
+PIPE_FDS = struct.Struct("ii")
 
 
-def fork_program(peer, job, fds):
+def fork_program(peer_fd, job, r, w):
     """In the zygote: fork the process of an assert-style program, which
-    talks to the runner over the pipe ends fds; say how it ended when the
-    runner asks; when the runner is done, kill every process of the program
-    and say so. It writes as little as it can: every page it writes until
-    the next fork is a copy-on-write fault."""
+    talks to the runner over the pipe ends r and w; say how it ended when
+    the runner asks; when the runner is done, kill every process of the
+    program and say so. It writes as little as it can: every page it writes
+    while the program's process lives is a copy-on-write fault (a copy and
+    a TLB flush), and every page it writes until the next fork a fault."""
     cpu, memory, output, procs, uid = JOB.unpack(job)
-    lim = {"cpu": cpu, "memory": memory, "output": output, "procs": procs}
-    r, w = fds
     clean_work(uid)
     pid = os.fork()
     if pid == 0:
-        program_process(lim, uid, r, w)
+        program_process(cpu, memory, output, procs, uid, r, w)
         os._exit(70)  # never reached
-    os.close(r)
-    os.close(w)
     try:
-        while True:
-            # Only "s" and "d" come now, five bytes each and no
-            # descriptors: a plain read allocates less than Peer.recv.
-            frame = read_exact(peer.fd, 5)
+        os.close(r)
+        os.close(w)
+        # Only "s" and "d" come now, five bytes each and no descriptors:
+        # a plain read allocates less than Peer.recv.
+        frame = os.read(peer_fd, 5)
+        while frame != DONE:
             if frame == ASK_STATUS:
-                peer.send(b"x", json.dumps(exit_status(pid, int(cpu + 0.999))).encode())
-            elif frame == DONE:
-                break
+                status = json.dumps(exit_status(pid, int(cpu + 0.999))).encode()
+                write_all(peer_fd, struct.pack(">I", len(status) + 1) + b"x" + status)
+            elif 0 < len(frame) < 5:
+                rest = read_exact(peer_fd, 5 - len(frame))
+                if rest is None:
+                    raise ZygoteGone()
+                frame += rest
+                continue
             else:
                 raise ZygoteGone()  # the runner is gone (or confused): so is this slot
+            frame = os.read(peer_fd, 5)
     finally:
         kill_all(pid)
-    peer.send(b"c")
+    write_all(peer_fd, KILLED)
 
-
-ASK_STATUS, DONE = b"\x00\x00\x00\x01s", b"\x00\x00\x00\x01d"
+ASK_STATUS, DONE, KILLED = b"\x00\x00\x00\x01s", b"\x00\x00\x00\x01d", b"\x00\x00\x00\x01c"
 
 
 def exit_status(pid, cpu_limit):
@@ -926,25 +1026,25 @@ def exit_status(pid, cpu_limit):
 HELLO_OK = b'\x00\x00\x00\x0e{"hello":"ok"}'
 
 
-def program_process(lim, uid, r, w):
+def program_process(cpu, memory, output, procs, uid, r, w):
     """The program's process: confine, take the program from the runner,
     run it, then answer the tests' questions (what is this name? call this
     function with these arguments) until the runner closes the pipe.
     Everything it sends is checked on the other side: this process runs
     untrusted code."""
     try:
-        err = os.memfd_create("stderr", 0)
-        confine(lim, uid, {r, w, err}, err)
+        r, w = confine_program(cpu, memory, output, procs, uid, r, w)
     except BaseException as e:
         try:
-            send_msg(w, {"hello": "failed", "detail": "sandbox setup failed: %r" % (e,)})
+            # confine_program moved w to 4 first.
+            send_msg(4, {"hello": "failed", "detail": "sandbox setup failed: %r" % (e,)})
         finally:
             os._exit(71)
     program = read_frame(r)
     if program is None:
         os._exit(0)
     if program[:1] == b"m":
-        code = marshal.loads(program[1:])
+        code = marshal.loads(memoryview(program)[1:])
     else:
         try:
             code = compile(program[1:].decode("utf-8", "surrogatepass"), "<submission>", "exec")
@@ -964,17 +1064,17 @@ def program_process(lim, uid, r, w):
 
 
 def serve(g, r, w):
-    """Answer get and call requests on r with the program's globals g, on
-    w, until r ends. The program may have replaced anything (builtins,
-    json): the runner believes none of what this sends."""
+    """Answer get and call requests (ask_frame) on r with the program's
+    globals g, on w, until r ends. The program may have replaced anything
+    (builtins, json): the runner believes none of what this sends."""
     missing = object()
     while True:
         body = read_frame(r)
         if body is None:
             return
-        msg = json.loads(body)
-        v = g.get(msg["name"], missing)
-        if msg["op"] == "get":
+        op, name, args, kwargs = marshal.loads(body)
+        v = g.get(name, missing)
+        if op == "get":
             if v is missing:
                 out = {"missing": True}
             elif callable(v):
@@ -986,7 +1086,7 @@ def serve(g, r, w):
                     out = {"missing": True}
         else:
             try:
-                value = v(*dec(msg["args"]), **dec(msg["kwargs"]))
+                value = v(*args, **kwargs)
                 try:
                     out = {"value": enc(value)}
                 except NotPlain as e:
@@ -1133,10 +1233,10 @@ def below(xs: List[int], t: int) -> List[int]:
     """
     return [x for x in xs if x < t]
 '''
-SAMPLE_ASKS = ({"op": "get", "name": "below"}, {"op": "get", "name": "List"},
-               {"op": "call", "name": "below", "args": enc([[1, 5, 2.5], 3]), "kwargs": enc({})},
-               {"op": "call", "name": "below", "args": enc([(1, 5), 3]), "kwargs": enc({"t": 2})},
-               {"op": "call", "name": "below", "args": enc([None, 3]), "kwargs": enc({})})
+SAMPLE_ASKS = (ask_frame("get", "below"), ask_frame("get", "List"),
+               ask_frame("call", "below", ([1, 5, 2.5], 3)),
+               ask_frame("call", "below", ((1, 5),), {"t": 2}),
+               ask_frame("call", "below", (None, 3)))
 
 
 def warm_up():
@@ -1150,10 +1250,10 @@ def warm_up():
         ar, aw = os.pipe()
         write_all(w, struct.pack(">I", len(program)) + program)
         for ask in SAMPLE_ASKS:
-            send_msg(w, ask)
+            write_all(w, ask)
         os.close(w)
         g = {"__name__": "__rewardd__", "__builtins__": builtins}
-        exec(marshal.loads(read_frame(r)[1:]), g)
+        exec(marshal.loads(memoryview(read_frame(r))[1:]), g)
         write_all(aw, HELLO_OK)
         serve(g, r, aw)
         os.close(r)
@@ -1182,17 +1282,31 @@ def zygote_main():
     # fault).
     gc.freeze()
     signal.signal(signal.SIGALRM, survivors)
+    zygote_setup()
     peer = Peer(ZYGOTE_PEER_FD)
     peer.send(b"h", json.dumps({"pid1": AS_PID1, "uid": os.getuid()}).encode())
+    recvmsg, fd = peer.sock.recvmsg, peer.fd
+    space, flags = socket.CMSG_SPACE(4 * 4), socket.MSG_CMSG_CLOEXEC
     while True:
-        op, body, fds = peer.recv()
+        # An assert job, the frame nearly every request is, comes in one
+        # read: its size is fixed.
+        data, anc, _, _ = recvmsg(A_FRAME, space, flags)
+        if data[:5] == A_HEAD and len(data) == A_FRAME and len(anc) == 1:
+            level, kind, raw = anc[0]
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS and len(raw) == 8:
+                r, w = PIPE_FDS.unpack(raw)
+                fork_program(fd, data[5:], r, w)
+                continue
+        op, body, fds = peer.rest(data, anc)
         if op is None:
             return
-        if op == b"a" and len(fds) == 2:
-            fork_program(peer, body, fds)
+        if op == b"a" and len(fds) == 2 and len(body) == JOB.size:
+            fork_program(fd, body, fds[0], fds[1])
         elif op == b"i" and not fds:
             peer.send(b"r", json.dumps(handle(json.loads(body)), separators=(",", ":")).encode())
         else:
+            for k in fds:
+                os.close(k)
             raise RuntimeError("zygote: unexpected request %r with %d descriptors" % (op, len(fds)))
 
 
