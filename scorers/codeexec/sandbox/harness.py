@@ -98,7 +98,10 @@ def read_frame(fd):
 
 
 def write_all(fd, data):
-    view = memoryview(data)
+    n = os.write(fd, data)
+    if n == len(data):
+        return
+    view = memoryview(data)[n:]
     while view:
         n = os.write(fd, view)
         view = view[n:]
@@ -580,7 +583,19 @@ def dec(x, depth=0):
     return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
 
 
-to_json = json.JSONEncoder(separators=(",", ":")).encode
+def _not_plain(o):
+    raise TypeError("%s is not JSON serializable" % type(o).__name__)
+
+
+# json.dumps(obj, separators=(",", ":")) without the Python around it (a
+# JSONEncoder and a C encoder made per call): for the program's process's
+# answers, built from enc's output, which has no cycles to check for.
+_c_encode = json.encoder.c_make_encoder(None, _not_plain, json.encoder.encode_basestring_ascii, None,
+                                        ":", ",", False, False, True)
+
+
+def to_json(obj):
+    return "".join(_c_encode(obj, 0))
 
 
 def send_msg(fd, obj):
