@@ -990,10 +990,20 @@ def fork_program(peer_fd, job, r, w):
     while the program's process lives is a copy-on-write fault (a copy and
     a TLB flush), and every page it writes until the next fork a fault."""
     cpu, memory, output, procs, uid = JOB.unpack(job)
+    # The runner writes the program into the pipe right after the job. A
+    # program it compiled is unmarshalled here, before the fork: the pages
+    # that makes this process write cost it a fault each at most, the
+    # child's previous owner being gone, where in the child each would be
+    # a copy-on-write fault, the zygote being alive. The child inherits the
+    # code object; it never runs here. A program sent as source is
+    # compiled in the child, under its limits.
+    program = read_frame(r)
+    if program is not None and program[:1] == b"m":
+        program = marshal.loads(memoryview(program)[1:])
     clean_work(uid)
     pid = os.fork()
     if pid == 0:
-        program_process(cpu, memory, output, procs, uid, r, w)
+        program_process(cpu, memory, output, procs, uid, r, w, program)
         os._exit(70)  # never reached
     try:
         os.close(r)
@@ -1041,12 +1051,12 @@ def exit_status(pid, cpu_limit):
 HELLO_OK = b'\x00\x00\x00\x0e{"hello":"ok"}'
 
 
-def program_process(cpu, memory, output, procs, uid, r, w):
-    """The program's process: confine, take the program from the runner,
-    run it, then answer the tests' questions (what is this name? call this
-    function with these arguments) until the runner closes the pipe.
-    Everything it sends is checked on the other side: this process runs
-    untrusted code."""
+def program_process(cpu, memory, output, procs, uid, r, w, program):
+    """The program's process: confine, run the program (a code object, the
+    source's frame, or None when the runner sent none), then answer the
+    tests' questions (what is this name? call this function with these
+    arguments) until the runner closes the pipe. Everything it sends is
+    checked on the other side: this process runs untrusted code."""
     try:
         r, w = confine_program(cpu, memory, output, procs, uid, r, w)
     except BaseException as e:
@@ -1055,11 +1065,10 @@ def program_process(cpu, memory, output, procs, uid, r, w):
             send_msg(4, {"hello": "failed", "detail": "sandbox setup failed: %r" % (e,)})
         finally:
             os._exit(71)
-    program = read_frame(r)
     if program is None:
         os._exit(0)
-    if program[:1] == b"m":
-        code = marshal.loads(memoryview(program)[1:])
+    if type(program) is not bytes:
+        code = program
     else:
         try:
             code = compile(program[1:].decode("utf-8", "surrogatepass"), "<submission>", "exec")
