@@ -45,7 +45,6 @@ func newProtoCodec() protoCodec {
 	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), bufs: new(sync.Pool)}
 }
 
-
 // scoreRequest is what the Score and ScoreStream handlers receive: the
 // decoded request, or why its bytes do not decode. grpc reports a codec
 // error as INTERNAL, which says the server is at fault and which clients
