@@ -129,21 +129,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			opts.AuthToken = strings.TrimSpace(string(token))
 		}
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	// The files the measured run's CPU profile and execution trace go to.
+	for _, out := range []struct {
+		flag, path string
+		w          *io.Writer
+	}{{"--cpuprofile", *cpuProfile, &opts.CPUProfile}, {"--trace", *traceFile, &opts.Trace}} {
+		if out.path == "" {
+			continue
+		}
+		f, err := os.Create(out.path)
 		if err != nil {
-			return &usageError{fmt.Sprintf("--cpuprofile: %v", err)}
+			return &usageError{fmt.Sprintf("%s: %v", out.flag, err)}
 		}
 		defer f.Close()
-		opts.CPUProfile = f
-	}
-	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
-		if err != nil {
-			return &usageError{fmt.Sprintf("--trace: %v", err)}
-		}
-		defer f.Close()
-		opts.Trace = f
+		*out.w = f
 	}
 
 	type report interface {
