@@ -139,17 +139,8 @@ func TestForkServerKilled(t *testing.T) {
 	})
 
 	t.Run("during a run", func(t *testing.T) {
-		killed := make(chan int, 1)
-		timer := time.AfterFunc(300*time.Millisecond, func() {
-			// Not killServer: t.Fatal belongs to the test's goroutine.
-			servers := forkServers()
-			if len(servers) != 1 || syscall.Kill(servers[0], syscall.SIGKILL) != nil {
-				killed <- -1
-				return
-			}
-			killed <- servers[0]
-		})
-		defer timer.Stop()
+		killed, stop := killLater(forkServers)
+		defer stop()
 		start := time.Now()
 		res := run(t, p, sandbox.Job{
 			Style: sandbox.IO, Code: "import time\ntime.sleep(0.6)\nprint('done')\n", Inputs: []string{""},
@@ -197,16 +188,8 @@ func TestForkServerKilled(t *testing.T) {
 	})
 
 	t.Run("runner during an assert run", func(t *testing.T) {
-		killed := make(chan int, 1)
-		timer := time.AfterFunc(300*time.Millisecond, func() {
-			rs := runners()
-			if len(rs) != 1 || syscall.Kill(rs[0], syscall.SIGKILL) != nil {
-				killed <- -1
-				return
-			}
-			killed <- rs[0]
-		})
-		defer timer.Stop()
+		killed, stop := killLater(runners)
+		defer stop()
 		start := time.Now()
 		res := run(t, p, sandbox.Job{
 			Style: sandbox.Assert, Code: "def f(x):\n    return x\n", EntryPoint: "f",
@@ -232,6 +215,23 @@ func TestForkServerKilled(t *testing.T) {
 		assertNoSlotProcs(t)
 		assertServes(t, p)
 	})
+}
+
+// killLater kills, 300 ms from now, the one process find lists, and sends
+// its pid on killed, or -1 when find does not list exactly one or the kill
+// fails (not t.Fatal: that belongs to the test's goroutine). stop cancels
+// it if it has not run.
+func killLater(find func() []int) (killed <-chan int, stop func() bool) {
+	ch := make(chan int, 1)
+	timer := time.AfterFunc(300*time.Millisecond, func() {
+		ps := find()
+		if len(ps) != 1 || syscall.Kill(ps[0], syscall.SIGKILL) != nil {
+			ch <- -1
+			return
+		}
+		ch <- ps[0]
+	})
+	return ch, timer.Stop
 }
 
 // mixedBatch is ~20 submissions that pass, fail, time out on the wall
