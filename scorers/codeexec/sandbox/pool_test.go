@@ -138,15 +138,24 @@ func TestForkServerKilled(t *testing.T) {
 		}
 	})
 
-	t.Run("during a run", func(t *testing.T) {
-		killed, stop := killLater(forkServers)
-		defer stop()
-		start := time.Now()
-		res := run(t, p, sandbox.Job{
-			Style: sandbox.IO, Code: "import time\ntime.sleep(0.6)\nprint('done')\n", Inputs: []string{""},
-			Limits: sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 64, Processes: 8},
-			Check:  func(_ int, out []byte) bool { return string(out) == "done\n" },
+	// killDuringRun runs job and, 300 ms into it, kills the one process
+	// find lists (a fork server or the runner): the Run must be retried on
+	// the slot's new processes and pass.
+	killDuringRun := func(t *testing.T, what string, find func() []int, job sandbox.Job, wantRestarts float64) {
+		t.Helper()
+		killed := make(chan int, 1)
+		timer := time.AfterFunc(300*time.Millisecond, func() {
+			// Not t.Fatal: that belongs to the test's goroutine.
+			ps := find()
+			if len(ps) != 1 || syscall.Kill(ps[0], syscall.SIGKILL) != nil {
+				killed <- -1
+				return
+			}
+			killed <- ps[0]
 		})
+		defer timer.Stop()
+		start := time.Now()
+		res := run(t, p, job)
 		if tr := res.Tests[0]; tr.Status != sandbox.Passed {
 			t.Errorf("the retried run: %s (%s)", tr.Status, tr.Detail)
 		}
@@ -155,16 +164,24 @@ func TestForkServerKilled(t *testing.T) {
 		}
 		k := <-killed
 		if k < 0 {
-			t.Fatal("could not find and kill the one fork server")
+			t.Fatalf("could not find and kill the one %s", what)
 		}
-		if now := forkServers(); len(now) != 1 || now[0] == k {
-			t.Errorf("fork servers now %v, killed %d: want one new one", now, k)
+		if now := find(); len(now) != 1 || now[0] == k {
+			t.Errorf("%ss now %v, killed %d: want one new one", what, now, k)
 		}
-		if got := restarts(); got != 2 {
-			t.Errorf("restarts = %v, want 2", got)
+		if got := restarts(); got != wantRestarts {
+			t.Errorf("restarts = %v, want %v", got, wantRestarts)
 		}
 		assertNoSlotProcs(t)
 		assertServes(t, p)
+	}
+
+	t.Run("during a run", func(t *testing.T) {
+		killDuringRun(t, "fork server", forkServers, sandbox.Job{
+			Style: sandbox.IO, Code: "import time\ntime.sleep(0.6)\nprint('done')\n", Inputs: []string{""},
+			Limits: sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 64, Processes: 8},
+			Check:  func(_ int, out []byte) bool { return string(out) == "done\n" },
+		}, 2)
 	})
 
 	// The runner, which runs the assert-style tests, is the slot's other
@@ -188,50 +205,12 @@ func TestForkServerKilled(t *testing.T) {
 	})
 
 	t.Run("runner during an assert run", func(t *testing.T) {
-		killed, stop := killLater(runners)
-		defer stop()
-		start := time.Now()
-		res := run(t, p, sandbox.Job{
+		killDuringRun(t, "runner", runners, sandbox.Job{
 			Style: sandbox.Assert, Code: "def f(x):\n    return x\n", EntryPoint: "f",
 			Test:   "import time\n\ndef check(c):\n    time.sleep(0.6)\n    assert c(1) == 1\n",
 			Limits: sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 64, Processes: 8},
-		})
-		if tr := res.Tests[0]; tr.Status != sandbox.Passed {
-			t.Errorf("the retried run: %s (%s)", tr.Status, tr.Detail)
-		}
-		if d := time.Since(start); d < 800*time.Millisecond {
-			t.Errorf("took %v: it cannot have run twice", d)
-		}
-		k := <-killed
-		if k < 0 {
-			t.Fatal("could not find and kill the one runner")
-		}
-		if now := runners(); len(now) != 1 || now[0] == k {
-			t.Errorf("runners now %v, killed %d: want one new one", now, k)
-		}
-		if got := restarts(); got != 4 {
-			t.Errorf("restarts = %v, want 4", got)
-		}
-		assertNoSlotProcs(t)
-		assertServes(t, p)
+		}, 4)
 	})
-}
-
-// killLater kills, 300 ms from now, the one process find lists, and sends
-// its pid on killed, or -1 when find does not list exactly one or the kill
-// fails (not t.Fatal: that belongs to the test's goroutine). stop cancels
-// it if it has not run.
-func killLater(find func() []int) (killed <-chan int, stop func() bool) {
-	ch := make(chan int, 1)
-	timer := time.AfterFunc(300*time.Millisecond, func() {
-		ps := find()
-		if len(ps) != 1 || syscall.Kill(ps[0], syscall.SIGKILL) != nil {
-			ch <- -1
-			return
-		}
-		ch <- ps[0]
-	})
-	return ch, timer.Stop
 }
 
 // mixedBatch is ~20 submissions that pass, fail, time out on the wall
