@@ -92,6 +92,11 @@ type Options struct {
 	Progress io.Writer
 	// CPUProfile receives a CPU profile of the measured load (Run only).
 	CPUProfile io.Writer
+	// MemProfile receives an allocation profile taken after the measured
+	// load (Run only). It counts from the process's start, so the scenario's
+	// setup and the warm-up are in it too; the load dominates any run of a
+	// few seconds.
+	MemProfile io.Writer
 	// Trace receives a runtime execution trace of the measured load (Run
 	// only): where a slow request waited, on what, and for how long.
 	Trace io.Writer
@@ -628,6 +633,11 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	}
 	if profile {
 		pprof.StopCPUProfile()
+	}
+	if opts.MemProfile != nil && kind == pointFull {
+		if err := pprof.Lookup("allocs").WriteTo(opts.MemProfile, 0); err != nil {
+			return nil, fmt.Errorf("allocation profile: %w", err)
+		}
 	}
 	after := readUsage()
 	cpu, children := machineCPU()-cpu0, childrenCPU()-children0

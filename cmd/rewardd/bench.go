@@ -48,6 +48,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "write the result as JSON to this file")
 	svg := fs.String("svg", "", "write the picture as SVG to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured load to this file (not with --sweep)")
+	memProfile := fs.String("memprofile", "", "write an allocation profile, taken after the measured load, to this file (not with --sweep)")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the measured load to this file, for go tool trace (not with --sweep)")
 	sbFlags := addSandboxFlags(fs)
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
@@ -67,6 +68,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return &usageError{"bench: --auth-token-file and --tls-ca go with --addr"}
 	case *sweep != "" && *cpuProfile != "":
 		return &usageError{"bench: --cpuprofile profiles one run; rerun the sweep's worst point alone with it"}
+	case *sweep != "" && *memProfile != "":
+		return &usageError{"bench: --memprofile profiles one run; rerun the sweep's worst point alone with it"}
 	case *sweep != "" && *traceFile != "":
 		return &usageError{"bench: --trace traces one run; rerun the sweep's worst point alone with it"}
 	case *sweep != "" && set[map[string]string{bench.SweepBatch: "batch-size", bench.SweepLength: "completion-length", bench.SweepClients: "clients"}[*sweep]]:
@@ -129,11 +132,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			opts.AuthToken = strings.TrimSpace(string(token))
 		}
 	}
-	// The files the measured run's CPU profile and execution trace go to.
+	// The files the measured run's profiles and execution trace go to.
 	for _, out := range []struct {
 		flag, path string
 		w          *io.Writer
-	}{{"--cpuprofile", *cpuProfile, &opts.CPUProfile}, {"--trace", *traceFile, &opts.Trace}} {
+	}{
+		{"--cpuprofile", *cpuProfile, &opts.CPUProfile},
+		{"--memprofile", *memProfile, &opts.MemProfile},
+		{"--trace", *traceFile, &opts.Trace},
+	} {
 		if out.path == "" {
 			continue
 		}
