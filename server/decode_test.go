@@ -13,13 +13,34 @@ import (
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
 
-// decodeCases are requests of every shape decodeScoreRequest meets, and
-// whether it decodes them itself (fast) or leaves them to proto.Unmarshal.
-func decodeCases(t testing.TB) []struct {
+type decodeCase struct {
 	name string
 	wire []byte
 	fast bool
-} {
+}
+
+// usedMemory returns memory every case decodeScoreRequest decodes itself
+// was decoded into, all at once (concatenated messages merge), as the codec
+// lends memory a larger request used before.
+func usedMemory(t testing.TB, cases []decodeCase) *requestMemory {
+	t.Helper()
+	var full []byte
+	for _, c := range cases {
+		if c.fast {
+			full = append(full, c.wire...)
+		}
+	}
+	mem := new(requestMemory)
+	var m rewardv1.ScoreRequest
+	if !decodeScoreRequest(append([]byte(nil), full...), &m, mem) {
+		t.Fatal("the cases decodeScoreRequest decodes, concatenated, did not decode")
+	}
+	return mem
+}
+
+// decodeCases are requests of every shape decodeScoreRequest meets, and
+// whether it decodes them itself (fast) or leaves them to proto.Unmarshal.
+func decodeCases(t testing.TB) []decodeCase {
 	t.Helper()
 	str := func(s string) *structpb.Value { return structpb.NewStringValue(s) }
 	list, err := structpb.NewList([]any{"a", 1.5, true, nil, map[string]any{"k": []any{"v"}}})
@@ -68,11 +89,7 @@ func decodeCases(t testing.TB) []struct {
 	badUTF8 := marshal(&rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{{Completion: "ok"}}})
 	badUTF8 = append(badUTF8, protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType),
 		protowire.AppendString(protowire.AppendTag(nil, 4, protowire.BytesType), "bad \xff"))...)
-	return []struct {
-		name string
-		wire []byte
-		fast bool
-	}{
+	return []decodeCase{
 		{"typical", wire, true},
 		{"empty", nil, true},
 		{"batch id twice", append(marshal(&rewardv1.ScoreRequest{BatchId: "a"}), marshal(&rewardv1.ScoreRequest{BatchId: "b"})...), true},
@@ -98,7 +115,7 @@ func TestDecodeSharesGroupFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got rewardv1.ScoreRequest
-	if !decodeScoreRequest(wire, &got) {
+	if !decodeScoreRequest(wire, &got, nil) {
 		t.Fatal("not decoded by decodeScoreRequest")
 	}
 	if !proto.Equal(&got, req) {
@@ -117,19 +134,28 @@ func TestDecodeSharesGroupFields(t *testing.T) {
 
 // TestDecodeScoreRequest: whatever decodeScoreRequest decodes equals what
 // proto.Unmarshal decodes from the same bytes, and it decodes the shapes
-// trainers send itself rather than leaving them to the slow path.
+// trainers send itself rather than leaving them to the slow path. Each case
+// is decoded twice: into fresh memory, and into memory a larger request was
+// decoded into, as the server reuses it, so nothing of an earlier request
+// may show in a later one.
 func TestDecodeScoreRequest(t *testing.T) {
-	for _, c := range decodeCases(t) {
+	cases := decodeCases(t)
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var want rewardv1.ScoreRequest
 			wantErr := proto.Unmarshal(c.wire, &want)
-			var got rewardv1.ScoreRequest
-			fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got)
-			if fast != c.fast {
-				t.Fatalf("decoded itself: %v, want %v (proto.Unmarshal: %v)", fast, c.fast, wantErr)
-			}
-			if fast && (wantErr != nil || !proto.Equal(&got, &want)) {
-				t.Fatalf("decoded\n%v\nproto.Unmarshal: %v\n%v", &got, wantErr, &want)
+			for _, m := range []struct {
+				name string
+				mem  *requestMemory
+			}{{"fresh", nil}, {"reused", usedMemory(t, cases)}} {
+				var got rewardv1.ScoreRequest
+				fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got, m.mem)
+				if fast != c.fast {
+					t.Fatalf("%s memory: decoded itself: %v, want %v (proto.Unmarshal: %v)", m.name, fast, c.fast, wantErr)
+				}
+				if fast && (wantErr != nil || !proto.Equal(&got, &want)) {
+					t.Fatalf("%s memory: decoded\n%v\nproto.Unmarshal: %v\n%v", m.name, &got, wantErr, &want)
+				}
 			}
 		})
 	}
@@ -137,16 +163,18 @@ func TestDecodeScoreRequest(t *testing.T) {
 
 // FuzzDecodeScoreRequest: on any bytes, decodeScoreRequest either declines
 // or gives exactly what proto.Unmarshal gives; it never accepts what
-// proto.Unmarshal refuses.
+// proto.Unmarshal refuses. The bytes are decoded into memory a full request
+// was decoded into first, as the server reuses it.
 func FuzzDecodeScoreRequest(f *testing.F) {
-	for _, c := range decodeCases(f) {
+	cases := decodeCases(f)
+	for _, c := range cases {
 		f.Add(c.wire)
 	}
 	f.Fuzz(func(t *testing.T, wire []byte) {
 		var want rewardv1.ScoreRequest
 		wantErr := proto.Unmarshal(wire, &want)
 		var got rewardv1.ScoreRequest
-		if !decodeScoreRequest(append([]byte(nil), wire...), &got) {
+		if !decodeScoreRequest(append([]byte(nil), wire...), &got, usedMemory(t, cases)) {
 			return
 		}
 		if wantErr != nil {
@@ -187,9 +215,11 @@ func BenchmarkDecodeScoreRequest(b *testing.B) {
 	})
 	b.Run("decodeScoreRequest", func(b *testing.B) {
 		b.ReportAllocs()
+		mem := new(requestMemory) // as the codec lends it
 		for b.Loop() {
 			var m rewardv1.ScoreRequest
-			if !decodeScoreRequest(append([]byte(nil), wire...), &m) {
+			mem.buf = append(mem.buf[:0], wire...)
+			if !decodeScoreRequest(mem.buf, &m, mem) {
 				b.Fatal("declined")
 			}
 		}
