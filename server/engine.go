@@ -123,12 +123,13 @@ const maxChunk = 256
 // goroutines run (see Score).
 const yieldEvery = time.Millisecond
 
-// Score applies every task to every rollout and returns results[k][i] for
-// task k and rollout i. It blocks until all are done or ctx ends; on ctx end it
-// stops queued chunks, waits for running ones, and returns ctx's error. A
-// panic while scoring one rollout becomes an Error result for that rollout
-// only.
-func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Rollout) ([][]scorers.Result, error) {
+// Score applies every task to every rollout and sets results[k][i] for task
+// k and rollout i (results has a column of len(rollouts) per task). It
+// blocks until all are done or ctx ends; on ctx end it stops queued chunks,
+// waits for running ones, and returns ctx's error, with results partly set.
+// A panic while scoring one rollout becomes an Error result for that
+// rollout only.
+func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Rollout, results [][]scorers.Result) error {
 	if a, ok := ctx.Value(admittedKey{}).(*admission); ok {
 		// Give the slot back as soon as the work is done, before the
 		// answer is written: a client that sends its next request the
@@ -136,18 +137,22 @@ func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Ro
 		defer a.release()
 	} else {
 		if !e.reserve() {
-			return nil, ErrOverloaded
+			return ErrOverloaded
 		}
 		defer e.release()
 	}
 
 	n := len(rollouts)
-	results := make([][]scorers.Result, len(tasks))
-	for k := range results {
-		results[k] = make([]scorers.Result, n)
+	if len(results) != len(tasks) {
+		return fmt.Errorf("engine: %d result columns for %d tasks", len(results), len(tasks))
+	}
+	for k, col := range results {
+		if len(col) != n {
+			return fmt.Errorf("engine: result column %d has room for %d rollouts, not %d", k, len(col), n)
+		}
 	}
 	if n == 0 || len(tasks) == 0 {
-		return results, nil
+		return nil
 	}
 
 	spans := e.plan(tasks, rollouts)
@@ -192,10 +197,10 @@ func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Ro
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	e.m.rolloutsScored.Add(float64(n))
-	return results, nil
+	return nil
 }
 
 // span is one unit of pool work: rollouts lo..hi of one task, or, for a

@@ -32,6 +32,15 @@ func newTestEngine(t *testing.T, workers, maxInflight int) (*Engine, *Metrics) {
 	return NewEngine(workers, maxInflight, m, zap.NewNop()), m
 }
 
+// score runs e.Score into new result columns and returns them.
+func score(ctx context.Context, e *Engine, tasks []Task, rs []*scorers.Rollout) ([][]scorers.Result, error) {
+	res := make([][]scorers.Result, len(tasks))
+	for k := range res {
+		res[k] = make([]scorers.Result, len(rs))
+	}
+	return res, e.Score(ctx, tasks, rs, res)
+}
+
 func rollouts(n int) []*scorers.Rollout {
 	rs := make([]*scorers.Rollout, n)
 	for i := range rs {
@@ -53,7 +62,7 @@ func TestEngineAlignsResults(t *testing.T) {
 	e, m := newTestEngine(t, 3, 4)
 	for _, n := range []int{0, 1, 5, 255, 256, 257, 1000, 5003} {
 		rs := rollouts(n)
-		res, err := e.Score(context.Background(), []Task{task("a", idScore(1)), task("b", idScore(-2))}, rs)
+		res, err := score(context.Background(), e, []Task{task("a", idScore(1)), task("b", idScore(-2))}, rs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +91,7 @@ func TestEnginePanicIsOneError(t *testing.T) {
 		}
 		return scorers.Score(1)
 	}
-	res, err := e.Score(context.Background(), []Task{task("boom", boom)}, rollouts(400))
+	res, err := score(context.Background(), e, []Task{task("boom", boom)}, rollouts(400))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +118,7 @@ func TestEngineSanitizes(t *testing.T) {
 		{Value: 0.5, Outcome: scorers.NotApplicable}, // n/a carries NaN
 	}
 	for i, c := range cases {
-		res, err := e.Score(context.Background(), []Task{task("x", func(context.Context, *scorers.Rollout) scorers.Result { return c })}, rollouts(1))
+		res, err := score(context.Background(), e, []Task{task("x", func(context.Context, *scorers.Rollout) scorers.Result { return c })}, rollouts(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +150,7 @@ func TestEngineBoundsConcurrency(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if _, err := e.Score(context.Background(), []Task{task("s", slow), task("t", slow)}, rollouts(40)); err != nil {
+			if _, err := score(context.Background(), e, []Task{task("s", slow), task("t", slow)}, rollouts(40)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -166,12 +175,12 @@ func TestEngineOverload(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if _, err := e.Score(context.Background(), []Task{task("b", block)}, rollouts(1)); err != nil {
+		if _, err := score(context.Background(), e, []Task{task("b", block)}, rollouts(1)); err != nil {
 			t.Error(err)
 		}
 	})
 	<-started
-	_, err := e.Score(context.Background(), []Task{task("b", block)}, rollouts(1))
+	_, err := score(context.Background(), e, []Task{task("b", block)}, rollouts(1))
 	if !errors.Is(err, ErrOverloaded) {
 		t.Errorf("second request: err = %v, want ErrOverloaded", err)
 	}
@@ -181,7 +190,7 @@ func TestEngineOverload(t *testing.T) {
 		t.Errorf("rewardd_pool_rejected_total = %v, want 1", got)
 	}
 	// Capacity is back once the first request is done.
-	if _, err := e.Score(context.Background(), []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
+	if _, err := score(context.Background(), e, []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
 		t.Errorf("after load dropped: %v", err)
 	}
 }
@@ -199,7 +208,7 @@ func TestEngineCancelStopsQueuedWork(t *testing.T) {
 		}
 		return scorers.Score(1)
 	}
-	_, err := e.Score(ctx, []Task{task("f", f)}, rollouts(10000))
+	_, err := score(ctx, e, []Task{task("f", f)}, rollouts(10000))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -209,7 +218,7 @@ func TestEngineCancelStopsQueuedWork(t *testing.T) {
 		t.Errorf("%d evaluations ran after cancellation, want at most 16", n)
 	}
 	// The pool slot is free again.
-	if _, err := e.Score(context.Background(), []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
+	if _, err := score(context.Background(), e, []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
 		t.Errorf("after cancel: %v", err)
 	}
 }
@@ -258,7 +267,7 @@ func TestEngineGroupScorer(t *testing.T) {
 		}
 	}
 	fn := &scorers.Function{Name: "g", Kind: "test", Scorer: groupSize{}}
-	res, err := e.Score(context.Background(), []Task{{Function: fn, Label: InlineLabel}, task("id", idScore(1))}, rs)
+	res, err := score(context.Background(), e, []Task{{Function: fn, Label: InlineLabel}, task("id", idScore(1))}, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +279,7 @@ func TestEngineGroupScorer(t *testing.T) {
 
 	// A panic fails its whole group and only that group.
 	rs[6].ID = "boom"
-	res, err = e.Score(context.Background(), []Task{{Function: fn, Label: InlineLabel}}, rs)
+	res, err = score(context.Background(), e, []Task{{Function: fn, Label: InlineLabel}}, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +305,7 @@ func TestEngineAdmit(t *testing.T) {
 	if _, err := e.Admit(context.Background()); !errors.Is(err, ErrOverloaded) {
 		t.Errorf("second admission: %v, want ErrOverloaded", err)
 	}
-	if _, err := e.Score(admitted, []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
+	if _, err := score(admitted, e, []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
 		t.Errorf("Score on the admitted context: %v", err)
 	}
 	// Score gave the slot back when its work was done, before the request's
@@ -305,7 +314,7 @@ func TestEngineAdmit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("admission right after Score: %v", err)
 	}
-	if _, err := e.Score(next, []Task{task("a", idScore(1))}, rollouts(1)); err != nil {
+	if _, err := score(next, e, []Task{task("a", idScore(1))}, rollouts(1)); err != nil {
 		t.Fatal(err)
 	}
 	// A slot whose request never reaches Score comes back when its context

@@ -539,7 +539,9 @@ func TestGroupKind(t *testing.T) {
 // Score request's strings live in a buffer that the next request reuses, so
 // this checks that every answer, and every error, quotes its own request:
 // batch_id, an inline function's name, an unknown function's name, and
-// values that depend on the request's completions. With as many clients as
+// values that depend on the request's completions. The requests differ in
+// size, as the rollouts and results a call scores in are reused too
+// (Service.scratch). With as many clients as
 // the stack admits requests (8), it also checks that a request gives its
 // admission slot back before its answer goes out, failed ones included: a
 // client's next request must never be refused for its previous one.
@@ -569,7 +571,7 @@ func TestRequestsKeepTheirStrings(t *testing.T) {
 				name := "has_" + strings.ReplaceAll(id, "-", "_")
 				req := &rewardv1.ScoreRequest{BatchId: id, Functions: []string{"accuracy"},
 					Inline: []*rewardv1.FunctionSpec{{Name: name, Kind: "regex", Params: params}}}
-				want := make([]float64, 64)
+				want := make([]float64, 16+(c*each+k)%49)
 				for i := range want {
 					completion := fmt.Sprintf("other %d <answer>%d</answer>", i, i)
 					if i%2 == 0 {
@@ -583,7 +585,8 @@ func TestRequestsKeepTheirStrings(t *testing.T) {
 					errs <- fmt.Errorf("%s: %v", id, err)
 					continue
 				}
-				if resp.GetBatchId() != id || len(resp.GetFunctions()) != 2 || resp.Functions[1].GetName() != name {
+				if resp.GetBatchId() != id || len(resp.GetFunctions()) != 2 || resp.Functions[1].GetName() != name ||
+					len(resp.Functions[0].GetValues()) != len(want) || len(resp.Functions[1].GetValues()) != len(want) {
 					var names []string
 					for _, fs := range resp.GetFunctions() {
 						names = append(names, fs.GetName())

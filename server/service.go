@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -31,6 +32,66 @@ type Service struct {
 	log    *zap.Logger
 	// served indexes cfg.Functions by name.
 	served map[string]*scorers.Function
+	// scratch holds *scratch, the memory of Score calls that are done.
+	scratch sync.Pool
+}
+
+// scratch is the memory one Score call scores in: the rollouts as the
+// scorers see them and their results. Nothing of it outlives the call (the
+// response copies the results), so the next call takes it from
+// Service.scratch rather than allocating it again: it was a third of the
+// bytes a gsm8k load allocated, so a third of the collections, which the
+// slowest requests overlap.
+type scratch struct {
+	rollouts []scorers.Rollout
+	ptrs     []*scorers.Rollout
+	results  []scorers.Result   // len(tasks) columns of len(ptrs), end to end
+	columns  [][]scorers.Result // the columns of results
+}
+
+// takeScratch returns scratch for up to n rollouts, with no rollouts yet.
+func (s *Service) takeScratch(n int) *scratch {
+	sc, _ := s.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
+	}
+	if cap(sc.rollouts) < n {
+		sc.rollouts = make([]scorers.Rollout, 0, n)
+		sc.ptrs = make([]*scorers.Rollout, 0, n)
+	}
+	sc.rollouts, sc.ptrs = sc.rollouts[:0], sc.ptrs[:0]
+	return sc
+}
+
+// add appends a rollout.
+func (sc *scratch) add(r scorers.Rollout) {
+	sc.rollouts = append(sc.rollouts, r)
+	sc.ptrs = append(sc.ptrs, &sc.rollouts[len(sc.rollouts)-1])
+}
+
+// resultColumns returns a column of results per task, one for every rollout.
+func (sc *scratch) resultColumns(tasks int) [][]scorers.Result {
+	n := len(sc.ptrs)
+	if cap(sc.results) < tasks*n {
+		sc.results = make([]scorers.Result, tasks*n)
+	}
+	if cap(sc.columns) < tasks {
+		sc.columns = make([][]scorers.Result, tasks)
+	}
+	sc.columns = sc.columns[:tasks]
+	for k := range sc.columns {
+		sc.columns[k] = sc.results[k*n : (k+1)*n : (k+1)*n]
+	}
+	return sc.columns
+}
+
+// giveScratch takes sc back, dropping what it refers to (the request's
+// strings and fields, the results' reasons) so the pool keeps nothing else
+// alive.
+func (s *Service) giveScratch(sc *scratch) {
+	clear(sc.rollouts)
+	clear(sc.results[:cap(sc.results)])
+	s.scratch.Put(sc)
 }
 
 // NewService returns a service for cfg. reg compiles the functions requests
@@ -61,8 +122,8 @@ func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewar
 	// Rollouts over a per-rollout limit get an Error in every function and
 	// are not scored; the rest of the batch is.
 	n := len(req.GetRollouts())
-	rollouts := make([]scorers.Rollout, 0, n)
-	ptrs := make([]*scorers.Rollout, 0, n)
+	sc := s.takeScratch(n)
+	defer s.giveScratch(sc)
 	var rejected map[int]string
 	for i, r := range req.GetRollouts() {
 		if reason := s.rolloutProblem(r); reason != "" {
@@ -72,15 +133,14 @@ func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewar
 			rejected[i] = reason
 			continue
 		}
-		rollouts = append(rollouts, scorers.Rollout{
+		sc.add(scorers.Rollout{
 			ID: r.GetId(), Group: r.GetGroup(), Prompt: r.GetPrompt(), Completion: r.GetCompletion(),
 			Fields: r.GetFields().GetFields(),
 		})
-		ptrs = append(ptrs, &rollouts[len(rollouts)-1])
 	}
 
-	results, err := s.engine.Score(ctx, tasks, ptrs)
-	if err != nil {
+	results := sc.resultColumns(len(tasks))
+	if err := s.engine.Score(ctx, tasks, sc.ptrs, results); err != nil {
 		return nil, err
 	}
 	if rejected != nil {
