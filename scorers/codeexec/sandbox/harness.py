@@ -126,8 +126,10 @@ def kill_all(pgid):
     child's process group. If they do not all die within two seconds this
     server cannot kill them (in a container: no CAP_KILL, and the children
     run under another uid), and a sandbox that cannot end its programs must
-    not run the next one: it says why and exits. (The zygote's SIGALRM
-    handler, survivors, is installed once; children set it back.)"""
+    not run the next one: it says why and exits. (The SIGALRM handler,
+    survivors, is installed here and only here: a child forked at any
+    other time gets SIGALRM's default action from this server, and need
+    not set it back itself, which in a fresh fork costs more.)"""
     try:
         if AS_PID1:
             os.kill(-1, signal.SIGKILL)
@@ -135,6 +137,7 @@ def kill_all(pgid):
             os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    _signal.signal(_signal.SIGALRM, survivors)
     signal.setitimer(signal.ITIMER_REAL, 2.0)
     try:
         while True:
@@ -150,6 +153,7 @@ def kill_all(pgid):
         os._exit(1)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _signal.signal(_signal.SIGALRM, _signal.SIG_DFL)
 
 
 # The size tmpfs gives an empty directory (two entries, "." and "..", of
@@ -159,7 +163,8 @@ TMPFS_EMPTY_DIR = 40
 
 def clean_work(uid):
     """Empty the work dir (on the private tmpfs) of whatever the last
-    submission left, then hand it to the next uid. It walks by directory
+    submission left, then hand it to the next uid and make it this
+    process's working directory, which the children inherit. It walks by directory
     descriptors, without recursion, so that a tree deeper than any path
     can name or Python can recurse is no obstacle; what still cannot be
     removed raises, which ends this server: the pool starts a fresh one,
@@ -178,6 +183,7 @@ def clean_work(uid):
         if uid >= 0:
             os.fchown(fd, uid, uid)
         os.fchmod(fd, 0o700)
+        os.fchdir(fd)
         os.close(fd)
         return
     try:
@@ -212,6 +218,7 @@ def clean_work(uid):
     if uid >= 0:
         os.chown(WORK, uid, uid)
     os.chmod(WORK, 0o700)
+    os.chdir(WORK)
 
 
 def memfd(name, data=b""):
@@ -411,26 +418,25 @@ def confine(lim, uid, keep, err):
     resource.setrlimit(resource.RLIMIT_AS, (lim["memory"], lim["memory"]))
 
 
-def confine_program(cpu, memory, output, procs, uid, r, w):
+def confine_program(cpu, memory, output, procs, uid, r, w, err):
     """confine, for the process of an assert-style program, in fewer steps
     (each step of Python in a fresh fork writes pages of the zygote's, a
     copy-on-write fault apiece): the zygote has already made what all its
     children share (stdin from /dev/null, no core dumps, no supplementary
-    groups, umask, SIGXFSZ ignored). Returns the descriptors r and w now
-    have (3 and 4); every other one but 0, 1 and 2 is closed."""
-    # r and w are above 3 (the zygote's socket, which 3 replaces here).
-    os.dup2(r, 3)
-    os.dup2(w, 4)
-    err = os.memfd_create("stderr", 0)
+    groups, umask, SIGXFSZ ignored, SIGALRM's default action, the work
+    dir as the working directory) and what this one needs (err, a memfd
+    for stdout and stderr; cpu, whole seconds). Returns the descriptors r
+    and w now have (3 and 4); every other one but 0, 1 and 2 is closed."""
+    # err first: it may be 4. r and w are above 3 (the zygote's
+    # socket, which 3 replaces here).
     os.dup2(err, 1)
     os.dup2(err, 2)
+    os.dup2(r, 3)
+    os.dup2(w, 4)
     os.closerange(5, 1 << 20)
     if not AS_PID1:
         os.setpgid(0, 0)
-    os.chdir(WORK)
-    _signal.signal(_signal.SIGALRM, _signal.SIG_DFL)
     setrlimit = resource.setrlimit
-    cpu = max(1, int(cpu + 0.999))
     setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     setrlimit(resource.RLIMIT_FSIZE, (output, output))
     setrlimit(resource.RLIMIT_NOFILE, (256, 256))
@@ -1001,13 +1007,17 @@ def fork_program(peer_fd, job, r, w):
     if program is not None and program[:1] == b"m":
         program = marshal.loads(memoryview(program)[1:])
     clean_work(uid)
+    # What the child would otherwise make for itself (see confine_program).
+    err = os.memfd_create("stderr", 0)
+    cpu_seconds = max(1, int(cpu + 0.999))
     pid = os.fork()
     if pid == 0:
-        program_process(cpu, memory, output, procs, uid, r, w, program)
+        program_process(cpu_seconds, memory, output, procs, uid, r, w, err, program)
         os._exit(70)  # never reached
     try:
         os.close(r)
         os.close(w)
+        os.close(err)
         # Only "s" and "d" come now, five bytes each and no descriptors:
         # a plain read allocates less than Peer.recv.
         frame = os.read(peer_fd, 5)
@@ -1051,14 +1061,14 @@ def exit_status(pid, cpu_limit):
 HELLO_OK = b'\x00\x00\x00\x0e{"hello":"ok"}'
 
 
-def program_process(cpu, memory, output, procs, uid, r, w, program):
+def program_process(cpu, memory, output, procs, uid, r, w, err, program):
     """The program's process: confine, run the program (a code object, the
     source's frame, or None when the runner sent none), then answer the
     tests' questions (what is this name? call this function with these
     arguments) until the runner closes the pipe. Everything it sends is
     checked on the other side: this process runs untrusted code."""
     try:
-        r, w = confine_program(cpu, memory, output, procs, uid, r, w)
+        r, w = confine_program(cpu, memory, output, procs, uid, r, w, err)
     except BaseException as e:
         try:
             # confine_program moved w to 4 first.
@@ -1305,7 +1315,6 @@ def zygote_main():
     # touching them in every child (each touched page is a copy-on-write
     # fault).
     gc.freeze()
-    signal.signal(signal.SIGALRM, survivors)
     zygote_setup()
     peer = Peer(ZYGOTE_PEER_FD)
     peer.send(b"h", json.dumps({"pid1": AS_PID1, "uid": os.getuid()}).encode())

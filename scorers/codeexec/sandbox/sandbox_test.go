@@ -233,3 +233,45 @@ for pid in kids:
 		}
 	}
 }
+
+// TestAssertProcessStartsClean: the zygote prepares part of each program's
+// process before the fork (its stdout and stderr, its working directory,
+// SIGALRM's action); what the program finds must be what confine would
+// have made: the work dir, writable; stdout and stderr one memfd; no
+// descriptor but 0-2 and the two pipes (none of the zygote's); SIGALRM's
+// default action, not the zygote's handler; the slot's uid and limits.
+// Twice, so that the second process is prepared after a first one ran.
+func TestAssertProcessStartsClean(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	code := `import os, resource, signal, stat
+def env():
+    open("scratch", "w").write("x")
+    fds = []
+    for fd in range(1024):
+        try:
+            os.fstat(fd)
+            fds.append(fd)
+        except OSError:
+            pass
+    out, err = os.fstat(1), os.fstat(2)
+    return {"cwd": os.getcwd(), "fds": fds, "memfd": stat.S_ISREG(out.st_mode) and out.st_ino == err.st_ino,
+            "alarm": signal.getsignal(signal.SIGALRM) == signal.SIG_DFL, "uid": os.getuid(),
+            "cpu": list(resource.getrlimit(resource.RLIMIT_CPU)), "as": list(resource.getrlimit(resource.RLIMIT_AS))}
+`
+	test := `def check(candidate):
+    e = candidate()
+    assert e["cwd"] == "/tmp/work", e["cwd"]
+    assert e["fds"] == [0, 1, 2, 3, 4], e["fds"]
+    assert e["memfd"], "stdout and stderr are not one memfd"
+    assert e["alarm"], "SIGALRM has a handler"
+    assert e["uid"] != 0, "uid 0"
+    assert e["cpu"] == [2, 3], e["cpu"]
+    assert e["as"] == [512 << 20, 512 << 20], e["as"]
+`
+	for range 2 {
+		res := run(t, p, sandbox.Job{Style: sandbox.Assert, Code: code, Test: test, EntryPoint: "env", Limits: sandbox.DefaultLimits()})
+		if tr := res.Tests[0]; tr.Status != sandbox.Passed {
+			t.Fatalf("%s: %s", tr.Status, tr.Detail)
+		}
+	}
+}
