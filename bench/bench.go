@@ -634,13 +634,16 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	if profile {
 		pprof.StopCPUProfile()
 	}
+	after := readUsage()
+	cpu, children := machineCPU()-cpu0, childrenCPU()-children0
 	if opts.MemProfile != nil && kind == pointFull {
+		// The profile counts what was allocated up to the last
+		// collection; a large batch may have had one or none.
+		runtime.GC()
 		if err := pprof.Lookup("allocs").WriteTo(opts.MemProfile, 0); err != nil {
 			return nil, fmt.Errorf("allocation profile: %w", err)
 		}
 	}
-	after := readUsage()
-	cpu, children := machineCPU()-cpu0, childrenCPU()-children0
 	var took []time.Duration
 	var reasons map[string]string
 	if timer != nil {

@@ -104,11 +104,11 @@ func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 // encodedResponse is a response already in its wire form (see
 // scoreHandler); Marshal sends it as it is.
-type encodedResponse []byte
+type encodedResponse struct{ mem.Buffer }
 
 func (c protoCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if b, ok := v.(encodedResponse); ok {
-		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	if r, ok := v.(encodedResponse); ok {
+		return mem.BufferSlice{r.Buffer}, nil
 	}
 	return c.CodecV2.Marshal(v)
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -15,10 +14,10 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
-	"google.golang.org/protobuf/proto"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
@@ -110,10 +109,12 @@ func rewardServiceDesc() *grpc.ServiceDesc {
 // the handler) instead of grpc's INTERNAL, and that the request's strings
 // may live in a buffer the codec lends (see protoCodec.bufs). The buffer
 // goes back when the interceptors are done (they see errors made from the
-// request); the response is encoded before that, inside the handler,
-// because grpc would encode it after this returns and it quotes the
-// request (batch_id, inline function names). The admission slot goes back
-// then too (see Engine.Release).
+// request); the response is encoded before that, inside the handler
+// (Service.scoreEncoded), because grpc would encode it after this returns
+// and it quotes the request (batch_id, inline function names), and its
+// columns are memory the next call uses. The encoding goes out from a
+// buffer of grpc's pool. The admission slot goes back when the handler is
+// done (see Engine.Release).
 func scoreHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 	defer srv.(*grpcService).svc.engine.Release(ctx)
 	in := new(scoreRequest)
@@ -125,15 +126,21 @@ func scoreHandler(srv any, ctx context.Context, dec func(any) error, interceptor
 		if in.err != nil {
 			return nil, in.err
 		}
-		resp, err := srv.(rewardv1.RewardServiceServer).Score(ctx, in.msg)
+		pool := mem.DefaultBufferPool()
+		var buf *[]byte
+		b, err := srv.(*grpcService).svc.scoreEncoded(ctx, in.msg, func(size int) []byte {
+			buf = pool.Get(size)
+			return *buf
+		})
 		if err != nil {
+			if buf != nil {
+				pool.Put(buf)
+			}
 			return nil, err
 		}
-		b, err := proto.Marshal(resp)
-		if err != nil {
-			return nil, fmt.Errorf("encode the response: %w", err)
-		}
-		return encodedResponse(b), nil
+		// grpc gives the buffer back to the pool once it is written.
+		*buf = b
+		return encodedResponse{mem.NewBuffer(buf, pool)}, nil
 	}
 	if interceptor == nil {
 		return handler(ctx, in.msg)
