@@ -85,7 +85,13 @@ func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		mem = new(requestMemory)
 	}
 	if cap(mem.buf) < data.Len() {
-		mem.buf = make([]byte, data.Len())
+		// A quarter more than this request needs, so that the next
+		// requests, which a trainer makes of the same size give or take
+		// the lengths of their completions, fit in it too: a buffer too
+		// small for the request at hand is dropped, and a new one is
+		// faulted in page by page (at 16,384 rollouts per request, 3,500
+		// faults of 12-20 us each).
+		mem.buf = make([]byte, data.Len(), data.Len()+data.Len()/4)
 	}
 	mem.buf = mem.buf[:data.Len()]
 	data.CopyTo(mem.buf)
