@@ -28,7 +28,7 @@ import (
 // The Python baselines, written to a temporary directory at run time so that
 // the binary needs nothing beside it.
 //
-//go:embed baseline/trl_rewards.py baseline/e2e_client.py baseline/naive_runner.py
+//go:embed baseline/trl_rewards.py baseline/e2e_client.py baseline/naive_runner.py baseline/measure.py
 var baselineFS embed.FS
 
 // Baseline is what the Python that users write instead measured in the same
@@ -134,7 +134,7 @@ func newPython(ctx context.Context, interp string, stubs bool) (*python, error) 
 // the reward.v1 descriptor compiled into this binary (generated from
 // proto/reward/v1/reward.proto) with --descriptor_set_in.
 func (p *python) setup(ctx context.Context, withStubs bool) error {
-	for _, name := range []string{"trl_rewards.py", "e2e_client.py", "naive_runner.py"} {
+	for _, name := range []string{"trl_rewards.py", "e2e_client.py", "naive_runner.py", "measure.py"} {
 		data, err := baselineFS.ReadFile("baseline/" + name)
 		if err != nil {
 			return err

@@ -37,6 +37,8 @@ import subprocess
 import sys
 import time
 
+import measure  # beside this script (bench/baseline/measure.py)
+
 FENCE = re.compile(r"^[ \t]*```[ \t]*(python3|python|py)?[ \t]*\n(.*?)^[ \t]*```", re.S | re.M)
 
 
@@ -160,7 +162,7 @@ def main():
             "latencies_seconds": latencies,
             "submission_seconds": submission,
             "timeouts": timeouts,
-            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "peak_rss_bytes": measure.peak_rss_bytes(),
             "verdicts": verdicts,
         },
         sys.stdout,

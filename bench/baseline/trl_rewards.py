@@ -31,9 +31,10 @@ timings as JSON (see main). Standard library only.
 import argparse
 import json
 import re
-import resource
 import sys
 import time
+
+import measure  # beside this script (bench/baseline/measure.py)
 
 
 def accuracy_reward(completions, answer, **kwargs):
@@ -229,7 +230,7 @@ def main():
             "cpu_seconds": cpu,
             "latencies_seconds": latencies,
             "per_function_seconds": per_function,
-            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "peak_rss_bytes": measure.peak_rss_bytes(),
             "first_batch_scores": first,
         },
         sys.stdout,
