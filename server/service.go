@@ -80,6 +80,7 @@ func (sc *scratch) resultColumns(tasks int) [][]scorers.Result {
 	if cap(sc.results) < tasks*n {
 		sc.results = make([]scorers.Result, tasks*n)
 	}
+	sc.results = sc.results[:tasks*n]
 	if cap(sc.columns) < tasks {
 		sc.columns = make([][]scorers.Result, tasks)
 	}
@@ -103,7 +104,8 @@ func (sc *scratch) responseColumns(n int) ([]float64, []rewardv1.ScoreStatus) {
 // alive.
 func (s *Service) giveScratch(sc *scratch) {
 	clear(sc.rollouts)
-	clear(sc.results[:cap(sc.results)])
+	clear(sc.results)
+	sc.results = sc.results[:0]
 	s.scratch.Put(sc)
 }
 
