@@ -80,27 +80,27 @@ func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return c.unmarshal(data, v)
 	}
 	req.msg = new(rewardv1.ScoreRequest)
-	mem, _ := c.bufs.Get().(*requestMemory)
-	if mem == nil {
-		mem = new(requestMemory)
+	rm, _ := c.bufs.Get().(*requestMemory)
+	if rm == nil {
+		rm = new(requestMemory)
 	}
-	if cap(mem.buf) < data.Len() {
+	if cap(rm.buf) < data.Len() {
 		// A quarter more than this request needs, so that the next
 		// requests, which a trainer makes of the same size give or take
 		// the lengths of their completions, fit in it too: a buffer too
 		// small for the request at hand is dropped, and a new one is
 		// faulted in page by page (at 16,384 rollouts per request, 3,500
 		// faults of 12-20 us each).
-		mem.buf = make([]byte, data.Len(), data.Len()+data.Len()/4)
+		rm.buf = make([]byte, data.Len(), data.Len()+data.Len()/4)
 	}
-	mem.buf = mem.buf[:data.Len()]
-	data.CopyTo(mem.buf)
-	if decodeScoreRequest(mem.buf, req.msg, mem) {
-		req.mem, req.bufs = mem, c.bufs
+	rm.buf = rm.buf[:data.Len()]
+	data.CopyTo(rm.buf)
+	if decodeScoreRequest(rm.buf, req.msg, rm) {
+		req.mem, req.bufs = rm, c.bufs
 		return nil
 	}
 	// proto.Unmarshal copies what it keeps: the memory is free again.
-	c.bufs.Put(mem)
+	c.bufs.Put(rm)
 	proto.Reset(req.msg)
 	if err := c.fallback(data, req.msg); err != nil {
 		req.err = invalid("the request does not decode as a reward.v1.ScoreRequest: %v", err)
