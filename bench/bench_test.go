@@ -216,7 +216,7 @@ func TestBenchCountsFailedRequests(t *testing.T) {
 func serve(t *testing.T, cfg *config.Config) string {
 	t.Helper()
 	m := server.NewMetrics(prometheus.NewRegistry(), nil)
-	engine := server.NewEngine(2, cfg.Limits.MaxInflightRequests, m, zap.NewNop())
+	engine := server.NewEngine(2, m, zap.NewNop())
 	gs, _ := server.NewGRPCServer(server.NewService(cfg, builtin.Registry(), engine, zap.NewNop()), m, zap.NewNop(), nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -65,7 +65,7 @@ func BenchmarkService(b *testing.B) {
 	_, req := hotBatch(b)
 	cfg := defaultConfig(b, "")
 	m := server.NewMetrics(prometheus.NewRegistry(), nil)
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, 64, m, zap.NewNop()), zap.NewNop())
+	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, zap.NewNop()), zap.NewNop())
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

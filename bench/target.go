@@ -53,7 +53,7 @@ func startTarget(opts *Options) (*target, error) {
 		names[i] = fn.Name
 	}
 	m := server.NewMetrics(prometheus.NewRegistry(), names)
-	engine := server.NewEngine(opts.Workers, cfg.Limits.MaxInflightRequests, m, log)
+	engine := server.NewEngine(opts.Workers, m, log)
 	svc := server.NewService(cfg, opts.Registry, engine, log)
 	gs, _ := server.NewGRPCServer(svc, m, log, nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

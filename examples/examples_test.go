@@ -45,7 +45,7 @@ func serve(t *testing.T, path string) (grpcAddr, httpURL string) {
 	log := zap.NewNop()
 	reg := prometheus.NewRegistry()
 	m := server.NewMetrics(reg, nil)
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, 8, m, log), log)
+	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, log), log)
 	gs, _ := server.NewGRPCServer(svc, m, log, nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

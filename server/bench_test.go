@@ -42,7 +42,7 @@ func benchService(b *testing.B, workers int) *server.Service {
 		b.Fatal(err)
 	}
 	m := server.NewMetrics(prometheus.NewRegistry(), []string{"accuracy", "format", "steps"})
-	return server.NewService(cfg, builtin.Registry(), server.NewEngine(workers, 64, m, zap.NewNop()), zap.NewNop())
+	return server.NewService(cfg, builtin.Registry(), server.NewEngine(workers, m, zap.NewNop()), zap.NewNop())
 }
 
 // BenchmarkServiceScore measures server-side scoring (no transport): one

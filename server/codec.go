@@ -58,9 +58,18 @@ func newProtoCodec() protoCodec {
 // The strings of msg may be substrings of a buffer the codec lends: after
 // release, nothing of msg, and nothing made from it without a copy, may be
 // used (the buffer holds the next request).
+//
+// With a ticket, the codec reserves the memory the request takes before it
+// takes it (its copy, its decoded messages), and gives back what of the
+// receive reservation the message did not need; err is then a *MemoryError
+// when that does not fit.
 type scoreRequest struct {
 	msg *rewardv1.ScoreRequest
 	err error // a *RequestError when the message does not decode
+
+	t       *ticket // the request's; nil when nothing is reserved
+	receive int64   // what t holds for the message's bytes as they arrive
+	wire    int     // the message's size, set by Unmarshal
 
 	mem  *requestMemory // lent by the codec; nil when msg owns its strings
 	bufs *sync.Pool
@@ -80,6 +89,15 @@ func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return c.unmarshal(data, v)
 	}
 	req.msg = new(rewardv1.ScoreRequest)
+	req.wire = data.Len()
+	size := int64(data.Len())
+	if req.t != nil {
+		if err := req.t.reserve(size + size/4); err != nil {
+			req.err = err
+			return nil
+		}
+		req.t.shrink(req.receive - size)
+	}
 	rm, _ := c.bufs.Get().(*requestMemory)
 	if rm == nil {
 		rm = new(requestMemory)
@@ -95,8 +113,20 @@ func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	}
 	rm.buf = rm.buf[:data.Len()]
 	data.CopyTo(rm.buf)
+	if req.t != nil {
+		// The strings proto.Unmarshal would copy are reserved too; the
+		// decoder that shares the buffer gives them back.
+		if err := req.t.reserve(decodeCost(len(rm.buf), protoShape(rm.buf))); err != nil {
+			c.bufs.Put(rm)
+			req.err = err
+			return nil
+		}
+	}
 	if decodeScoreRequest(rm.buf, req.msg, rm) {
 		req.mem, req.bufs = rm, c.bufs
+		if req.t != nil {
+			req.t.shrink(size)
+		}
 		return nil
 	}
 	// proto.Unmarshal copies what it keeps: the memory is free again.

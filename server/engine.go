@@ -2,26 +2,18 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/rewardd/rewardd/scorers"
 )
-
-// ErrOverloaded is returned when the engine already holds as many requests
-// as it admits. It maps to RESOURCE_EXHAUSTED (HTTP 429): the caller should
-// back off or try another replica.
-var ErrOverloaded = errors.New("server at capacity, retry later or on another replica")
 
 // Task is one function to apply to every rollout of a request.
 type Task struct {
@@ -32,92 +24,34 @@ type Task struct {
 }
 
 // Engine evaluates functions on rollouts over ONE bounded worker pool shared
-// by every request in the process, so total concurrency stays at the pool size
-// however many requests arrive. Work is cut into chunks of rollouts of one
-// function; a chunk holds a pool slot while it runs.
-//
-// Admission is bounded too: beyond maxInflight requests in progress, Score
-// fails at once with ErrOverloaded instead of queueing without bound.
+// by every request in the process, so total concurrency stays at the pool
+// size however many requests arrive. Work is cut into spans of rollouts of
+// one function; a span holds a pool slot while it runs. Slots go to the
+// requests waiting for one fairly, by the worker time each has used (see
+// fairGate), so a small request is not kept waiting behind a large one.
 type Engine struct {
-	workers     int
-	sem         *semaphore.Weighted
-	maxInflight int64
-	inflight    atomic.Int64
-	m           *Metrics
-	log         *zap.Logger
+	workers int
+	gate    *fairGate
+	m       *Metrics
+	log     *zap.Logger
 }
 
-// NewEngine returns an engine with a pool of workers slots admitting at most
-// maxInflight concurrent requests.
-// A scorer panic is logged on log with its stack, once.
-func NewEngine(workers, maxInflight int, m *Metrics, log *zap.Logger) *Engine {
+// NewEngine returns an engine with a pool of workers slots. A scorer panic
+// is logged on log with its stack, once.
+func NewEngine(workers int, m *Metrics, log *zap.Logger) *Engine {
 	m.poolCapacity.Set(float64(workers))
-	return &Engine{
-		workers:     workers,
-		sem:         semaphore.NewWeighted(int64(workers)),
-		maxInflight: int64(maxInflight),
-		m:           m,
-		log:         log,
-	}
+	return &Engine{workers: workers, gate: newFairGate(workers), m: m, log: log}
 }
-
-// admittedKey marks a context whose request holds an admission slot
-// already (see Admit); its value is the *admission.
-type admittedKey struct{}
-
-// admission is one slot taken by Admit, given back once: by Score when the
-// work is done, or when the request's context ends, whichever comes first.
-type admission struct {
-	once sync.Once
-	e    *Engine
-}
-
-func (a *admission) release() { a.once.Do(a.e.release) }
-
-// Admit takes an admission slot for a request before its body is read or
-// decoded, so that the excess is refused in microseconds instead of after
-// megabytes have arrived. Score on the returned context does not take a
-// second slot and gives this one back when its work is done; if Score is never
-// reached (the body does not decode), the slot comes back when ctx ends
-// (transports end a request's context when it is answered). It fails with
-// ErrOverloaded when the engine is full.
-func (e *Engine) Admit(ctx context.Context) (context.Context, error) {
-	if !e.reserve() {
-		return ctx, ErrOverloaded
-	}
-	a := &admission{e: e}
-	context.AfterFunc(ctx, a.release)
-	return context.WithValue(ctx, admittedKey{}, a), nil
-}
-
-// Release gives back the admission slot ctx holds (see Admit), if it still
-// holds one. A transport calls it once its handler is done and before the
-// answer goes out: a request that failed before Score (an unknown function,
-// say) would otherwise keep its slot until its context ends, which can be
-// after the client has the answer and has sent its next request, which is
-// then refused.
-func (e *Engine) Release(ctx context.Context) {
-	if a, ok := ctx.Value(admittedKey{}).(*admission); ok {
-		a.release()
-	}
-}
-
-func (e *Engine) reserve() bool {
-	if e.inflight.Add(1) > e.maxInflight {
-		e.inflight.Add(-1)
-		e.m.poolRejected.Inc()
-		return false
-	}
-	return true
-}
-
-func (e *Engine) release() { e.inflight.Add(-1) }
 
 // Workers returns the pool size.
 func (e *Engine) Workers() int { return e.workers }
 
-// maxChunk bounds the rollouts of one span of pool work (see plan).
-const maxChunk = 256
+// maxChunk bounds the rollouts of one span of pool work, and spanBytes the
+// text of one (see plan).
+const (
+	maxChunk  = 256
+	spanBytes = 256 << 10
+)
 
 // yieldEvery is how long a pool worker scores before it lets other
 // goroutines run (see Score).
@@ -125,23 +59,15 @@ const yieldEvery = time.Millisecond
 
 // Score applies every task to every rollout and sets results[k][i] for task
 // k and rollout i (results has a column of len(rollouts) per task). It
-// blocks until all are done or ctx ends; on ctx end it stops queued chunks,
+// blocks until all are done or ctx ends; on ctx end it stops queued spans,
 // waits for running ones, and returns ctx's error, with results partly set.
 // A panic while scoring one rollout becomes an Error result for that
 // rollout only.
-func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Rollout, results [][]scorers.Result) error {
-	if a, ok := ctx.Value(admittedKey{}).(*admission); ok {
-		// Give the slot back as soon as the work is done, before the
-		// answer is written: a client that sends its next request the
-		// moment it has this answer must find the slot free.
-		defer a.release()
-	} else {
-		if !e.reserve() {
-			return ErrOverloaded
-		}
-		defer e.release()
-	}
-
+//
+// work bounds the worker time the call may use (0: no bound): once it is
+// spent, the spans not yet started give their rollouts an Error saying so.
+// Admission (how many requests, how much memory) is the caller's.
+func (e *Engine) Score(ctx context.Context, work time.Duration, tasks []Task, rollouts []*scorers.Rollout, results [][]scorers.Result) error {
 	n := len(rollouts)
 	if len(results) != len(tasks) {
 		return fmt.Errorf("engine: %d result columns for %d tasks", len(results), len(tasks))
@@ -156,39 +82,52 @@ func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Ro
 	}
 
 	spans := e.plan(tasks, rollouts)
+	share := e.gate.join(work)
 	var next atomic.Int64
 	var wg conc.WaitGroup
 	for range min(e.workers, len(spans)) {
 		wg.Go(func() {
 			lastYield := time.Now()
+			held := false
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(spans) {
+				if i >= len(spans) || ctx.Err() != nil {
+					if held {
+						e.gate.release()
+					}
 					return
 				}
 				waitStart := time.Now()
-				if err := e.sem.Acquire(ctx, 1); err != nil {
+				var err error
+				if held {
+					err = e.gate.next(ctx, share)
+				} else {
+					err = e.gate.acquire(ctx, share)
+				}
+				if err != nil {
 					return
 				}
-				e.m.poolQueueWait.Observe(time.Since(waitStart).Seconds())
+				held = true
+				start := time.Now()
+				e.m.poolQueueWait.Observe(start.Sub(waitStart).Seconds())
 				e.m.poolInflight.Inc()
 				sp := spans[i]
-				if sp.group == nil {
+				switch {
+				case share.spent():
+					e.refuse(tasks[sp.task], sp, rollouts, results[sp.task], work)
+				case sp.group == nil:
 					e.runChunk(ctx, tasks[sp.task], rollouts[sp.lo:sp.hi], results[sp.task][sp.lo:sp.hi])
-				} else {
+				default:
 					e.runGroup(ctx, tasks[sp.task], rollouts, sp.group, results[sp.task])
 				}
 				e.m.poolInflight.Dec()
-				e.sem.Release(1)
-				// Let the goroutines the network woke run now rather than
-				// at the scheduler's next preemption (up to 10 ms away when
-				// every P is scoring): with the server on one core and 10x
-				// its capacity offered, refusals came back after a median
-				// 13 ms with no yield and 6-8 ms with one after every span.
-				// A yield after every span (~0.1 ms) cost 15-25% of the
-				// throughput of a loaded 2-core machine, so it is at most
-				// one per yieldEvery of work.
-				if now := time.Now(); now.Sub(lastYield) >= yieldEvery {
+				now := time.Now()
+				share.use(now.Sub(start))
+				// Let the goroutines the network woke (new requests, and
+				// their refusals under overload) run now rather than at
+				// the scheduler's next preemption; at most once per
+				// yieldEvery of work, as a yield costs throughput.
+				if now.Sub(lastYield) >= yieldEvery {
 					runtime.Gosched()
 					lastYield = now
 				}
@@ -196,11 +135,30 @@ func (e *Engine) Score(ctx context.Context, tasks []Task, rollouts []*scorers.Ro
 		})
 	}
 	wg.Wait()
+	if share.spent() {
+		e.m.workExhausted.Inc()
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	e.m.rolloutsScored.Add(float64(n))
 	return nil
+}
+
+// refuse gives the rollouts of a span an Error: the request ran out of
+// worker time before the span started.
+func (e *Engine) refuse(t Task, sp span, rollouts []*scorers.Rollout, out []scorers.Result, work time.Duration) {
+	r := scorers.Errorf("not scored: the request used up its worker time (%v, limits.max_request_work) before this rollout's turn", work)
+	if sp.group != nil {
+		for _, i := range sp.group {
+			out[i] = r
+		}
+	} else {
+		for i := sp.lo; i < sp.hi; i++ {
+			out[i] = r
+		}
+	}
+	e.observe(t, 0, out[:0])
 }
 
 // span is one unit of pool work: rollouts lo..hi of one task, or, for a
@@ -210,15 +168,28 @@ type span struct {
 	group        []int
 }
 
-// plan cuts the work into spans: at most maxChunk rollouts per span so a big
-// request still spreads over the pool and yields slots to others between
-// spans, and enough spans to keep every worker busy. A GroupScorer's work is
-// cut at group boundaries, one group per span.
+// plan cuts the work into spans: at most maxChunk rollouts and about
+// spanBytes of text per span (at least one rollout), so that a request of
+// long completions spreads over every worker and a slot comes free for
+// other requests often, and enough spans to keep every worker busy. A
+// GroupScorer's work is cut at group boundaries, one group per span.
 func (e *Engine) plan(tasks []Task, rollouts []*scorers.Rollout) []span {
 	n := len(rollouts)
 	chunk := min(maxChunk, max(1, (n+2*e.workers-1)/(2*e.workers)))
+	var bounds []int // where the spans of a per-rollout task start, then n
+	for lo := 0; lo < n; {
+		bounds = append(bounds, lo)
+		size := 0
+		hi := lo
+		for hi < n && hi-lo < chunk && (hi == lo || size+len(rollouts[hi].Completion)+len(rollouts[hi].Prompt) <= spanBytes) {
+			size += len(rollouts[hi].Completion) + len(rollouts[hi].Prompt)
+			hi++
+		}
+		lo = hi
+	}
+	bounds = append(bounds, n)
 	var groups [][]int
-	spans := make([]span, 0, len(tasks)*((n+chunk-1)/chunk))
+	spans := make([]span, 0, len(tasks)*(len(bounds)-1))
 	for k, t := range tasks {
 		if _, ok := t.Function.Scorer.(scorers.GroupScorer); ok {
 			if groups == nil {
@@ -229,8 +200,8 @@ func (e *Engine) plan(tasks []Task, rollouts []*scorers.Rollout) []span {
 			}
 			continue
 		}
-		for lo := 0; lo < n; lo += chunk {
-			spans = append(spans, span{task: k, lo: lo, hi: min(lo+chunk, n)})
+		for j := 0; j+1 < len(bounds); j++ {
+			spans = append(spans, span{task: k, lo: bounds[j], hi: bounds[j+1]})
 		}
 	}
 	return spans

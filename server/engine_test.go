@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,10 +27,10 @@ func task(name string, f scorerFunc) Task {
 	return Task{Function: &scorers.Function{Name: name, Kind: "test", Scorer: f}, Label: InlineLabel}
 }
 
-func newTestEngine(t *testing.T, workers, maxInflight int) (*Engine, *Metrics) {
+func newTestEngine(t *testing.T, workers int) (*Engine, *Metrics) {
 	t.Helper()
 	m := NewMetrics(prometheus.NewRegistry(), nil)
-	return NewEngine(workers, maxInflight, m, zap.NewNop()), m
+	return NewEngine(workers, m, zap.NewNop()), m
 }
 
 // score runs e.Score into new result columns and returns them.
@@ -38,7 +39,7 @@ func score(ctx context.Context, e *Engine, tasks []Task, rs []*scorers.Rollout) 
 	for k := range res {
 		res[k] = make([]scorers.Result, len(rs))
 	}
-	return res, e.Score(ctx, tasks, rs, res)
+	return res, e.Score(ctx, 0, tasks, rs, res)
 }
 
 func rollouts(n int) []*scorers.Rollout {
@@ -59,7 +60,7 @@ func idScore(mul float64) scorerFunc {
 }
 
 func TestEngineAlignsResults(t *testing.T) {
-	e, m := newTestEngine(t, 3, 4)
+	e, m := newTestEngine(t, 3)
 	for _, n := range []int{0, 1, 5, 255, 256, 257, 1000, 5003} {
 		rs := rollouts(n)
 		res, err := score(context.Background(), e, []Task{task("a", idScore(1)), task("b", idScore(-2))}, rs)
@@ -84,7 +85,7 @@ func TestEngineAlignsResults(t *testing.T) {
 }
 
 func TestEnginePanicIsOneError(t *testing.T) {
-	e, m := newTestEngine(t, 2, 4)
+	e, m := newTestEngine(t, 2)
 	boom := func(_ context.Context, r *scorers.Rollout) scorers.Result {
 		if r.ID == "7" || r.ID == "8" || r.ID == "300" {
 			panic("boom on " + r.ID)
@@ -110,7 +111,7 @@ func TestEnginePanicIsOneError(t *testing.T) {
 }
 
 func TestEngineSanitizes(t *testing.T) {
-	e, _ := newTestEngine(t, 1, 1)
+	e, _ := newTestEngine(t, 1)
 	cases := []scorers.Result{
 		{Value: math.NaN(), Outcome: scorers.OK},
 		{Value: math.Inf(1), Outcome: scorers.OK},
@@ -133,7 +134,7 @@ func TestEngineSanitizes(t *testing.T) {
 // more than the pool size of evaluations ever run together.
 func TestEngineBoundsConcurrency(t *testing.T) {
 	const workers = 3
-	e, _ := newTestEngine(t, workers, 100)
+	e, _ := newTestEngine(t, workers)
 	var running, peak atomic.Int64
 	slow := func(context.Context, *scorers.Rollout) scorers.Result {
 		n := running.Add(1)
@@ -161,44 +162,10 @@ func TestEngineBoundsConcurrency(t *testing.T) {
 	}
 }
 
-// TestEngineOverload fills the admission limit and checks that the next
-// request is refused at once, not queued.
-func TestEngineOverload(t *testing.T) {
-	e, m := newTestEngine(t, 1, 1)
-	release := make(chan struct{})
-	started := make(chan struct{})
-	var once sync.Once
-	block := func(context.Context, *scorers.Rollout) scorers.Result {
-		once.Do(func() { close(started) })
-		<-release
-		return scorers.Score(1)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if _, err := score(context.Background(), e, []Task{task("b", block)}, rollouts(1)); err != nil {
-			t.Error(err)
-		}
-	})
-	<-started
-	_, err := score(context.Background(), e, []Task{task("b", block)}, rollouts(1))
-	if !errors.Is(err, ErrOverloaded) {
-		t.Errorf("second request: err = %v, want ErrOverloaded", err)
-	}
-	close(release)
-	wg.Wait()
-	if got := testutil.ToFloat64(m.poolRejected); got != 1 {
-		t.Errorf("rewardd_pool_rejected_total = %v, want 1", got)
-	}
-	// Capacity is back once the first request is done.
-	if _, err := score(context.Background(), e, []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
-		t.Errorf("after load dropped: %v", err)
-	}
-}
-
 // TestEngineCancelStopsQueuedWork cancels a request while its first chunk
 // runs and checks that the queued chunks never run.
 func TestEngineCancelStopsQueuedWork(t *testing.T) {
-	e, _ := newTestEngine(t, 1, 2)
+	e, _ := newTestEngine(t, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls atomic.Int64
 	f := func(ctx context.Context, r *scorers.Rollout) scorers.Result {
@@ -241,7 +208,7 @@ func (groupSize) ScoreGroup(_ context.Context, group []*scorers.Rollout, out []s
 }
 
 func TestEngineGroupScorer(t *testing.T) {
-	e, _ := newTestEngine(t, 2, 2)
+	e, _ := newTestEngine(t, 2)
 	var rs []*scorers.Rollout
 	want := []float64{}
 	// Groups interleaved and of different sizes: by group id, by prompt, and
@@ -291,52 +258,105 @@ func TestEngineGroupScorer(t *testing.T) {
 	}
 }
 
-// TestEngineAdmit checks that an admission taken before a request is read
-// counts against the limit until the request's context ends, and that Score
-// on the admitted context does not take a second slot.
-func TestEngineAdmit(t *testing.T) {
-	e, m := newTestEngine(t, 1, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	admitted, err := e.Admit(ctx)
-	if err != nil {
-		t.Fatal(err)
+// TestEngineSharesWorkersFairly: a slot goes to the waiting request that has
+// used the workers least, not to whoever asked first. With one worker busy
+// on a large request, a small request that arrives runs all of its spans
+// before the large request's next one; first come, first served would
+// alternate them.
+func TestEngineSharesWorkersFairly(t *testing.T) {
+	e, _ := newTestEngine(t, 1)
+	var mu sync.Mutex
+	var order []string
+	record := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
 	}
-	if _, err := e.Admit(context.Background()); !errors.Is(err, ErrOverloaded) {
-		t.Errorf("second admission: %v, want ErrOverloaded", err)
+	first := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	heavy := func(_ context.Context, r *scorers.Rollout) scorers.Result {
+		record("H")
+		once.Do(func() {
+			close(first)
+			<-release
+		})
+		return scorers.Score(1)
 	}
-	if _, err := score(admitted, e, []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
-		t.Errorf("Score on the admitted context: %v", err)
+	light := func(_ context.Context, r *scorers.Rollout) scorers.Result {
+		record("L")
+		return scorers.Score(1)
 	}
-	// Score gave the slot back when its work was done, before the request's
-	// context ended: the next request is admitted at once.
-	next, err := e.Admit(context.Background())
-	if err != nil {
-		t.Fatalf("admission right after Score: %v", err)
+	// A rollout of spanBytes is a span of its own.
+	long := func(n int) []*scorers.Rollout {
+		rs := rollouts(n)
+		for _, r := range rs {
+			r.Completion = strings.Repeat("x", spanBytes)
+		}
+		return rs
 	}
-	if _, err := score(next, e, []Task{task("a", idScore(1))}, rollouts(1)); err != nil {
-		t.Fatal(err)
-	}
-	// A slot whose request never reaches Score comes back when its context
-	// ends.
-	ctx, cancel = context.WithCancel(context.Background())
-	if _, err := e.Admit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	cancel()
-	// The slot comes back when the context ends (context.AfterFunc runs in
-	// its own goroutine: wait for it, boundedly).
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := score(context.Background(), e, []Task{task("h", heavy)}, long(6)); err != nil {
+			t.Error(err)
+		}
+	})
+	<-first
+	wg.Go(func() {
+		if _, err := score(context.Background(), e, []Task{task("l", light)}, long(6)); err != nil {
+			t.Error(err)
+		}
+	})
+	// The small request waits for the one slot before the large one's
+	// first span ends.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, err := e.Admit(context.Background()); err == nil {
+		e.gate.mu.Lock()
+		n := len(e.gate.waiting)
+		e.gate.mu.Unlock()
+		if n == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the admission slot did not come back after its context ended")
+			t.Fatal("the small request never waited for the slot")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if got := testutil.ToFloat64(m.poolRejected); got < 1 {
-		t.Errorf("rewardd_pool_rejected_total = %v", got)
+	close(release)
+	wg.Wait()
+	if got, want := strings.Join(order, ""), "HLLLLLLHHHHH"; got != want {
+		t.Errorf("spans ran in the order %s, want %s", got, want)
+	}
+}
+
+// TestEngineWorkBudget: once a request has used its worker time, the spans
+// it has not started give their rollouts an Error naming the limit.
+func TestEngineWorkBudget(t *testing.T) {
+	e, m := newTestEngine(t, 1)
+	slow := func(context.Context, *scorers.Rollout) scorers.Result {
+		time.Sleep(time.Millisecond)
+		return scorers.Score(1)
+	}
+	res := make([][]scorers.Result, 1)
+	res[0] = make([]scorers.Result, 50)
+	if err := e.Score(context.Background(), time.Millisecond, []Task{task("s", slow)}, rollouts(50), res); err != nil {
+		t.Fatal(err)
+	}
+	ok, refused := 0, 0
+	for _, r := range res[0] {
+		switch {
+		case r.Outcome == scorers.OK:
+			ok++
+		case r.Outcome == scorers.Error && strings.Contains(r.Reason, "limits.max_request_work"):
+			refused++
+		default:
+			t.Errorf("unexpected result %+v", r)
+		}
+	}
+	if ok == 0 || refused == 0 {
+		t.Errorf("%d scored, %d refused: want the first span scored and the rest refused", ok, refused)
+	}
+	if got := testutil.ToFloat64(m.workExhausted); got != 1 {
+		t.Errorf("rewardd_work_budget_exhausted_total = %v, want 1", got)
 	}
 }

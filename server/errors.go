@@ -29,6 +29,15 @@ func notFound(format string, args ...any) error {
 	return &RequestError{Code: codes.NotFound, Msg: fmt.Sprintf(format, args...)}
 }
 
+// timeoutError is a request the server gave up on because the client was
+// too slow (its body did not arrive in time).
+type timeoutError struct{ msg string }
+
+// timeoutPrefix starts the status message of every timeoutError.
+const timeoutPrefix = "timed out: "
+
+func (e *timeoutError) Error() string { return timeoutPrefix + e.msg }
+
 // toStatus is the one place where errors become gRPC statuses. Anything it
 // does not recognise is an internal error: logged here, once, with its detail,
 // and sent to the client as a bare "internal error".
@@ -37,11 +46,15 @@ func toStatus(log *zap.Logger, method string, err error) *status.Status {
 		return status.New(codes.OK, "")
 	}
 	var re *RequestError
+	var me *MemoryError
+	var te *timeoutError
 	switch {
 	case errors.As(err, &re):
 		return status.New(re.Code, re.Msg)
-	case errors.Is(err, ErrOverloaded):
+	case errors.Is(err, ErrOverloaded), errors.As(err, &me):
 		return status.New(codes.ResourceExhausted, err.Error())
+	case errors.As(err, &te):
+		return status.New(codes.DeadlineExceeded, te.Error())
 	case errors.Is(err, errShuttingDown):
 		return status.New(codes.Unavailable, err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -40,7 +40,7 @@ func FuzzJSONEndpoints(f *testing.F) {
 	log := zap.NewNop()
 	reg := prometheus.NewRegistry()
 	m := server.NewMetrics(reg, nil)
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, 64, m, log), log)
+	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, log), log)
 	var ready server.Readiness
 	ready.Set(true)
 	h := server.NewHTTPHandler(svc, m, reg, &ready, log, nil)

@@ -39,37 +39,39 @@ const (
 // NewGRPCServer returns a gRPC server exposing svc as reward.v1.RewardService,
 // the standard health service and reflection (so grpcurl works). Errors are
 // mapped to statuses in one interceptor, panics are recovered in another.
-// auth (nil for none) guards the RewardService methods; extra options (TLS
-// credentials) come from the caller.
+// auth (nil for none) guards the RewardService methods, checked when a
+// call's headers arrive, before anything of it is read (see tap); extra
+// options (TLS credentials) come from the caller.
 func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, auth *Auth, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+	g := &grpcService{svc: svc, m: m, log: log, auth: auth}
+	lim := svc.cfg.Limits
 	opts = append([]grpc.ServerOption{
-		grpc.MaxRecvMsgSize(svc.cfg.Limits.MaxMessageBytes),
-		grpc.MaxSendMsgSize(svc.cfg.Limits.MaxMessageBytes),
+		grpc.MaxRecvMsgSize(lim.MaxMessageBytes),
+		grpc.MaxSendMsgSize(lim.MaxMessageBytes),
 		grpc.ForceServerCodecV2(newProtoCodec()),
-		grpc.InTapHandle(admitScore(svc.engine, m)),
+		grpc.InTapHandle(g.tap),
 		// A fixed stream window bounds what a client sends of a request
-		// before the handler reads it. The tap refuses an excess request
-		// on its headers, but with grpc's default (a window grown by BDP
-		// estimation to megabytes) the client had already sent the whole
-		// body, which the server then read and dropped: with the server
-		// on one core and 10x its capacity offered, refusals took half
-		// its CPU and accepted throughput fell to 50-58% of capacity.
-		// With 128 KiB it stayed at 85-90%, and capacity itself did not
-		// change beyond noise (64 KiB cost a quarter of it: more window
-		// updates per request). The connection window leaves room for
-		// many streams at once.
+		// before the handler reads it: a refused request costs at most
+		// this much reading (with grpc's default, BDP estimation grows it
+		// to megabytes). The connection window leaves room for many
+		// streams at once.
 		grpc.InitialWindowSize(recvStreamWindow),
 		grpc.InitialConnWindowSize(recvConnWindow),
 		grpc.ReadBufferSize(readBuffer),
-		// Connections are recycled every few minutes (in-flight calls get
-		// a grace period) so that clients balancing over a headless Service
-		// re-resolve and find replicas a scale-up added.
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: time.Minute}),
-		grpc.ChainUnaryInterceptor(observeUnary(m, log), auth.UnaryInterceptor(), recoverUnary(log)),
-		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), recoverStream(log)),
+		// A connection must finish its HTTP/2 handshake promptly.
+		grpc.ConnectionTimeout(handshakeTimeout),
+		// Idle connections are closed; and connections are recycled every
+		// few minutes (in-flight calls get a grace period) so that clients
+		// balancing over a headless Service re-resolve and find replicas a
+		// scale-up added.
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionIdle: lim.IdleTimeout, MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: time.Minute,
+		}),
+		grpc.ChainUnaryInterceptor(observeUnary(m, log), recoverUnary(log)),
+		grpc.ChainStreamInterceptor(recoverStream(log)),
 	}, opts...)
 	gs := grpc.NewServer(opts...)
-	gs.RegisterService(rewardServiceDesc(), &grpcService{svc: svc, m: m, log: log})
+	gs.RegisterService(rewardServiceDesc(), g)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(rewardv1.RewardService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -78,12 +80,17 @@ func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, auth *Auth, opts .
 	return gs, hs
 }
 
+// handshakeTimeout bounds a new gRPC connection's handshake (TLS and
+// HTTP/2 settings).
+const handshakeTimeout = 10 * time.Second
+
 // grpcService adapts Service to the generated interface.
 type grpcService struct {
 	rewardv1.UnimplementedRewardServiceServer
-	svc *Service
-	m   *Metrics
-	log *zap.Logger
+	svc  *Service
+	m    *Metrics
+	log  *zap.Logger
+	auth *Auth
 }
 
 func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
@@ -104,21 +111,28 @@ func rewardServiceDesc() *grpc.ServiceDesc {
 }
 
 // scoreHandler is the generated Score handler, except that it decodes into
-// a scoreRequest, so that a request that does not decode is answered with
-// the codec's INVALID_ARGUMENT (through the interceptors, like any error of
-// the handler) instead of grpc's INTERNAL, and that the request's strings
-// may live in a buffer the codec lends (see protoCodec.bufs). The buffer
-// goes back when the interceptors are done (they see errors made from the
+// a scoreRequest, so that a request that does not decode, or whose memory
+// does not fit in the budget, is answered with the codec's INVALID_ARGUMENT
+// or RESOURCE_EXHAUSTED (through the interceptors, like any error of the
+// handler) instead of grpc's INTERNAL, and that the request's strings may
+// live in a buffer the codec lends (see protoCodec.bufs). The buffer goes
+// back when the interceptors are done (they see errors made from the
 // request); the response is encoded before that, inside the handler
 // (Service.scoreEncoded), because grpc would encode it after this returns
 // and it quotes the request (batch_id, inline function names), and its
 // columns are memory the next call uses. The encoding goes out from a
-// buffer of grpc's pool. The admission slot goes back when the handler is
-// done (see Engine.Release).
+// buffer of grpc's pool. The call's ticket, taken by the tap, gives its
+// count slot back when the work is done and its memory when the call ends.
 func scoreHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-	defer srv.(*grpcService).svc.engine.Release(ctx)
-	in := new(scoreRequest)
-	if err := dec(in); err != nil {
+	in := &scoreRequest{t: ticketFrom(ctx), receive: int64(srv.(*grpcService).svc.cfg.Limits.MaxMessageBytes)}
+	err := dec(in)
+	// The message is in (or will not come): the read timeout no longer
+	// applies, and grpc has given its copy of the bytes back.
+	stopReadTimeout(ctx)
+	if in.t != nil {
+		in.t.shrink(int64(in.wire))
+	}
+	if err != nil {
 		return nil, err
 	}
 	defer in.release()
@@ -202,20 +216,46 @@ func recoverStream(log *zap.Logger) grpc.StreamServerInterceptor {
 	}
 }
 
-// admitScore refuses a Score call when the engine is full before its message
-// is read: under overload the refusal costs microseconds, not the time to
-// receive and decode megabytes. Streams are admitted batch by batch instead.
-func admitScore(e *Engine, m *Metrics) tap.ServerInHandle {
-	score := "/" + rewardv1.RewardService_ServiceDesc.ServiceName + "/Score"
-	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
-		if info.FullMethodName != score {
-			return ctx, nil
-		}
-		ctx, err := e.Admit(ctx)
-		if err != nil {
-			m.requests.WithLabelValues("Score", codes.ResourceExhausted.String()).Inc()
-			return nil, status.Error(codes.ResourceExhausted, err.Error())
-		}
+// tap runs when a call's headers arrive, before anything of its message is
+// read. It refuses a RewardService call without the token, so that an
+// unauthenticated client never holds an admission slot or has its body
+// read. It admits a Score call: a count slot, and the memory its message
+// may take as it arrives (limits.max_message_bytes: grpc reads a whole
+// message before any handler sees its length; the handler gives back what
+// the message did not need), refusing it at once when either is full; and
+// it ends the call if its message has not arrived within
+// limits.read_timeout. A ScoreStream gets a context its handler can end
+// (its idle and write timeouts).
+func (g *grpcService) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if !guarded(info.FullMethodName) {
 		return ctx, nil
 	}
+	method := info.FullMethodName[strings.LastIndexByte(info.FullMethodName, '/')+1:]
+	if !g.auth.authorizedMD(info.Header) {
+		if slices.Contains(methods(), method) {
+			g.m.requests.WithLabelValues(method, codes.Unauthenticated.String()).Inc()
+		}
+		return nil, errUnauthenticated
+	}
+	lim := g.svc.cfg.Limits
+	switch info.FullMethodName {
+	case rewardv1.RewardService_Score_FullMethodName:
+		t := g.svc.adm.ticket()
+		err := t.takeSlot()
+		if err == nil {
+			err = t.reserve(int64(lim.MaxMessageBytes))
+		}
+		if err != nil {
+			t.release()
+			g.m.requests.WithLabelValues(method, codes.ResourceExhausted.String()).Inc()
+			return nil, status.Error(codes.ResourceExhausted, err.Error())
+		}
+		tc := newTimedContext(ctx)
+		context.AfterFunc(tc, t.release)
+		tc.stopRead = tc.expireAfter(lim.ReadTimeout, func() { g.m.timeouts.WithLabelValues("read").Inc() })
+		return withTicket(tc, t), nil
+	case rewardv1.RewardService_ScoreStream_FullMethodName:
+		return newTimedContext(ctx), nil
+	}
+	return ctx, nil
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -72,13 +74,17 @@ type jsonAPI struct {
 	ready *Readiness
 }
 
-// endpoint wraps a JSON handler: it refuses work while draining, takes an
-// admission slot before reading the body (bounded, valid UTF-8), runs h,
-// writes its error as a google.rpc.Status JSON body, turns a panic into an
-// internal error, and records the request under method.
+// endpoint wraps a JSON handler: it refuses work while draining, or at once
+// when every admission slot is taken; reads the body (bounded in size and
+// in time, and in the memory budget as it arrives, valid UTF-8); reserves
+// the memory decoding it takes and an admission slot; runs h; writes its
+// error as a google.rpc.Status JSON body; turns a panic into an internal
+// error; and records the request under method.
 func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		lim := a.svc.cfg.Limits
+		rc := http.NewResponseController(w)
 		err := func() (err error) {
 			defer func() {
 				if p := recover(); p != nil {
@@ -89,23 +95,41 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 			if !a.ready.Ready() {
 				return errShuttingDown
 			}
-			ctx, err := a.svc.engine.Admit(r.Context())
-			if err != nil {
-				return err
+			if a.svc.adm.full() {
+				a.m.poolRejected.Inc()
+				return ErrOverloaded
 			}
-			defer a.svc.engine.Release(ctx)
-			r = r.WithContext(ctx)
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(a.svc.cfg.Limits.MaxMessageBytes)))
+			// Errors of the two deadlines are ignored: a ResponseWriter
+			// that cannot set them (a test recorder) has no connection
+			// to hold.
+			rc.SetReadDeadline(start.Add(lim.ReadTimeout))
+			rc.SetWriteDeadline(start.Add(lim.RequestTimeout + lim.WriteTimeout))
+			t := a.svc.adm.ticket()
+			defer t.release()
+			body, err := readBody(http.MaxBytesReader(w, r.Body, int64(lim.MaxMessageBytes)), r.ContentLength, t)
 			var tooBig *http.MaxBytesError
 			switch {
 			case errors.As(err, &tooBig):
 				return invalid("request body is over %d bytes (limits.max_message_bytes)", tooBig.Limit)
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				a.m.timeouts.WithLabelValues("read").Inc()
+				return &timeoutError{fmt.Sprintf("the request body did not arrive within %v (limits.read_timeout)", lim.ReadTimeout)}
 			case err != nil:
+				var me *MemoryError
+				if errors.As(err, &me) {
+					return err
+				}
 				return invalid("read request body: %v", err)
 			case !utf8.Valid(body):
 				return invalid("request body: invalid UTF-8 at byte %d", jsonl.FirstInvalidUTF8(body))
 			}
-			return h(w, r, body)
+			if err := t.reserve(decodeCost(len(body), jsonShape(body))); err != nil {
+				return err
+			}
+			if err := t.takeSlot(); err != nil {
+				return err
+			}
+			return h(w, r.WithContext(withTicket(r.Context(), t)), body)
 		}()
 		st := toStatus(a.log, method, err)
 		if st.Code() != codes.OK {
@@ -114,6 +138,47 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 		a.m.requests.WithLabelValues(method, st.Code().String()).Inc()
 		a.m.requestDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	}
+}
+
+// readBody reads a request body into memory that t reserves as it arrives,
+// a chunk at a time, so that a body that trickles in holds only what has
+// come. size is the Content-Length, or -1.
+func readBody(body io.Reader, size int64, t *ticket) ([]byte, error) {
+	const minChunk, maxChunk = 16 << 10, 256 << 10
+	var chunks [][]byte
+	total := 0
+	for next := minChunk; ; next = min(2*next, maxChunk) {
+		if size >= 0 {
+			// Room for the rest and one byte more, to see the end in
+			// the same read.
+			next = int(min(int64(maxChunk), max(int64(minChunk), size-int64(total)+1)))
+		}
+		if err := t.reserve(int64(next)); err != nil {
+			return nil, err
+		}
+		buf := make([]byte, next)
+		n, err := io.ReadFull(body, buf)
+		chunks = append(chunks, buf[:n])
+		total += n
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	if err := t.reserve(int64(total)); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, total)
+	for _, c := range chunks {
+		out = append(out, c...)
+		t.shrink(int64(cap(c)))
+	}
+	return out, nil
 }
 
 // score answers POST /v1/score: a ScoreRequest as protobuf JSON, answered
@@ -141,6 +206,11 @@ func (a *jsonAPI) score(w http.ResponseWriter, r *http.Request, body []byte) err
 func writeStatus(w http.ResponseWriter, st *status.Status) {
 	out, _ := protojson.Marshal(st.Proto())
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(httpStatus(st.Code()))
+	code := httpStatus(st.Code())
+	if st.Code() == codes.DeadlineExceeded && strings.HasPrefix(st.Message(), timeoutPrefix) {
+		// The client was too slow, not the server: 408, not 504.
+		code = http.StatusRequestTimeout
+	}
+	w.WriteHeader(code)
 	w.Write(out)
 }

@@ -24,7 +24,20 @@ type Metrics struct {
 	poolQueueWait    prometheus.Histogram
 	poolRejected     prometheus.Counter
 	unscorable       prometheus.Counter
+	memoryCapacity   prometheus.Gauge
+	memoryHeld       prometheus.Gauge
+	memoryRejected   prometheus.Counter
+	timeouts         *prometheus.CounterVec // stage
+	connections      *prometheus.GaugeVec   // port
+	connsRefused     *prometheus.CounterVec // port
+	workExhausted    prometheus.Counter
 }
+
+// Stages of a request that a timeout can cut (the stage label).
+func stages() []string { return []string{"read", "write", "stream_idle"} }
+
+// Ports are the values of the port label.
+func ports() []string { return []string{"grpc", "http"} }
 
 // Methods are the values of the method label.
 func methods() []string {
@@ -80,8 +93,44 @@ func NewMetrics(reg prometheus.Registerer, functions []string) *Metrics {
 			Help: "Rollouts aggregated with every function NaN: their advantage is 0.",
 		}),
 	}
+	m.memoryCapacity = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "rewardd_memory_request_capacity_bytes",
+		Help: "Memory the requests in progress may reserve (a share of limits.memory_budget).",
+	})
+	m.memoryHeld = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "rewardd_memory_reserved_bytes",
+		Help: "Memory reserved by the requests and streams in progress.",
+	})
+	m.memoryRejected = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "rewardd_memory_rejected_total",
+		Help: "Requests refused with RESOURCE_EXHAUSTED because their memory did not fit in the budget.",
+	})
+	m.timeouts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rewardd_timeouts_total",
+		Help: "Requests and streams cut by a timeout, by stage (read: the body did not arrive in limits.read_timeout; write: the answer was not taken in limits.write_timeout; stream_idle).",
+	}, []string{"stage"})
+	m.connections = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rewardd_connections",
+		Help: "Open connections, by port.",
+	}, []string{"port"})
+	m.connsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rewardd_connections_closed_total",
+		Help: "Connections closed on arrival, or closed while idle to make room, because the port had limits.max_connections open.",
+	}, []string{"port"})
+	m.workExhausted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "rewardd_work_budget_exhausted_total",
+		Help: "Requests that ran out of limits.max_request_work: their unscored rollouts got ERROR.",
+	})
 	reg.MustRegister(m.requests, m.requestDuration, m.rolloutsScored, m.functionDuration,
-		m.functionOutcomes, m.poolInflight, m.poolCapacity, m.poolQueueWait, m.poolRejected, m.unscorable)
+		m.functionOutcomes, m.poolInflight, m.poolCapacity, m.poolQueueWait, m.poolRejected, m.unscorable,
+		m.memoryCapacity, m.memoryHeld, m.memoryRejected, m.timeouts, m.connections, m.connsRefused, m.workExhausted)
+	for _, s := range stages() {
+		m.timeouts.WithLabelValues(s)
+	}
+	for _, p := range ports() {
+		m.connections.WithLabelValues(p)
+		m.connsRefused.WithLabelValues(p)
+	}
 
 	for _, fn := range append(functions, InlineLabel) {
 		m.functionDuration.WithLabelValues(fn)

@@ -28,7 +28,7 @@ func TestScoreEncodedOwnsItsScratch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := NewService(cfg, builtin.Registry(), NewEngine(2, 8, NewMetrics(prometheus.NewRegistry(), []string{"accuracy"}), zap.NewNop()), zap.NewNop())
+	svc := NewService(cfg, builtin.Registry(), NewEngine(2, NewMetrics(prometheus.NewRegistry(), []string{"accuracy"}), zap.NewNop()), zap.NewNop())
 	batch := func(id string, n, right int) *rewardv1.ScoreRequest {
 		req := &rewardv1.ScoreRequest{BatchId: id, Functions: []string{"accuracy"}}
 		for i := range n {

@@ -92,7 +92,7 @@ func newStackWith(t *testing.T, configYAML string, auth *server.Auth, kinds scor
 		names[i] = fn.Name
 	}
 	m := server.NewMetrics(reg, names)
-	svc := server.NewService(cfg, kinds, server.NewEngine(2, 8, m, log), log)
+	svc := server.NewService(cfg, kinds, server.NewEngine(2, m, log), log)
 
 	gs, _ := server.NewGRPCServer(svc, m, log, auth)
 	lis := bufconn.Listen(1 << 20)

@@ -30,6 +30,7 @@ type Service struct {
 	cfg    *config.Config
 	reg    scorers.Registry
 	engine *Engine
+	adm    *admission
 	log    *zap.Logger
 	// served indexes cfg.Functions by name.
 	served map[string]*scorers.Function
@@ -116,7 +117,8 @@ func NewService(cfg *config.Config, reg scorers.Registry, engine *Engine, log *z
 	for _, fn := range cfg.Functions {
 		served[fn.Name] = fn
 	}
-	return &Service{cfg: cfg, reg: reg, engine: engine, log: log, served: served}
+	adm := newAdmission(cfg.Limits.MaxInflightRequests, cfg.Limits.RequestMemory(), engine.m)
+	return &Service{cfg: cfg, reg: reg, engine: engine, adm: adm, log: log, served: served}
 }
 
 // Config returns the config the service serves.
@@ -164,9 +166,22 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scr
 	if err != nil {
 		return nil, err
 	}
+	// A transport admits a request before reading it (see ticket); a call
+	// from within the process is admitted here.
+	t := ticketFrom(ctx)
+	if t == nil {
+		t = s.adm.ticket()
+		defer t.release()
+	}
+	n := len(req.GetRollouts())
+	if err := t.takeSlot(); err != nil {
+		return nil, err
+	}
+	if err := t.reserve(scoringCost(n, len(tasks))); err != nil {
+		return nil, err
+	}
 	// Rollouts over a per-rollout limit get an Error in every function and
 	// are not scored; the rest of the batch is.
-	n := len(req.GetRollouts())
 	var rejected map[int]string
 	for i, r := range req.GetRollouts() {
 		if reason := s.rolloutProblem(r); reason != "" {
@@ -183,7 +198,12 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scr
 	}
 
 	results := sc.resultColumns(len(tasks))
-	if err := s.engine.Score(ctx, tasks, sc.ptrs, results); err != nil {
+	err = s.engine.Score(ctx, s.cfg.Limits.MaxRequestWork, tasks, sc.ptrs, results)
+	// The work is done: the slot goes back before the answer is written, so
+	// that a client sending its next request the moment it has this answer
+	// finds it free. The memory stays reserved until the answer is written.
+	t.giveSlot()
+	if err != nil {
 		return nil, err
 	}
 	if rejected != nil {

@@ -3,13 +3,17 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/maphash"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
@@ -28,9 +32,24 @@ const maxStreamGroups = 1 << 17
 // scored, tagged with its batch_id, in whatever order batches finish. A batch
 // that fails is answered with error_code and error_message and the stream
 // goes on; cancelling the stream stops all of its work.
+//
+// Before it reads each message the stream reserves the memory the message
+// may take (limits.max_message_bytes), waiting while the budget is full: it
+// then stops reading, and HTTP/2 flow control holds the client back. Each
+// batch holds its memory until its answer is sent. The stream ends when it
+// sends nothing for limits.stream_idle_timeout, or when the client does not
+// take an answer within limits.write_timeout.
 func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServer) error {
-	ctx, cancel := context.WithCancel(stream.Context())
+	tc := timedFrom(stream.Context())
+	if tc == nil {
+		// Called without the tap (which every server made by
+		// NewGRPCServer runs): no timeouts.
+		tc = newTimedContext(stream.Context())
+		defer tc.cancel()
+	}
+	ctx, cancel := context.WithCancel(tc)
 	defer cancel()
+	lim := g.svc.cfg.Limits
 
 	var (
 		sendMu  sync.Mutex
@@ -45,22 +64,54 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 		if sendErr != nil {
 			return
 		}
-		if sendErr = stream.Send(resp); sendErr != nil {
+		stop := tc.expireAfter(lim.WriteTimeout, func() { g.m.timeouts.WithLabelValues("write").Inc() })
+		sendErr = stream.Send(resp)
+		if !stop() {
+			sendErr = &timeoutError{fmt.Sprintf("the client did not take an answer within %v (limits.write_timeout)", lim.WriteTimeout)}
+		}
+		if sendErr != nil {
 			cancel()
 		}
 	}
 
 	var recvErr error
 	for {
-		in := new(scoreRequest)
-		if err := stream.RecvMsg(in); err != nil {
-			if !errors.Is(err, io.EOF) {
-				recvErr = err
-				cancel()
+		t := g.svc.adm.ticket()
+		if err := t.reserveWait(ctx, int64(lim.MaxMessageBytes)); err != nil {
+			t.release()
+			if ctx.Err() == nil {
+				recvErr = toStatus(g.log, "ScoreStream", err).Err()
 			}
 			break
 		}
+		in := &scoreRequest{t: t, receive: int64(lim.MaxMessageBytes)}
+		stop := tc.expireAfter(lim.StreamIdleTimeout, func() { g.m.timeouts.WithLabelValues("stream_idle").Inc() })
+		err := stream.RecvMsg(in)
+		idle := !stop()
+		t.shrink(int64(in.wire))
+		if err != nil {
+			t.release()
+			if errors.Is(err, io.EOF) {
+				break // the client is done sending: finish what is in flight
+			}
+			recvErr = err
+			if idle {
+				recvErr = status.Error(codes.DeadlineExceeded, (&timeoutError{fmt.Sprintf("the stream sent nothing for %v (limits.stream_idle_timeout)", lim.StreamIdleTimeout)}).Error())
+			}
+			cancel()
+			break
+		}
 		if in.err != nil {
+			t.release()
+			var me *MemoryError
+			if errors.As(in.err, &me) {
+				// Which batch it was cannot be known, but the stream
+				// can go on: the message was read and dropped.
+				st := toStatus(g.log, "ScoreStream", in.err)
+				g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
+				send(&rewardv1.ScoreResponse{ErrorCode: int32(st.Code()), ErrorMessage: st.Message()})
+				continue
+			}
 			// Which batch it was cannot be known: the stream ends.
 			recvErr = toStatus(g.log, "ScoreStream", in.err).Err()
 			cancel()
@@ -68,6 +119,7 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 		}
 		req := in.msg
 		if dup, batch := groups.addAll(req); dup != "" {
+			t.release()
 			st := toStatus(g.log, "ScoreStream", invalid("batch %q: group %q was already sent in batch %q on this stream: send each group whole, in one message", req.GetBatchId(), dup, batch))
 			g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
 			send(&rewardv1.ScoreResponse{BatchId: req.GetBatchId(), ErrorCode: int32(st.Code()), ErrorMessage: st.Message()})
@@ -78,12 +130,14 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
+			t.release()
 			break
 		}
 		wg.Go(func() {
 			defer func() { <-window }()
+			defer t.release()
 			start := time.Now()
-			resp, err := g.svc.Score(ctx, req)
+			resp, err := g.svc.Score(withTicket(ctx, t), req)
 			st := toStatus(g.log, "ScoreStream", err)
 			g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
 			g.m.requestDuration.WithLabelValues("ScoreStream").Observe(time.Since(start).Seconds())
@@ -102,21 +156,32 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 		return recvErr
 	case sendErr != nil:
 		g.log.Debug("stream send failed", zap.Error(sendErr))
-		return sendErr
+		return toStatus(g.log, "ScoreStream", sendErr).Err()
 	}
 	return stream.Context().Err()
 }
 
 // groupSet remembers the group ids seen on a stream, forgetting the oldest
-// beyond its capacity.
+// beyond its capacity. It keeps hashes of the ids, never the ids: a
+// request's strings are cut from its buffer (see decodeScoreRequest), and a
+// set holding them would hold every recent request's whole buffer. Two ids
+// of one stream with the same 64-bit hash (about one chance in 10^9 among
+// 131,072 ids) would be taken for the same group.
 type groupSet struct {
-	batch    map[string]string // group → batch it came in
-	order    []string          // oldest first
+	seed     maphash.Seed
+	batch    map[uint64]int // hash of a group id → index of the batch it came in
+	order    []uint64       // oldest first
 	capacity int
+	// batches are the ids of the batches that sent the groups in batch,
+	// copied; kept as long as one of their groups is.
+	batches map[int]string
+	refs    map[int]int
+	next    int
 }
 
 func newGroupSet(capacity int) *groupSet {
-	return &groupSet{batch: make(map[string]string), capacity: capacity}
+	return &groupSet{seed: maphash.MakeSeed(), batch: make(map[uint64]int), capacity: capacity,
+		batches: make(map[int]string), refs: make(map[int]int)}
 }
 
 // addAll records the explicit group ids of req and returns the first one an
@@ -126,25 +191,41 @@ func newGroupSet(capacity int) *groupSet {
 func (s *groupSet) addAll(req *rewardv1.ScoreRequest) (dup, batch string) {
 	for _, r := range req.GetRollouts() {
 		if g := r.GetGroup(); g != "" {
-			if b, ok := s.batch[g]; ok && b != req.GetBatchId() {
-				return g, b
+			if b, ok := s.batch[maphash.String(s.seed, g)]; ok && s.batches[b] != req.GetBatchId() {
+				return strings.Clone(g), s.batches[b]
 			}
 		}
 	}
+	this := s.next
+	s.next++
 	for _, r := range req.GetRollouts() {
 		g := r.GetGroup()
 		if g == "" {
 			continue
 		}
-		if _, ok := s.batch[g]; ok {
-			continue
+		h := maphash.String(s.seed, g)
+		if _, ok := s.batch[h]; ok {
+			continue // this batch's own, seen in an earlier rollout
 		}
 		if len(s.order) == s.capacity {
-			delete(s.batch, s.order[0])
+			s.forget(s.order[0])
 			s.order = s.order[1:]
 		}
-		s.batch[g] = req.GetBatchId()
-		s.order = append(s.order, g)
+		s.batch[h] = this
+		s.order = append(s.order, h)
+		s.refs[this]++
+	}
+	if s.refs[this] > 0 {
+		s.batches[this] = strings.Clone(req.GetBatchId())
 	}
 	return "", ""
+}
+
+func (s *groupSet) forget(h uint64) {
+	b := s.batch[h]
+	delete(s.batch, h)
+	if s.refs[b]--; s.refs[b] == 0 {
+		delete(s.refs, b)
+		delete(s.batches, b)
+	}
 }

@@ -92,7 +92,7 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	w := bufio.NewWriterSize(dst, 1<<16)
 
 	metrics := server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg))
-	engine := server.NewEngine(*workers, 1, metrics, log)
+	engine := server.NewEngine(*workers, metrics, log)
 	svc := server.NewService(cfg, code.registry(), engine, log)
 
 	s := &scoreRun{svc: svc, w: w, name: *in, stderr: stderr, log: log}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -91,27 +92,27 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	lim := cfg.Limits
+	memoryLimit := limitMemory(lim)
 	metrics := server.NewMetrics(reg, functionNames(cfg))
-	engine := server.NewEngine(*workers, cfg.Limits.MaxInflightRequests, metrics, log)
+	engine := server.NewEngine(*workers, metrics, log)
 	svc := server.NewService(cfg, code.registry(), engine, log)
 	var ready server.Readiness
 	gs, health := server.NewGRPCServer(svc, metrics, log, auth, grpcOpts...)
-	hs := &http.Server{
-		Handler:           server.NewHTTPHandler(svc, metrics, reg, &ready, log, auth),
-		TLSConfig:         tlsConfig,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          zap.NewStdLog(log),
-	}
 
-	gl, err := net.Listen("tcp", *grpcAddr)
+	rawGL, err := net.Listen("tcp", *grpcAddr)
 	if err != nil {
 		return fmt.Errorf("listen gRPC: %w", err)
 	}
-	hl, err := net.Listen("tcp", *httpAddr)
+	rawHL, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
-		gl.Close()
+		rawGL.Close()
 		return fmt.Errorf("listen HTTP: %w", err)
 	}
+	gl := server.NewListener(rawGL, "grpc", lim.MaxConnections, metrics)
+	httpConns := server.NewListener(rawHL, "http", lim.MaxConnections, metrics)
+	var hl net.Listener = httpConns
+	hs := httpConns.HTTPServer(server.NewHTTPHandler(svc, metrics, reg, &ready, log, auth), lim, tlsConfig, log)
 	for _, l := range []net.Listener{gl, hl} {
 		if !isLoopback(l.Addr()) && !auth.Enabled() {
 			log.Warn("LISTENING ON A NON-LOOPBACK ADDRESS WITHOUT AUTHENTICATION: anyone who reaches it can run scoring (and, with code_exec, code) on this host; set --auth-token-file",
@@ -135,6 +136,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		zap.String("grpc_addr", gl.Addr().String()), zap.String("http_addr", hl.Addr().String()),
 		zap.Strings("functions", functionNames(cfg)), zap.String("config_fingerprint", cfg.Fingerprint),
 		zap.Int("workers", *workers), zap.Bool("auth", auth.Enabled()), zap.Bool("tls", tlsConfig != nil),
+		zap.String("memory_budget", lim.MemoryBudget.String()), zap.String("memory_budget_from", lim.MemoryBudgetSource()),
+		zap.String("request_memory", config.ByteSize(lim.RequestMemory()).String()), zap.String("go_memory_limit", memoryLimit),
+		zap.String("max_message_bytes", config.ByteSize(lim.MaxMessageBytes).String()), zap.Int("max_connections", lim.MaxConnections),
 		zap.String("version", version()))
 
 	var serveErr error
@@ -173,6 +177,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// limitMemory sets the Go runtime's soft memory limit to the memory budget,
+// so that the garbage collector works harder as the process nears it,
+// unless GOMEMLIMIT says otherwise; it returns the limit in force.
+func limitMemory(lim config.Limits) string {
+	if v, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return v + " (GOMEMLIMIT)"
+	}
+	debug.SetMemoryLimit(int64(lim.MemoryBudget))
+	return lim.MemoryBudget.String() + " (limits.memory_budget)"
 }
 
 func functionNames(cfg *config.Config) []string {

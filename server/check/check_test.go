@@ -35,7 +35,7 @@ func newService(t *testing.T, configYAML string, reg scorers.Registry) *server.S
 	for _, fn := range cfg.Functions {
 		names = append(names, fn.Name)
 	}
-	engine := server.NewEngine(1, 1, server.NewMetrics(prometheus.NewRegistry(), names), log)
+	engine := server.NewEngine(1, server.NewMetrics(prometheus.NewRegistry(), names), log)
 	return server.NewService(cfg, reg, engine, log)
 }
 

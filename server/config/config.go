@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/dustin/go-humanize"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -67,7 +69,50 @@ type Limits struct {
 	// MaxInflightRequests is how many requests may be in progress at once;
 	// beyond it a request is answered RESOURCE_EXHAUSTED immediately.
 	MaxInflightRequests int `yaml:"max_inflight_requests"`
+	// MemoryBudget bounds the memory of the server process, in bytes (a
+	// number, or a string such as "2GiB"): requests reserve what they hold
+	// from RequestMemory(), a share of it, before they hold it, and are
+	// refused with RESOURCE_EXHAUSTED when it does not fit. 0 (the
+	// default) is half of the memory the process may use: its cgroup's
+	// limit, else the machine's memory. Code execution runs in processes
+	// of its own, bounded by their own limits, outside this budget.
+	MemoryBudget ByteSize `yaml:"memory_budget"`
+	// ReadTimeout bounds the time from a request's headers to the end of
+	// its body.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds the time to write one answer (a client that does
+	// not read it is cut off).
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// IdleTimeout closes a connection that has had no request for that
+	// long.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// StreamIdleTimeout ends a ScoreStream that has sent nothing and has
+	// nothing in progress for that long.
+	StreamIdleTimeout time.Duration `yaml:"stream_idle_timeout"`
+	// MaxConnections bounds the open connections of each port (gRPC and
+	// HTTP).
+	MaxConnections int `yaml:"max_connections"`
+	// MaxRequestWork bounds the worker time one request may use: the
+	// rollouts still unscored when it runs out get ERROR.
+	MaxRequestWork time.Duration `yaml:"max_request_work"`
+
+	// memoryBudgetFrom says where MemoryBudget came from, for the start-up
+	// log.
+	memoryBudgetFrom string
 }
+
+// requestShare is the part of the memory budget that requests may reserve;
+// the rest is the process's own (the runtime, caches, the garbage
+// collector's headroom).
+const requestShare = 0.7
+
+// RequestMemory is what the requests in progress may reserve of the memory
+// budget, in bytes.
+func (l Limits) RequestMemory() int64 { return int64(float64(l.MemoryBudget) * requestShare) }
+
+// MemoryBudgetSource says how the memory budget was chosen ("limits.memory_budget",
+// or the default and what it is half of).
+func (l Limits) MemoryBudgetSource() string { return l.memoryBudgetFrom }
 
 // DefaultLimits are the limits when the file says nothing.
 func DefaultLimits() Limits {
@@ -79,6 +124,12 @@ func DefaultLimits() Limits {
 		MaxInlineFunctions:  16,
 		RequestTimeout:      2 * time.Minute,
 		MaxInflightRequests: 64,
+		ReadTimeout:         30 * time.Second,
+		WriteTimeout:        30 * time.Second,
+		IdleTimeout:         2 * time.Minute,
+		StreamIdleTimeout:   5 * time.Minute,
+		MaxConnections:      1024,
+		MaxRequestWork:      10 * time.Minute,
 	}
 }
 
@@ -245,10 +296,16 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 	}
 
 	limitsNode := valueOf(&root, "limits")
-	for _, l := range f.Limits.problems() {
+	problems := f.Limits.problems()
+	if len(problems) == 0 {
+		line, _ := posOf(limitsNode, "max_message_bytes", 0, 0)
+		problems = f.Limits.resolveMemory(line)
+	}
+	for _, l := range problems {
 		line, col := posOf(limitsNode, l.key, 0, 0)
 		fail(line, col, "", "limits."+l.key, l.err)
 	}
+	cfg.Limits = f.Limits
 
 	if len(errs) > 0 {
 		slices.SortStableFunc(errs, func(a, b *Error) int { return a.Line - b.Line })
@@ -335,11 +392,92 @@ func (l Limits) problems() []limitProblem {
 	positive("max_message_bytes", l.MaxMessageBytes)
 	positive("max_inline_functions", l.MaxInlineFunctions)
 	positive("max_inflight_requests", l.MaxInflightRequests)
-	if l.RequestTimeout <= 0 {
-		ps = append(ps, limitProblem{"request_timeout", fmt.Errorf("must be positive, got %v", l.RequestTimeout)})
+	positive("max_connections", l.MaxConnections)
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"request_timeout", l.RequestTimeout}, {"read_timeout", l.ReadTimeout}, {"write_timeout", l.WriteTimeout},
+		{"idle_timeout", l.IdleTimeout}, {"stream_idle_timeout", l.StreamIdleTimeout}, {"max_request_work", l.MaxRequestWork},
+	} {
+		if d.v <= 0 {
+			ps = append(ps, limitProblem{d.key, fmt.Errorf("must be positive, got %v", d.v)})
+		}
+	}
+	if l.MemoryBudget < 0 {
+		ps = append(ps, limitProblem{"memory_budget", fmt.Errorf("must be positive, got %d", l.MemoryBudget)})
 	}
 	return ps
 }
+
+// minMemoryBudget is the smallest memory budget a server runs with.
+const minMemoryBudget = 64 << 20
+
+// resolveMemory fills in the default memory budget, and checks that a
+// request of limits.max_message_bytes fits several times in what requests
+// may reserve (a gRPC call reserves it while its message arrives: grpc reads
+// a whole message before any handler sees its length). A max_message_bytes
+// the file does not set (maxMessageLine 0) is lowered to fit instead.
+func (l *Limits) resolveMemory(maxMessageLine int) []limitProblem {
+	if l.MemoryBudget == 0 {
+		avail, from := availableMemory()
+		l.MemoryBudget = ByteSize(avail / 2)
+		l.memoryBudgetFrom = fmt.Sprintf("default: half of %s (%s)", ByteSize(avail), from)
+	} else {
+		l.memoryBudgetFrom = "limits.memory_budget"
+	}
+	if l.MemoryBudget < minMemoryBudget {
+		return []limitProblem{{"memory_budget", fmt.Errorf("%s is too small to serve with, at least %s", l.MemoryBudget, ByteSize(minMemoryBudget))}}
+	}
+	most := l.RequestMemory() / 4
+	if int64(l.MaxMessageBytes) <= most {
+		return nil
+	}
+	if maxMessageLine == 0 {
+		l.MaxMessageBytes = int(most &^ (1<<20 - 1))
+		return nil
+	}
+	return []limitProblem{{"max_message_bytes", fmt.Errorf("%s is more than a quarter of what requests may reserve (%.0f%% of limits.memory_budget %s = %s): lower it, or raise limits.memory_budget",
+		ByteSize(l.MaxMessageBytes), requestShare*100, l.MemoryBudget, ByteSize(l.RequestMemory()))}}
+}
+
+// availableMemory is the memory this process may use: its cgroup's memory
+// limit, else the machine's memory, and which of the two it is.
+func availableMemory() (uint64, string) {
+	if n, err := memlimit.FromCgroup(); err == nil && n > 0 {
+		return n, "the cgroup memory limit"
+	}
+	if n, err := memlimit.FromSystem(); err == nil && n > 0 {
+		return n, "the machine's memory"
+	}
+	return 4 << 30, "an assumed 4 GiB: neither a cgroup limit nor the machine's memory could be read"
+}
+
+// ByteSize is a size in bytes. A config file writes it as a number of
+// bytes or as a string with a unit: "512MiB", "2GiB", "1.5GB".
+type ByteSize int64
+
+// UnmarshalYAML reads a number of bytes or a size with a unit.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	var i int64
+	if err := n.Decode(&i); err == nil {
+		*b = ByteSize(i)
+		return nil
+	}
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return errors.New(`want a size in bytes, such as 1073741824 or "1GiB"`)
+	}
+	v, err := humanize.ParseBytes(s)
+	if err != nil || v > math.MaxInt64 {
+		return fmt.Errorf(`%q is not a size in bytes, such as 1073741824 or "1GiB"`, s)
+	}
+	*b = ByteSize(v)
+	return nil
+}
+
+// String writes the size with a binary unit.
+func (b ByteSize) String() string { return humanize.IBytes(uint64(b)) }
 
 // fingerprint hashes what the config means: each function's name, kind and
 // canonical parameters in order, the weights by name, and the aggregation.

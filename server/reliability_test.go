@@ -1,0 +1,519 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/config"
+)
+
+// liveStack is a server on loopback TCP, both ports bounded by their
+// Listeners, as `rewardd serve` runs it.
+type liveStack struct {
+	grpcAddr, httpAddr string
+	client             rewardv1.RewardServiceClient
+	registry           *prometheus.Registry
+}
+
+func newLiveStack(t *testing.T, configYAML string, auth *server.Auth) *liveStack {
+	t.Helper()
+	cfg, err := config.Load("test.yml", []byte(configYAML), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := zap.NewNop()
+	reg := prometheus.NewRegistry()
+	names := make([]string, len(cfg.Functions))
+	for i, fn := range cfg.Functions {
+		names[i] = fn.Name
+	}
+	m := server.NewMetrics(reg, names)
+	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, log), log)
+	gs, _ := server.NewGRPCServer(svc, m, log, auth)
+	listen := func(port string) *server.Listener {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return server.NewListener(l, port, cfg.Limits.MaxConnections, m)
+	}
+	gl, hl := listen("grpc"), listen("http")
+	var ready server.Readiness
+	ready.Set(true)
+	hs := hl.HTTPServer(server.NewHTTPHandler(svc, m, reg, &ready, log, auth), cfg.Limits, nil, log)
+	var wg sync.WaitGroup
+	wg.Go(func() { gs.Serve(gl) })
+	wg.Go(func() { hs.Serve(hl) })
+	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		gs.Stop()
+		hs.Close()
+		wg.Wait()
+	})
+	return &liveStack{grpcAddr: gl.Addr().String(), httpAddr: hl.Addr().String(), client: rewardv1.NewRewardServiceClient(conn), registry: reg}
+}
+
+// gauge reads one series of the stack's metrics.
+func (st *liveStack) metric(t *testing.T, name string, labels ...string) float64 {
+	t.Helper()
+	families, err := st.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, l := range m.GetLabel() {
+					if l.GetName() == labels[i] && l.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue series
+				}
+			}
+			switch {
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no metric %s %v", name, labels)
+	return 0
+}
+
+// eventually polls cond every 10 ms until it holds, failing the test after
+// limit.
+func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// rawH2 is a client HTTP/2 connection driven frame by frame, to do what no
+// well-behaved client does: open calls and never send their messages.
+type rawH2 struct {
+	t      *testing.T
+	conn   net.Conn
+	fr     *http2.Framer
+	enc    *hpack.Encoder
+	encBuf bytes.Buffer
+	dec    *hpack.Decoder
+	// status is each stream's grpc-status, once answered.
+	status map[uint32]string
+	next   uint32
+}
+
+func dialH2(t *testing.T, addr string) *rawH2 {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := &rawH2{t: t, conn: conn, fr: http2.NewFramer(conn, conn), status: map[uint32]string{}, next: 1}
+	h.enc = hpack.NewEncoder(&h.encBuf)
+	h.dec = hpack.NewDecoder(4096, nil)
+	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// open sends the HEADERS of a call to method, with the given extra headers,
+// and never any DATA; it returns the stream id.
+func (h *rawH2) open(method string, extra ...string) uint32 {
+	h.t.Helper()
+	h.encBuf.Reset()
+	fields := []string{":method", "POST", ":scheme", "http", ":path", method, ":authority", "rewardd",
+		"content-type", "application/grpc", "te", "trailers"}
+	for _, kv := range [][]string{fields, extra} {
+		for i := 0; i+1 < len(kv); i += 2 {
+			h.enc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
+		}
+	}
+	id := h.next
+	h.next += 2
+	if err := h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.encBuf.Bytes(), EndHeaders: true}); err != nil {
+		h.t.Fatal(err)
+	}
+	return id
+}
+
+// sync returns once the server has read every frame sent so far: it answers
+// a PING after them.
+func (h *rawH2) sync() {
+	h.t.Helper()
+	data := [8]byte{'s', 'y', 'n', 'c'}
+	if err := h.fr.WritePing(false, data); err != nil {
+		h.t.Fatal(err)
+	}
+	h.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer h.conn.SetReadDeadline(time.Time{})
+	for {
+		f, err := h.fr.ReadFrame()
+		if err != nil {
+			h.t.Fatalf("waiting for the PING's answer: %v", err)
+		}
+		if p, ok := f.(*http2.PingFrame); ok && p.IsAck() && p.Data == data {
+			return
+		}
+		h.handle(f)
+	}
+}
+
+// handle answers the server's SETTINGS and PINGs and records each stream's
+// grpc-status.
+func (h *rawH2) handle(f http2.Frame) {
+	switch f := f.(type) {
+	case *http2.SettingsFrame:
+		if !f.IsAck() {
+			h.fr.WriteSettingsAck()
+		}
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			h.fr.WritePing(true, f.Data)
+		}
+	case *http2.HeadersFrame:
+		fields, err := h.dec.DecodeFull(f.HeaderBlockFragment())
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for _, hf := range fields {
+			if hf.Name == "grpc-status" {
+				h.status[f.StreamID] = hf.Value
+			}
+		}
+	case *http2.RSTStreamFrame:
+		if _, ok := h.status[f.StreamID]; !ok {
+			h.status[f.StreamID] = "reset"
+		}
+	}
+}
+
+// await reads frames until every stream in ids has a grpc-status or limit
+// passes; it returns how many were answered.
+func (h *rawH2) await(ids []uint32, limit time.Duration) int {
+	h.t.Helper()
+	h.conn.SetReadDeadline(time.Now().Add(limit))
+	defer h.conn.SetReadDeadline(time.Time{})
+	answered := func() int {
+		n := 0
+		for _, id := range ids {
+			if _, ok := h.status[id]; ok {
+				n++
+			}
+		}
+		return n
+	}
+	for answered() < len(ids) {
+		f, err := h.fr.ReadFrame()
+		if err != nil {
+			return answered()
+		}
+		h.handle(f)
+	}
+	return answered()
+}
+
+// score is a one-rollout request.
+func oneRollout() *rewardv1.ScoreRequest {
+	return &rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{{Completion: "<answer>1</answer>", Fields: answerField("1")}}}
+}
+
+// TestCallsWithoutTheTokenHoldNothing (finding: an unauthenticated client
+// blocked all scoring): 64 Score calls without the token, whose messages
+// never come, are each answered UNAUTHENTICATED on their headers alone,
+// and a client with the token is served meanwhile. Calls with the token
+// whose messages never come hold their slots only until
+// limits.read_timeout, then get DEADLINE_EXCEEDED.
+func TestCallsWithoutTheTokenHoldNothing(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  read_timeout: 3s\n  max_inflight_requests: 8\n", server.NewAuth("s3cret"))
+	authed := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer s3cret")
+
+	attacker := dialH2(t, st.grpcAddr)
+	var ids []uint32
+	for range 64 {
+		ids = append(ids, attacker.open(rewardv1.RewardService_Score_FullMethodName))
+	}
+	if n := attacker.await(ids, 5*time.Second); n != len(ids) {
+		t.Fatalf("%d of %d calls without the token answered on their headers, want all", n, len(ids))
+	}
+	for _, id := range ids {
+		if got := attacker.status[id]; got != strconv.Itoa(int(codes.Unauthenticated)) {
+			t.Errorf("stream %d: grpc-status %s, want %d (UNAUTHENTICATED)", id, got, codes.Unauthenticated)
+		}
+	}
+	if _, err := st.client.Score(authed, oneRollout()); err != nil {
+		t.Errorf("a client with the token, while calls without it are open: %v", err)
+	}
+
+	// With the token but no message: they hold the 8 slots until the read
+	// timeout, then are cut.
+	slow := dialH2(t, st.grpcAddr)
+	ids = ids[:0]
+	for range 8 {
+		ids = append(ids, slow.open(rewardv1.RewardService_Score_FullMethodName, "authorization", "Bearer s3cret"))
+	}
+	slow.sync()
+	if _, err := st.client.Score(authed, oneRollout()); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("while 8 message-less calls are open: %v, want RESOURCE_EXHAUSTED", err)
+	}
+	if n := slow.await(ids, 10*time.Second); n != len(ids) {
+		t.Fatalf("%d of %d calls whose message never came were cut, want all", n, len(ids))
+	}
+	for _, id := range ids {
+		if got := slow.status[id]; got != strconv.Itoa(int(codes.DeadlineExceeded)) {
+			t.Errorf("stream %d: grpc-status %s, want %d (DEADLINE_EXCEEDED)", id, got, codes.DeadlineExceeded)
+		}
+	}
+	if _, err := st.client.Score(authed, oneRollout()); err != nil {
+		t.Errorf("after the read timeout: %v", err)
+	}
+	if got := st.metric(t, "rewardd_timeouts_total", "stage", "read"); got != 8 {
+		t.Errorf("rewardd_timeouts_total{stage=read} = %v, want 8", got)
+	}
+	eventually(t, 5*time.Second, "every reservation given back", func() bool {
+		return st.metric(t, "rewardd_memory_reserved_bytes") == 0
+	})
+}
+
+// TestBearerSchemeAnyCase: RFC 7235's auth scheme is case-insensitive.
+func TestBearerSchemeAnyCase(t *testing.T) {
+	st := newLiveStack(t, testConfig, server.NewAuth("s3cret"))
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", scheme+" s3cret")
+		if _, err := st.client.Score(ctx, oneRollout()); err != nil {
+			t.Errorf("gRPC with %q: %v", scheme, err)
+		}
+		r, _ := http.NewRequest(http.MethodPost, "http://"+st.httpAddr+"/v1/score", strings.NewReader(`{"rollouts": [{"completion": "1"}]}`))
+		r.Header.Set("Authorization", scheme+" s3cret")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("HTTP with %q: %d", scheme, resp.StatusCode)
+		}
+	}
+}
+
+// bigRequest is n rollouts of size bytes each.
+func bigRequest(n, size int) *rewardv1.ScoreRequest {
+	req := &rewardv1.ScoreRequest{Rollouts: make([]*rewardv1.Rollout, n)}
+	filler := strings.Repeat("step by step, ", size/14+1)[:size]
+	for i := range req.Rollouts {
+		req.Rollouts[i] = &rewardv1.Rollout{Completion: filler, Fields: answerField(strconv.Itoa(i))}
+	}
+	return req
+}
+
+// TestMemoryBudgetRefusesWhatDoesNotFit (finding: memory had no bound in
+// bytes): 16 concurrent 8 MB requests against a budget that holds a few of
+// them: each is answered OK or RESOURCE_EXHAUSTED naming the memory budget,
+// and what they reserved is all given back.
+func TestMemoryBudgetRefusesWhatDoesNotFit(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  memory_budget: 128MiB\n  max_message_bytes: 16777216\n", nil)
+	req := bigRequest(2048, 4096)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codesSeen := map[codes.Code]int{}
+	for range 16 {
+		wg.Go(func() {
+			_, err := st.client.Score(context.Background(), req)
+			mu.Lock()
+			defer mu.Unlock()
+			codesSeen[status.Code(err)]++
+			if status.Code(err) == codes.ResourceExhausted && !strings.Contains(err.Error(), "memory") && !strings.Contains(err.Error(), "capacity") {
+				t.Errorf("RESOURCE_EXHAUSTED that names neither the memory budget nor capacity: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if codesSeen[codes.OK] == 0 || codesSeen[codes.ResourceExhausted] == 0 || codesSeen[codes.OK]+codesSeen[codes.ResourceExhausted] != 16 {
+		t.Errorf("answers by code: %v, want some OK, some RESOURCE_EXHAUSTED, nothing else", codesSeen)
+	}
+	if got := st.metric(t, "rewardd_memory_rejected_total"); got == 0 {
+		t.Error("rewardd_memory_rejected_total = 0")
+	}
+	eventually(t, 5*time.Second, "every reservation given back", func() bool {
+		return st.metric(t, "rewardd_memory_reserved_bytes") == 0
+	})
+	// One at a time, every one fits.
+	if _, err := st.client.Score(context.Background(), req); err != nil {
+		t.Errorf("alone: %v", err)
+	}
+}
+
+// TestConfigRefusesMessagesTheBudgetCannotHold: a max_message_bytes over a
+// quarter of what requests may reserve is a config error, and the default
+// is lowered to fit.
+func TestConfigRefusesMessagesTheBudgetCannotHold(t *testing.T) {
+	_, err := config.Load("t.yml", []byte(testConfig+"  memory_budget: 100MiB\n  max_message_bytes: 64MiB\n"), builtin.Registry())
+	if err == nil || !strings.Contains(err.Error(), "limits.max_message_bytes") {
+		t.Errorf("err = %v, want one about limits.max_message_bytes", err)
+	}
+	cfg, err := config.Load("t.yml", []byte(testConfig+"  memory_budget: 100MiB\n"), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, most := int64(cfg.Limits.MaxMessageBytes), cfg.Limits.RequestMemory()/4; got > most || got < most-(1<<20) {
+		t.Errorf("default max_message_bytes = %d under a 100 MiB budget, want just under %d", got, most)
+	}
+}
+
+// slowPost sends a request whose body comes one byte per interval, and
+// returns the status code once the server answers.
+func slowPost(addr, path string, size int, interval time.Duration, stop <-chan struct{}) (int, error) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: rewardd\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, size)
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for range size {
+		select {
+		case code := <-answered:
+			return code, nil
+		case <-stop:
+			return 0, errors.New("stopped")
+		case <-tick.C:
+			conn.Write([]byte(" "))
+		}
+	}
+	return <-answered, nil
+}
+
+// TestSlowBodiesHoldNoSlot (finding: clients sending a body one byte at a
+// time held every admission slot): while 8 such clients hold as many
+// requests open as the server admits, valid requests are served; the slow
+// ones are answered 408 after limits.read_timeout.
+func TestSlowBodiesHoldNoSlot(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  read_timeout: 1500ms\n  max_inflight_requests: 4\n", nil)
+	stop := make(chan struct{})
+	defer close(stop)
+	codesC := make(chan int, 8)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for range 8 {
+		wg.Go(func() {
+			code, err := slowPost(st.httpAddr, "/v1/score", 4096, 100*time.Millisecond, stop)
+			if err == nil {
+				codesC <- code
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond) // the slow bodies have started
+	body := []byte(`{"rollouts": [{"completion": "<answer>1</answer>", "fields": {"answer": "1"}}]}`)
+	for i := range 10 {
+		if code, out := post(t, "http://"+st.httpAddr+"/v1/score", body); code != http.StatusOK {
+			t.Fatalf("valid request %d while slow bodies arrive: %d %s", i, code, out)
+		}
+	}
+	for range 8 {
+		select {
+		case code := <-codesC:
+			if code != http.StatusRequestTimeout {
+				t.Errorf("slow body answered %d, want 408", code)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a slow body was not cut within 10 s")
+		}
+	}
+	if got := st.metric(t, "rewardd_timeouts_total", "stage", "read"); got != 8 {
+		t.Errorf("rewardd_timeouts_total{stage=read} = %v, want 8", got)
+	}
+}
+
+// TestIdleConnectionsBounded (finding: 20,000 idle keep-alive connections
+// exhausted the file descriptors): 200 connections to each port of a
+// server that holds at most 32 open: the HTTP port closes the idle ones to
+// make room and still serves; the gRPC port closes the excess at once.
+func TestIdleConnectionsBounded(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  max_connections: 32\n", nil)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for _, addr := range []string{st.httpAddr, st.grpcAddr} {
+		for range 200 {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+		}
+	}
+	for _, port := range []string{"http", "grpc"} {
+		eventually(t, 5*time.Second, port+": at most 32 open", func() bool {
+			return st.metric(t, "rewardd_connections", "port", port) <= 32
+		})
+		if got := st.metric(t, "rewardd_connections_closed_total", "port", port); got < 168 {
+			t.Errorf("%s: %v connections closed, want at least 168", port, got)
+		}
+	}
+	// A new HTTP client gets in: an idle connection makes room.
+	body := []byte(`{"rollouts": [{"completion": "1"}]}`)
+	if code, out := post(t, "http://"+st.httpAddr+"/v1/score", body); code != http.StatusOK {
+		t.Errorf("a new client with the port full of idle connections: %d %s", code, out)
+	}
+}
