@@ -38,16 +38,20 @@ class FingerprintMismatchError(RewarddError):
 
 
 class ScoreError(RewarddError):
-    """A function could not score a rollout (status ERROR) and REWARDD_ON_ERROR=raise.
+    """A function could not score a rollout (status ERROR) and the caller asked
+    to raise (REWARDD_ON_ERROR=raise; for rewardd_client.verl, on_error or
+    on_not_applicable "raise").
 
     row is the index of the first such rollout in the batch, reason the
-    server's reason for it, count how many rollouts of the batch erred.
+    server's reason for it, count how many rollouts of the batch erred. what
+    names the rollout in the message when a row index means nothing to the
+    caller (default: "row <row>").
     """
 
-    def __init__(self, function: str, row: int, reason: str, count: int, total: int):
+    def __init__(self, function: str, row: int, reason: str, count: int, total: int, what: str = ""):
         self.function, self.row, self.reason, self.count, self.total = function, row, reason, count, total
         more = f" ({count} of {total} rollouts erred)" if count > 1 else ""
-        super().__init__(f"rewardd: function {function!r} could not score row {row}: {reason}{more}")
+        super().__init__(f"rewardd: function {function!r} could not score {what or f'row {row}'}: {reason}{more}")
 
 
 class RewarddWarning(UserWarning):
