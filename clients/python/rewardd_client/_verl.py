@@ -502,64 +502,76 @@ class Batcher:
 
 
 class Verl:
-    """The client, the served functions, the defaults and the batcher of a process.
+    """The rewardd state of a process: its client, the served functions, the
+    defaults and the batcher, made on first use from the REWARDD_* variables.
 
-    Made on first use from the REWARDD_* variables; reset() closes them and
-    the next call reads the variables again. A forked child makes its own.
+    reset() scores what is pending and closes them; the next call reads the
+    variables again. A forked child makes its own (the parent's locks,
+    channel and threads are not its).
     """
 
     def __init__(self, client_factory: Callable[[], Client] = Client.from_env):
         self._factory = client_factory
+        self._state = _ProcessState(client_factory)
+
+    def current(self) -> "_ProcessState":
+        st = self._state
+        if st.pid != os.getpid():
+            # A child starts with one thread: nothing races this.
+            st = self._state = _ProcessState(self._factory)
+        return st
+
+    def reset(self) -> None:
+        old, self._state = self._state, _ProcessState(self._factory)
+        if old.pid == os.getpid():
+            old.close()
+
+    def options(self, kwargs: Mapping[str, Any]) -> Options:
+        return self.current().options(kwargs)
+
+    def score(self, items: Sequence[Item]) -> list[Outcome]:
+        return self.current().score(items)
+
+    def submit(self, item: Item) -> concurrent.futures.Future:
+        return self.current().submit(item)
+
+
+class _ProcessState:
+    """What Verl holds for one process."""
+
+    def __init__(self, client_factory: Callable[[], Client]):
+        self.pid = os.getpid()
+        self._factory = client_factory
         self._lock = threading.Lock()
         self._served_lock = threading.Lock()
-        self._forget()
-
-    def _forget(self) -> None:
-        self._pid = os.getpid()
         self._client: Optional[Client] = None
         self._served: Optional[dict[str, float]] = None
-        self._served_client: Optional[Client] = None
         self._defaults: Optional[Defaults] = None
         self._batcher: Optional[Batcher] = None
         self._parsed: dict[tuple, tuple[tuple, Options]] = {}
+        self._closed = False
 
-    def _check_pid(self) -> None:
-        """Called with the lock held."""
-        if self._pid != os.getpid():
-            self._forget()  # forked: the parent's channel and threads are not ours
-
-    def reset(self) -> None:
-        """Scores what is pending, closes the client; the next call starts anew."""
+    def _made(self, attr: str, make: Callable[[], Any]) -> Any:
+        """The attribute attr, made by make() on first use."""
         with self._lock:
-            if self._pid == os.getpid():
-                if self._batcher is not None:
-                    self._batcher.close()
-                if self._client is not None:
-                    self._client.close()
-            self._forget()
+            value = getattr(self, attr)
+            if value is None:
+                value = make()
+                setattr(self, attr, value)
+            return value
 
     def defaults(self) -> Defaults:
-        with self._lock:
-            self._check_pid()
-            if self._defaults is None:
-                self._defaults = Defaults.from_env()
-            return self._defaults
+        return self._made("_defaults", Defaults.from_env)
 
     def client(self) -> Client:
-        with self._lock:
-            self._check_pid()
-            if self._client is None:
-                self._client = self._factory()
-            return self._client
+        return self._made("_client", self._factory)
 
     def served(self) -> dict[str, float]:
-        """The served functions and their weights, asked once per client."""
+        """The served functions and their weights, asked once."""
         client = self.client()
         with self._served_lock:
-            if self._served is None or self._served_client is not client:
-                info = client.list_functions().functions
-                self._served = {f.name: f.weight for f in info}
-                self._served_client = client
+            if self._served is None:
+                self._served = {f.name: f.weight for f in client.list_functions().functions}
             return self._served
 
     def options(self, kwargs: Mapping[str, Any]) -> Options:
@@ -589,19 +601,33 @@ class Verl:
         """Scores items now, in one Score RPC."""
         try:
             served = self.served()
+            client = self.client()
         except Exception as err:
             return [err] * len(items)
-        return score_items(self.client(), served, items)
+        return score_items(client, served, items)
 
     def submit(self, item: Item) -> concurrent.futures.Future:
         """Queues item to be scored with the other calls of its window."""
         defaults = self.defaults()
+
+        def make() -> Batcher:
+            if self._closed:
+                raise RewarddError("rewardd: rewardd_client.verl was reset as this call started; call again")
+            return Batcher(self.score, defaults.window_s, defaults.max_batch)
+
+        return self._made("_batcher", make).submit(item)
+
+    def close(self) -> None:
+        """Scores what is pending, then closes the client."""
         with self._lock:
-            self._check_pid()
-            if self._batcher is None:
-                self._batcher = Batcher(self.score, defaults.window_s, defaults.max_batch)
+            self._closed = True
             batcher = self._batcher
-        return batcher.submit(item)
+        if batcher is not None:
+            batcher.close()  # its senders use the client
+        with self._lock:
+            client = self._client
+        if client is not None:
+            client.close()
 
 
 DEFAULT = Verl()

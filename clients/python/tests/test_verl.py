@@ -443,6 +443,20 @@ class VerlTest(unittest.TestCase):
         self.assert_results(out[1:], expected(self.server.grpc_addr, samples[1:]))
         self.assertEqual(self.server.counter("rewardd_rollouts_scored_total") - before, 2 * len(samples[1:]))  # the batch and expected()'s
 
+    def test_reset_scores_what_is_pending(self):
+        os.environ["REWARDD_VERL_WINDOW_MS"] = "10000"  # nothing leaves on its own
+        rewardd_client.reset()
+        samples = make_samples(seed=10, n=6)
+
+        async def run():
+            calls = [asyncio.ensure_future(verl.compute_score(**s, **REWARD_KWARGS)) for s in samples]
+            await asyncio.sleep(0.05)  # the calls are queued
+            # rewardd_client.reset() sends them at once; 30 s only guards against a hang.
+            await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(None, rewardd_client.reset), timeout=30)
+            return await asyncio.wait_for(asyncio.gather(*calls), timeout=30)
+
+        self.assert_results(asyncio.run(run()), expected(self.server.grpc_addr, samples))
+
     def test_fingerprint_is_checked(self):
         os.environ["REWARDD_FINGERPRINT"] = "sha256:0000expected"
         rewardd_client.reset()
