@@ -334,6 +334,12 @@ class VerlTest(unittest.TestCase):
         # reward_kwargs win over the environment.
         got = verl.compute_score_sync("openai/gsm8k", "<answer>3</answer>", "3", functions="format")
         self.assertEqual(got, {"score": 0.0, "acc": 0.0, "format": 0.0, "rewardd_status": "ok", "rewardd_reason": ""})
+        # Weights over the server's (format: 0.5), and the bare float.
+        os.environ["REWARDD_VERL_WEIGHTS"] = '{"format": 2}'
+        os.environ["REWARDD_VERL_RETURN_DICT"] = "false"
+        rewardd_client.reset()
+        self.assertEqual(verl.compute_score_sync("openai/gsm8k", "<think>x</think><answer>3</answer>", "3"), 3.0)
+        self.assertEqual(verl.compute_score_sync("openai/gsm8k", "<think>x</think><answer>3</answer>", "3", weights={"accuracy": 0.25}), 0.25 + 0.5)
 
     def test_every_served_function_by_default(self):
         got = verl.compute_score_sync("any", "<think>1+2</think><answer>3</answer>", "3")
