@@ -18,6 +18,7 @@ import (
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server/config"
 )
 
@@ -317,8 +318,26 @@ func (s *Service) tasks(req *rewardv1.ScoreRequest) ([]Task, error) {
 }
 
 // compileInline compiles a request-defined function with the same decoder as
-// the config file: the params Struct is turned into JSON, which is YAML.
+// the config file (the params Struct is turned into JSON, which is YAML),
+// when the config allows its kind and its limits (inline).
 func (s *Service) compileInline(spec *rewardv1.FunctionSpec) (*scorers.Function, error) {
+	in := s.cfg.Inline
+	if !in.Allows(spec.GetKind()) {
+		return nil, fmt.Errorf("kind %q may not be defined in a request on this server (the config's inline.kinds allows %s)", spec.GetKind(), strings.Join(in.Kinds, ", "))
+	}
+	fn, err := s.compileSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := fn.Scorer.(interface{ LimitsWithin(sandbox.Limits) error }); ok {
+		if err := b.LimitsWithin(in.CodeExecLimits); err != nil {
+			return nil, fmt.Errorf("%v (the config's inline.code_exec_limits): a request can only lower the server's limits", err)
+		}
+	}
+	return fn, nil
+}
+
+func (s *Service) compileSpec(spec *rewardv1.FunctionSpec) (*scorers.Function, error) {
 	var params *yaml.Node
 	if spec.GetParams() != nil {
 		js, err := protojson.Marshal(spec.GetParams())

@@ -287,3 +287,67 @@ func TestServeCodeExecWithoutCapKill(t *testing.T) {
 		t.Errorf("sandboxed processes left: %v", left)
 	}
 }
+
+// inlineCode is a request defining a code_exec function of its own, with
+// limits far above the defaults, whose program touches 1 GiB.
+func inlineCode(t *testing.T, memoryMB float64) *rewardv1.ScoreRequest {
+	t.Helper()
+	params, err := structpb.NewStruct(map[string]any{
+		"test_style": "io",
+		"limits":     map[string]any{"memory_mb": memoryMB, "cpu_seconds": 2, "wall_seconds": 6},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := structpb.NewList([]any{map[string]any{"stdin": "", "stdout": "ok\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rewardv1.ScoreRequest{
+		Inline: []*rewardv1.FunctionSpec{{Name: "mine", Kind: "code_exec", Params: params}},
+		Rollouts: []*rewardv1.Rollout{{
+			Completion: "```python\nblock = bytearray(1 << 30)\nprint('ok')\n```",
+			Fields:     &structpb.Struct{Fields: map[string]*structpb.Value{"tests": structpb.NewListValue(tests)}},
+		}},
+	}
+}
+
+// TestServeInlineCodeExecNeedsTheConfig (finding: a request could turn code
+// execution on, and raise its own limits): on the default config, which
+// serves no code_exec, an inline code_exec function is refused before
+// anything runs, and the sandbox never starts. With inline.kinds allowing
+// it, a request can lower the server's limits but not raise them.
+func TestServeInlineCodeExecNeedsTheConfig(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox needs root; not root")
+	}
+	srv := startServer(t)
+	_, err := srv.client(t).Score(context.Background(), inlineCode(t, 16384))
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "inline.kinds") {
+		t.Errorf("inline code_exec on the default config: %v, want INVALID_ARGUMENT naming inline.kinds", err)
+	}
+	srv.stop(t)
+	if log := srv.logText(); strings.Contains(log, "sandbox") {
+		t.Errorf("the sandbox started for a request on a config without code_exec:\n%s", log)
+	}
+
+	cfg := filepath.Join(t.TempDir(), "inline.yml")
+	if err := os.WriteFile(cfg, []byte(codeConfig+"inline:\n  kinds: [code_exec, exact_match]\n  code_exec_limits: {memory_mb: 256}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv = startServer(t, "--config", cfg)
+	client := srv.client(t)
+	_, err = client.Score(context.Background(), inlineCode(t, 16384))
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "memory_mb") {
+		t.Errorf("inline code_exec asking 16384 MB of a server allowing 256: %v, want INVALID_ARGUMENT naming memory_mb", err)
+	}
+	resp, err := client.Score(context.Background(), inlineCode(t, 128))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fs := range resp.GetFunctions() {
+		if fs.GetName() == "mine" && (fs.GetStatus()[0] != rewardv1.ScoreStatus_SCORE_STATUS_OK || fs.GetValues()[0] != 0) {
+			t.Errorf("a 1 GiB program under a 128 MB inline limit: %v %v %q, want OK 0", fs.GetStatus()[0], fs.GetValues()[0], fs.GetErrors()[0])
+		}
+	}
+}

@@ -170,6 +170,25 @@ func (p *Params) fill() error {
 	return nil
 }
 
+// LimitsWithin reports a limit of the function above the same limit in max
+// (a request's inline function may only lower the server's limits).
+func (s *Scorer) LimitsWithin(max sandbox.Limits) error {
+	l := s.p.Limits
+	for _, c := range []struct {
+		key      string
+		got, max float64
+	}{
+		{"cpu_seconds", l.CPUSeconds, max.CPUSeconds}, {"wall_seconds", l.WallSeconds, max.WallSeconds},
+		{"memory_mb", float64(l.MemoryMB), float64(max.MemoryMB)}, {"output_kb", float64(l.OutputKB), float64(max.OutputKB)},
+		{"processes", float64(l.Processes), float64(max.Processes)},
+	} {
+		if c.got > c.max {
+			return fmt.Errorf("limits.%s %g is above this server's %g", c.key, c.got, c.max)
+		}
+	}
+	return nil
+}
+
 // CanonicalParams returns the parameters with their defaults filled in (for
 // the config fingerprint).
 func (s *Scorer) CanonicalParams() any { return s.p }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server/aggregate"
 )
 
@@ -37,6 +39,8 @@ type Config struct {
 	Aggregation *Aggregation
 	// Limits bound every request.
 	Limits Limits
+	// Inline says what functions a request may define for itself.
+	Inline Inline
 	// Fingerprint is a stable hash of what the config means (functions,
 	// parameters, weights, aggregation), not of how it is written.
 	Fingerprint string
@@ -133,12 +137,30 @@ func DefaultLimits() Limits {
 	}
 }
 
+// Inline says what functions a request may define for itself
+// (ScoreRequest.inline): which kinds, and for code_exec, the largest limits
+// it may ask for. A request's own limits can only lower the server's.
+type Inline struct {
+	// Kinds a request may define functions of. Default: every kind but
+	// code_exec, which runs the request's programs: a server runs them for
+	// a request only when its operator says so.
+	Kinds []string `yaml:"kinds"`
+	// CodeExecLimits are the largest limits an inline code_exec function
+	// may set; a limit it leaves out takes code_exec's default. Default:
+	// code_exec's defaults.
+	CodeExecLimits sandbox.Limits `yaml:"code_exec_limits"`
+}
+
+// Allows says whether a request may define a function of kind.
+func (in Inline) Allows(kind string) bool { return slices.Contains(in.Kinds, kind) }
+
 // file is the YAML layout of a config file.
 type file struct {
 	Functions   []yaml.Node        `yaml:"functions"`
 	Weights     map[string]float64 `yaml:"weights"`
 	Aggregation *Aggregation       `yaml:"aggregation"`
 	Limits      Limits             `yaml:"limits"`
+	Inline      *Inline            `yaml:"inline"`
 }
 
 // Error is one problem in a config file.
@@ -307,6 +329,14 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 	}
 	cfg.Limits = f.Limits
 
+	inline, problems := inlineOf(f.Inline, reg)
+	inlineNode := valueOf(&root, "inline")
+	for _, l := range problems {
+		line, col := posOf(inlineNode, l.key, inlineNode.Line, inlineNode.Column)
+		fail(line, col, "", "inline."+l.key, l.err)
+	}
+	cfg.Inline = inline
+
 	if len(errs) > 0 {
 		slices.SortStableFunc(errs, func(a, b *Error) int { return a.Line - b.Line })
 		return nil, errs
@@ -372,6 +402,48 @@ func posOf(n *yaml.Node, key string, line, col int) (int, int) {
 		}
 	}
 	return line, col
+}
+
+// inlineOf fills in the defaults of the inline section and checks it.
+func inlineOf(in *Inline, reg scorers.Registry) (Inline, []limitProblem) {
+	var out Inline
+	if in != nil {
+		out = *in
+	}
+	var ps []limitProblem
+	if in == nil || in.Kinds == nil {
+		for _, k := range reg.Kinds() {
+			if k != "code_exec" {
+				out.Kinds = append(out.Kinds, k)
+			}
+		}
+	}
+	for _, k := range out.Kinds {
+		if _, ok := reg[k]; !ok {
+			ps = append(ps, limitProblem{"kinds", fmt.Errorf("unknown kind %q (one of %s)", k, strings.Join(reg.Kinds(), ", "))})
+		}
+	}
+	d, l := sandbox.DefaultLimits(), &out.CodeExecLimits
+	for _, f := range []struct {
+		v   *float64
+		def float64
+	}{{&l.CPUSeconds, d.CPUSeconds}, {&l.WallSeconds, d.WallSeconds}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{{&l.MemoryMB, d.MemoryMB}, {&l.OutputKB, d.OutputKB}, {&l.Processes, d.Processes}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if err := l.Validate(); err != nil {
+		ps = append(ps, limitProblem{"code_exec_limits", err})
+	}
+	return out, ps
 }
 
 type limitProblem struct {
@@ -464,13 +536,18 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 		*b = ByteSize(i)
 		return nil
 	}
+	// A *yaml.TypeError with the line, as yaml's own, so that the error
+	// names the key.
+	bad := func(what string) error {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf(`line %d: %s is not a size in bytes, such as 1073741824 or "1GiB"`, n.Line, what)}}
+	}
 	var s string
 	if err := n.Decode(&s); err != nil {
-		return errors.New(`want a size in bytes, such as 1073741824 or "1GiB"`)
+		return bad(n.Tag)
 	}
 	v, err := humanize.ParseBytes(s)
 	if err != nil || v > math.MaxInt64 {
-		return fmt.Errorf(`%q is not a size in bytes, such as 1073741824 or "1GiB"`, s)
+		return bad(strconv.Quote(s))
 	}
 	*b = ByteSize(v)
 	return nil

@@ -99,6 +99,8 @@ func TestBad(t *testing.T) {
 		"weight-for-nothing.bad.yml":   {{6, "", "weights.acuracy"}},
 		"bad-aggregation.bad.yml":      {{5, "", "aggregation.mode"}},
 		"bad-limit.bad.yml":            {{5, "", "limits.max_rollouts"}},
+		"bad-inline.bad.yml":           {{5, "", "inline.kinds"}, {6, "", "inline.code_exec_limits"}},
+		"bad-memory-budget.bad.yml":    {{5, "", "limits.memory_budget"}},
 		"wrong-type.bad.yml":           {{6, "cites", "count_target"}},
 		"no-functions.bad.yml":         {{1, "", "functions"}},
 		"many-problems.bad.yml": {
