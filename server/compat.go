@@ -101,7 +101,7 @@ func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte)
 		return err
 	}
 
-	rewards := c.weightedSum(resp)
+	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
 	logs := make(map[string]any, len(resp.GetFunctions()))
 	errs := make(map[string]map[int32]string)
 	for _, fs := range resp.GetFunctions() {
@@ -119,6 +119,9 @@ func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte)
 	}
 	if len(errs) > 0 {
 		out["errors"] = errs
+	}
+	if len(unscorable) > 0 {
+		out["unscorable"] = unscorable
 	}
 	writeJSON(w, out)
 	return nil
@@ -166,29 +169,51 @@ func (c *jsonAPI) verify(w http.ResponseWriter, r *http.Request, body []byte) er
 			in[fs.GetName()+"_error"] = reason
 		}
 	}
-	in["reward"] = c.weightedSum(resp)[0]
+	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
+	in["reward"] = rewards[0]
 	in["reward_components"] = components
+	if len(unscorable) > 0 {
+		in["unscorable"] = true
+	}
 	writeJSON(w, in)
 	return nil
 }
 
 // weightedSum is each rollout's weighted sum of the functions' OK scores,
-// with the config's weights (TRL's nansum: a rollout with no score sums to 0;
-// its function entries say null and why).
-func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse) []float64 {
+// with the config's weights (TRL's nansum over the functions that scored
+// it), and the indices of the rollouts no function scored (all NOT_APPLICABLE
+// or ERROR). Their reward is null (nil), not a silent 0 a trainer would
+// learn from, unless zero asks for TRL's 0 (the trainer then reads the
+// indices in "unscorable"); they are counted in
+// rewardd_unscorable_rollouts_total.
+func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, zero bool) ([]*float64, []int) {
 	var sums []float64
+	var scored []bool
 	for k, fs := range resp.GetFunctions() {
 		if k == 0 {
-			sums = make([]float64, len(fs.GetValues()))
+			sums, scored = make([]float64, len(fs.GetValues())), make([]bool, len(fs.GetValues()))
 		}
 		w := c.svc.cfg.Weights[fs.GetName()]
 		for i, v := range fs.GetValues() {
 			if !math.IsNaN(v) {
 				sums[i] += w * v
+				scored[i] = true
 			}
 		}
 	}
-	return sums
+	out := make([]*float64, len(sums))
+	var unscorable []int
+	for i := range sums {
+		if !scored[i] {
+			unscorable = append(unscorable, i)
+			if !zero {
+				continue
+			}
+		}
+		out[i] = &sums[i]
+	}
+	c.m.unscorable.Add(float64(len(unscorable)))
+	return out, unscorable
 }
 
 // responseText is the text of the last assistant message of a Responses API

@@ -517,3 +517,103 @@ func TestIdleConnectionsBounded(t *testing.T) {
 		t.Errorf("a new client with the port full of idle connections: %d %s", code, out)
 	}
 }
+
+// TestStreamThatNeverReadsIsCut (finding: ScoreStream clients that send
+// batches and never read held ~320 MiB each, outside admission): a client
+// that stops reading its answers is cut after limits.write_timeout, what
+// its batches reserved is given back, and other clients are served
+// meanwhile.
+func TestStreamThatNeverReadsIsCut(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  write_timeout: 1s\n", nil)
+	// A small fixed receive window, so that unread answers fill it.
+	conn, err := grpc.NewClient(st.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := rewardv1.NewRewardServiceClient(conn).ScoreStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client sends until flow control stops it, and never reads.
+	var sender sync.WaitGroup
+	defer func() {
+		cancel()
+		sender.Wait()
+	}()
+	sender.Go(func() {
+		req := bigRequest(2048, 64)
+		for i := range 32 {
+			req.BatchId = strconv.Itoa(i)
+			if err := stream.Send(req); err != nil {
+				return
+			}
+		}
+	})
+	eventually(t, 30*time.Second, "the stream is cut for not reading", func() bool {
+		return st.metric(t, "rewardd_timeouts_total", "stage", "write") >= 1
+	})
+	if _, err := st.client.Score(context.Background(), oneRollout()); err != nil {
+		t.Errorf("another client while the stream is stuck: %v", err)
+	}
+	eventually(t, 10*time.Second, "every reservation given back", func() bool {
+		return st.metric(t, "rewardd_memory_reserved_bytes") == 0
+	})
+	// The client finds the stream ended with the reason.
+	var last error
+	for range 64 {
+		if _, last = stream.Recv(); last != nil {
+			break
+		}
+	}
+	if status.Code(last) != codes.DeadlineExceeded {
+		t.Errorf("the client's stream ends with %v, want DEADLINE_EXCEEDED", last)
+	}
+}
+
+// TestStreamIdleIsCut: a stream that sends nothing for
+// limits.stream_idle_timeout is ended with DEADLINE_EXCEEDED, counted by
+// stage.
+func TestStreamIdleIsCut(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  stream_idle_timeout: 500ms\n", nil)
+	stream, err := st.client.ScoreStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = stream.Recv()
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Errorf("an idle stream ends with %v, want DEADLINE_EXCEEDED", err)
+	}
+	if got := st.metric(t, "rewardd_timeouts_total", "stage", "stream_idle"); got != 1 {
+		t.Errorf("rewardd_timeouts_total{stage=stream_idle} = %v, want 1", got)
+	}
+}
+
+// TestSplitGroupIsWarned (finding: a group split across two unary calls
+// silently got advantage 0): the answer says which rollouts are alone in
+// their group.
+func TestSplitGroupIsWarned(t *testing.T) {
+	st := newStack(t, testConfig)
+	grpo := &rewardv1.Aggregation{Mode: rewardv1.AggregationMode_AGGREGATION_MODE_SUM_THEN_NORMALIZE}
+	whole := &rewardv1.ScoreRequest{Aggregation: grpo, Rollouts: []*rewardv1.Rollout{
+		{Group: "q1", Completion: "<answer>1</answer>", Fields: answerField("1")},
+		{Group: "q1", Completion: "<answer>2</answer>", Fields: answerField("1")},
+	}}
+	resp, err := st.client.Score(context.Background(), whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.GetWarnings()) != 0 {
+		t.Errorf("a whole group: warnings %q", resp.GetWarnings())
+	}
+	half := &rewardv1.ScoreRequest{Aggregation: grpo, Rollouts: whole.GetRollouts()[:1]}
+	resp, err = st.client.Score(context.Background(), half)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := resp.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], `"q1"`) || resp.GetAdvantages()[0] != 0 {
+		t.Errorf("half a group: warnings %q, advantage %v; want one warning naming q1, advantage 0", w, resp.GetAdvantages())
+	}
+}

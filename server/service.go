@@ -458,7 +458,46 @@ func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewa
 	}
 	resp.Rewards, resp.Advantages, resp.Unscorable = res.Rewards, res.Advantages, int32(res.Unscorable)
 	s.engine.m.unscorable.Add(float64(res.Unscorable))
+	if w := singletonWarning(groups, spec.Scale); w != "" {
+		resp.Warnings = append(resp.Warnings, w)
+	}
 	return nil
+}
+
+// singletonWarning says which groups have one rollout in the request: with
+// the advantages normalised over the group, theirs are 0 (the group's mean
+// is the rollout's own reward). A group whose rollouts a trainer split over
+// two requests looks like this, and so do rollouts with neither a group nor
+// a prompt, each a group of its own.
+func singletonWarning(groups []string, scale aggregate.Scale) string {
+	if scale != aggregate.ScaleGroup {
+		return ""
+	}
+	size := make(map[string]int, len(groups))
+	loose := 0
+	for _, g := range groups {
+		if g == "" {
+			loose++
+		} else {
+			size[g]++
+		}
+	}
+	single, example := loose, ""
+	for i, g := range groups {
+		if g != "" && size[g] == 1 {
+			single++
+			if example == "" {
+				example = fmt.Sprintf("rollout %d, group %q", i, g)
+			}
+		}
+	}
+	if single == 0 {
+		return ""
+	}
+	if example == "" {
+		example = "rollouts with neither a group nor a prompt"
+	}
+	return fmt.Sprintf("%d rollout(s) are alone in their group in this request (%s): nothing in the group to compare them with (GRPO gives them advantage 0). A group's rollouts must come in one request, with the same group or prompt", single, example)
 }
 
 func modeOf(name string) (rewardv1.AggregationMode, bool) {

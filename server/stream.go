@@ -13,7 +13,6 @@ import (
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
@@ -94,9 +93,12 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 			if errors.Is(err, io.EOF) {
 				break // the client is done sending: finish what is in flight
 			}
+			// A stream cut for idling has had its status sent by grpc
+			// already (DEADLINE_EXCEEDED, "context deadline exceeded"): the
+			// reason is in the log and the stage in the metrics.
 			recvErr = err
 			if idle {
-				recvErr = status.Error(codes.DeadlineExceeded, (&timeoutError{fmt.Sprintf("the stream sent nothing for %v (limits.stream_idle_timeout)", lim.StreamIdleTimeout)}).Error())
+				g.log.Debug("stream idle: ended", zap.Duration("stream_idle_timeout", lim.StreamIdleTimeout))
 			}
 			cancel()
 			break

@@ -602,7 +602,11 @@ type ScoreResponse struct {
 	ErrorCode int32 `protobuf:"varint,7,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
 	// On a ScoreStream answer only: why the batch failed, as Score's error
 	// message would say it.
-	ErrorMessage  string `protobuf:"bytes,8,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	ErrorMessage string `protobuf:"bytes,8,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// What the caller should know about how this batch was scored, in
+	// words: e.g. that some groups had a single rollout in this request, so
+	// their advantages are 0 (a group's rollouts must come in one request).
+	Warnings      []string `protobuf:"bytes,9,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -691,6 +695,13 @@ func (x *ScoreResponse) GetErrorMessage() string {
 		return x.ErrorMessage
 	}
 	return ""
+}
+
+func (x *ScoreResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
 }
 
 // ListFunctionsRequest takes no parameters.
@@ -907,7 +918,7 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\x06errors\x18\x04 \x03(\v2%.reward.v1.FunctionScores.ErrorsEntryR\x06errors\x1a9\n" +
 	"\vErrorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb0\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcc\x02\n" +
 	"\rScoreResponse\x12\x19\n" +
 	"\bbatch_id\x18\x01 \x01(\tR\abatchId\x127\n" +
 	"\tfunctions\x18\x02 \x03(\v2\x19.reward.v1.FunctionScoresR\tfunctions\x12\x18\n" +
@@ -921,7 +932,8 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"unscorable\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\a \x01(\x05R\terrorCode\x12#\n" +
-	"\rerror_message\x18\b \x01(\tR\ferrorMessage\"\x16\n" +
+	"\rerror_message\x18\b \x01(\tR\ferrorMessage\x12\x1a\n" +
+	"\bwarnings\x18\t \x03(\tR\bwarnings\"\x16\n" +
 	"\x14ListFunctionsRequest\"o\n" +
 	"\fFunctionInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +

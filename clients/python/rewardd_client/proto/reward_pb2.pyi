@@ -120,7 +120,7 @@ class ScoreRequest(_message.Message):
     def __init__(self, batch_id: _Optional[str] = ..., rollouts: _Optional[_Iterable[_Union[Rollout, _Mapping]]] = ..., functions: _Optional[_Iterable[str]] = ..., inline: _Optional[_Iterable[_Union[FunctionSpec, _Mapping]]] = ..., aggregation: _Optional[_Union[Aggregation, _Mapping]] = ...) -> None: ...
 
 class ScoreResponse(_message.Message):
-    __slots__ = ["advantages", "batch_id", "config_fingerprint", "error_code", "error_message", "functions", "rewards", "unscorable"]
+    __slots__ = ["advantages", "batch_id", "config_fingerprint", "error_code", "error_message", "functions", "rewards", "unscorable", "warnings"]
     ADVANTAGES_FIELD_NUMBER: _ClassVar[int]
     BATCH_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
@@ -129,6 +129,7 @@ class ScoreResponse(_message.Message):
     FUNCTIONS_FIELD_NUMBER: _ClassVar[int]
     REWARDS_FIELD_NUMBER: _ClassVar[int]
     UNSCORABLE_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     advantages: _containers.RepeatedScalarFieldContainer[float]
     batch_id: str
     config_fingerprint: str
@@ -137,7 +138,8 @@ class ScoreResponse(_message.Message):
     functions: _containers.RepeatedCompositeFieldContainer[FunctionScores]
     rewards: _containers.RepeatedScalarFieldContainer[float]
     unscorable: int
-    def __init__(self, batch_id: _Optional[str] = ..., functions: _Optional[_Iterable[_Union[FunctionScores, _Mapping]]] = ..., rewards: _Optional[_Iterable[float]] = ..., advantages: _Optional[_Iterable[float]] = ..., config_fingerprint: _Optional[str] = ..., unscorable: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, batch_id: _Optional[str] = ..., functions: _Optional[_Iterable[_Union[FunctionScores, _Mapping]]] = ..., rewards: _Optional[_Iterable[float]] = ..., advantages: _Optional[_Iterable[float]] = ..., config_fingerprint: _Optional[str] = ..., unscorable: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AggregationMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
