@@ -11,7 +11,7 @@ import (
 const InlineLabel = "inline"
 
 // Metrics are rewardd's Prometheus metrics, registered on the Registerer the
-// caller passes in. Names follow design §7: rewardd_ prefix, base units,
+// caller passes in. Names have the rewardd_ prefix and base units,
 // _total on counters, label values from fixed lists.
 type Metrics struct {
 	requests         *prometheus.CounterVec   // method, code

@@ -55,7 +55,8 @@ type Aggregation struct {
 	Scale string `yaml:"scale"`
 }
 
-// Limits bound the work one request may ask for (design §7).
+// Limits bound the work one request may ask for, and the server's memory,
+// connections and time limits.
 type Limits struct {
 	// MaxRollouts is the most rollouts one request may carry.
 	MaxRollouts int `yaml:"max_rollouts"`
