@@ -3,6 +3,7 @@ package mathverify
 import (
 	"hash/fnv"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 )
@@ -90,7 +91,9 @@ func (c *comparer) match(g, p *node) (bool, error) {
 // equal compares two answers structurally: numbers and expressions by value,
 // bare lists and sets without order (a list or set of one is its element),
 // tuples and intervals in order with the same brackets, unions without order,
-// texts as words in any case.
+// ratios and clock times as ratioEqual says, texts as words in any case (a
+// word written without \text, which reads as a product of variables, is the
+// same word: odd and \text{odd}).
 func (c *comparer) equal(g, p *node) (bool, error) {
 	if err := c.b.spend(1); err != nil {
 		return false, err
@@ -99,13 +102,17 @@ func (c *comparer) equal(g, p *node) (bool, error) {
 	case g.isScalar() && p.isScalar():
 		return c.scalarEqual(g, p)
 	case g.kind == nText || p.kind == nText:
-		return g.kind == p.kind && strings.EqualFold(g.name, p.name), nil
+		gw, gok := words(g)
+		pw, pok := words(p)
+		return gok && pok && strings.EqualFold(gw, pw), nil
 	case isCollection(g) && isCollection(p):
 		return c.sameElements(g.args, p.args)
 	case isCollection(g) && len(g.args) == 1:
 		return c.equal(g.args[0], p)
 	case isCollection(p) && len(p.args) == 1:
 		return c.equal(g, p.args[0])
+	case g.kind == nRatio || p.kind == nRatio:
+		return c.ratioEqual(g, p)
 	case g.kind == nBracket && p.kind == nBracket:
 		if g.open != p.open || g.close != p.close || len(g.args) != len(p.args) {
 			return false, nil
@@ -127,6 +134,143 @@ func (c *comparer) equal(g, p *node) (bool, error) {
 }
 
 func isCollection(n *node) bool { return n.kind == nList || n.kind == nSet }
+
+// words returns the words of a text answer, or of an answer that reads as
+// words: single letters juxtaposed (odd is o·d·d), and lists of them (A, C,
+// F), with one space between words.
+func words(n *node) (string, bool) {
+	switch n.kind {
+	case nText:
+		return n.name, true
+	case nList, nSet:
+		ws := make([]string, len(n.args))
+		for i, a := range n.args {
+			w, ok := words(a)
+			if !ok {
+				return "", false
+			}
+			ws[i] = w
+		}
+		return strings.Join(ws, " "), true
+	}
+	var b strings.Builder
+	return b.String(), letters(n, &b)
+}
+
+// letters writes the letters of a product of one-letter variables (e is a
+// letter too) and reports whether n is one.
+func letters(n *node, b *strings.Builder) bool {
+	switch {
+	case n.kind == nVar && len(n.name) == 1 || n.kind == nConst && n.name == "e":
+		b.WriteString(n.name)
+		return true
+	case n.kind == nMul:
+		return letters(n.args[0], b) && letters(n.args[1], b)
+	}
+	return false
+}
+
+// ratioEqual compares a ratio or a clock time with an answer. Ratios with
+// the same number of terms are equal when proportional (2:4 is 1:2), a
+// two-term ratio equals the number it stands for (1:2 is 1/2), and clock
+// times (a ratio with am or pm, or with two-digit minutes: 4:30, 1:03 pm)
+// are equal when they are the same time of day, a time without am or pm
+// being read on a 24-hour clock (4:30 pm is 16:30, not 4:30).
+func (c *comparer) ratioEqual(g, p *node) (bool, error) {
+	gr, pr := g.kind == nRatio, p.kind == nRatio
+	switch {
+	case gr && pr:
+		if len(g.args) != len(p.args) {
+			return false, nil
+		}
+		if isClock(g) || isClock(p) {
+			gm, gok := clockMinutes(g)
+			pm, pok := clockMinutes(p)
+			return gok && pok && gm == pm, nil
+		}
+		return c.sameRatio(g.args, p.args)
+	case gr && p.isScalar() && len(g.args) == 2 && !isClock(g):
+		return c.scalarEqual(&node{kind: nDiv, args: g.args}, p)
+	case pr && g.isScalar() && len(p.args) == 2 && !isClock(p):
+		return c.scalarEqual(g, &node{kind: nDiv, args: p.args})
+	}
+	return false, nil
+}
+
+// sameRatio reports whether the terms ps are the terms gs times a positive
+// factor; a zero term must be zero in both.
+func (c *comparer) sameRatio(gs, ps []*node) (bool, error) {
+	for i := 1; i < len(gs); i++ {
+		// gs[i]·ps[0] = ps[i]·gs[0]
+		l := &node{kind: nMul, args: []*node{gs[i], ps[0]}}
+		r := &node{kind: nMul, args: []*node{ps[i], gs[0]}}
+		if ok, err := c.scalarEqual(l, r); err != nil || !ok {
+			return false, err
+		}
+	}
+	// The same signs, and no term zero in one only.
+	for i := range gs {
+		c.ev.mag = 0
+		vg, err := c.ev.exact(gs[i])
+		if err != nil {
+			return false, err
+		}
+		vp, err := c.ev.exact(ps[i])
+		if err != nil {
+			return false, err
+		}
+		if sign(vg.f) != sign(vp.f) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func sign(f float64) int {
+	switch {
+	case f > 0:
+		return 1
+	case f < 0:
+		return -1
+	}
+	return 0
+}
+
+// isClock reports whether a ratio is a clock time: it has am or pm, or its
+// last term is a two-digit number literal (4:30, 12:00).
+func isClock(n *node) bool {
+	if n.name != "" {
+		return true
+	}
+	last := n.args[len(n.args)-1]
+	return len(n.args) == 2 && last.kind == nNum && len(last.name) == 2 && allDigits(last.name)
+}
+
+// clockMinutes returns the minutes since midnight of a clock time h:mm,
+// read on a 12-hour clock when it has am or pm, else on a 24-hour clock.
+func clockMinutes(n *node) (int64, bool) {
+	if len(n.args) != 2 {
+		return 0, false
+	}
+	var hm [2]int64
+	for i, a := range n.args {
+		if a.kind != nNum || !a.val.IsInt() || !a.val.Num().IsInt64() || a.val.Sign() < 0 {
+			return 0, false
+		}
+		hm[i] = a.val.Num().Int64()
+	}
+	h, m := hm[0], hm[1]
+	if m >= 60 || h > 24 || n.name != "" && (h < 1 || h > 12) {
+		return 0, false
+	}
+	switch n.name {
+	case "am":
+		h %= 12
+	case "pm":
+		h = h%12 + 12
+	}
+	return h*60 + m, true
+}
 
 // sameElements reports whether every gold element matches a predicted one
 // and every predicted element a gold one.
@@ -159,6 +303,9 @@ func sameBy[T any](gs, ps []T, eq func(g, p T) (bool, error)) (bool, error) {
 // variables both are evaluated at numPoints deterministic pseudo-random
 // points and must agree wherever the gold or the prediction is defined.
 func (c *comparer) scalarEqual(g, p *node) (bool, error) {
+	if ok, decided := baseEqual(g, p); decided {
+		return ok, nil
+	}
 	vars := varNames(g, p)
 	if len(vars) == 0 {
 		c.ev.mag = 0
@@ -200,6 +347,57 @@ func (c *comparer) scalarEqual(g, p *node) (bool, error) {
 		return g.String() == p.String(), nil
 	}
 	return true, nil
+}
+
+// baseEqual decides the comparison of two number literals (each maybe
+// negated) when one of them is written in a base (52_8). The other must be
+// written in the same base, or, for a prediction, with no base at all, its
+// digits then being read in the gold's base (52 for 52_8: the answer's
+// digits, the base left out). It reports decided=false for anything else.
+func baseEqual(g, p *node) (ok, decided bool) {
+	gv, gneg, gok := literal(g)
+	pv, pneg, pok := literal(p)
+	if !gok || !pok || gv.base == 0 && pv.base == 0 {
+		return false, false
+	}
+	gb := uint8(10)
+	if gv.base != 0 {
+		gb = gv.base
+	}
+	var pval *big.Rat
+	switch pv.base {
+	case gb:
+		pval = pv.val
+	case 0: // a gold in a base other than 10
+		intPart, frac, _ := strings.Cut(pv.name, ".")
+		if !allDigits(intPart+frac) || intPart+frac == "" {
+			return false, true
+		}
+		v, err := digitsValue(intPart+frac, int(gb))
+		if err != nil {
+			return false, true
+		}
+		den := new(big.Int).Exp(big.NewInt(int64(gb)), big.NewInt(int64(len(frac))), nil)
+		pval = new(big.Rat).SetFrac(v, den)
+	default:
+		return false, true
+	}
+	gval := gv.val
+	if gneg {
+		gval = new(big.Rat).Neg(gval)
+	}
+	if pneg {
+		pval = new(big.Rat).Neg(pval)
+	}
+	return gval.Cmp(pval) == 0, true
+}
+
+// literal returns the number literal n is, or negates.
+func literal(n *node) (lit *node, neg, ok bool) {
+	if n.kind == nNeg {
+		n, neg = n.args[0], true
+	}
+	return n, neg, n.kind == nNum
 }
 
 // numEqual compares two numbers. Two exact integers are equal only when
@@ -618,4 +816,55 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
 	x = (x ^ x>>27) * 0x94D049BB133111EB
 	return x ^ x>>31
+}
+
+// textReplacer deletes from a TeX answer what does not change it: white
+// space, spacing and sizing commands, math delimiters, degree and percent
+// signs; and it writes \dfrac and \tfrac as \frac. It is safe for
+// concurrent use.
+var textReplacer = strings.NewReplacer(
+	" ", "", "\n", "", "\t", "", "\r", "", "~", "",
+	`\,`, "", `\!`, "", `\;`, "", `\:`, "", `\ `, "", `\$`, "", "$", "",
+	`\left`, "", `\right`, "", `\displaystyle`, "",
+	`\dfrac`, `\frac`, `\tfrac`, `\frac`,
+	`^\circ`, "", `^{\circ}`, "", `\%`, "", "%", "",
+)
+
+// normalizeText returns the text an answer that cannot be read is compared
+// by: textReplacer's deletions, then no trailing period and no \text{…},
+// \mathrm{…} or {…} around the whole. It costs a step per 8 bytes.
+func normalizeText(s string, b *budget) (string, error) {
+	if err := b.spend(len(s)/8 + 1); err != nil {
+		return "", err
+	}
+	s = strings.TrimRight(textReplacer.Replace(s), ".")
+	for {
+		inner := s
+		for _, cmd := range []string{`\text`, `\textbf`, `\mathrm`, `\mbox`, ""} {
+			if rest, ok := strings.CutPrefix(s, cmd+"{"); ok && strings.HasSuffix(rest, "}") && balanced(rest[:len(rest)-1]) {
+				inner = rest[:len(rest)-1]
+				break
+			}
+		}
+		if inner == s {
+			return s, nil
+		}
+		s = inner
+	}
+}
+
+// balanced reports whether the braces of s pair up.
+func balanced(s string) bool {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
 }

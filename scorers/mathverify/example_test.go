@@ -46,10 +46,12 @@ func Example() {
 	row := map[string]*structpb.Value{"answer": structpb.NewStringValue(`\frac{1}{3}`)}
 	fmt.Println(loose.Score(ctx, &scorers.Rollout{Completion: `\boxed{0.333}`, Fields: row}).Value)
 
-	// No reference: not applicable. An unreadable reference: an error.
+	// No reference: not applicable. A reference that cannot be read (or is
+	// undefined) is compared as normalised text.
 	fmt.Println(s.Score(ctx, &scorers.Rollout{Completion: `\boxed{1}`}).Outcome)
 	row = map[string]*structpb.Value{"answer": structpb.NewStringValue(`1/0`)}
-	fmt.Println(s.Score(ctx, &scorers.Rollout{Completion: `\boxed{1}`, Fields: row}).Outcome)
+	fmt.Println(s.Score(ctx, &scorers.Rollout{Completion: `\boxed{1}`, Fields: row}).Value)
+	fmt.Println(s.Score(ctx, &scorers.Rollout{Completion: `\boxed{1 / 0}`, Fields: row}).Value)
 	// Output:
 	// \frac{1}{2}    So the probability is $\boxed{0.5}$.          1
 	// \frac{1}{2}    The answer is $\dfrac{2}{4}$.                 1
@@ -64,5 +66,6 @@ func Example() {
 	// 18             I don't know.                                 0 (no answer found)
 	// 1
 	// not_applicable
-	// error
+	// 0
+	// 1
 }

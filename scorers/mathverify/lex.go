@@ -43,8 +43,10 @@ const (
 	tLCeil
 	tRCeil
 	tCup
-	tEmpty // ∅
-	tReals // ℝ
+	tEmpty    // ∅
+	tReals    // ℝ
+	tColon    // ':' of a ratio or a clock time
+	tMeridiem // text "am" or "pm", after the minutes of a clock time
 )
 
 var tokNames = [...]string{
@@ -53,7 +55,7 @@ var tokNames = [...]string{
 	tMul: "'*'", tDiv: "'/'", tPow: "'^'", tSub: "'_'", tBang: "'!'", tComma: "','", tRel: "relation",
 	tLParen: "'('", tRParen: "')'", tLBrack: "'['", tRBrack: "']'", tLBrace: "'{'", tRBrace: "'}'",
 	tLSet: `'\{'`, tRSet: `'\}'`, tBar: "'|'", tLFloor: `\lfloor`, tRFloor: `\rfloor`, tLCeil: `\lceil`,
-	tRCeil: `\rceil`, tCup: `\cup`, tEmpty: `\emptyset`, tReals: `\mathbb{R}`,
+	tRCeil: `\rceil`, tCup: `\cup`, tEmpty: `\emptyset`, tReals: `\mathbb{R}`, tColon: "':'", tMeridiem: "am/pm",
 }
 
 type token struct {
@@ -63,7 +65,7 @@ type token struct {
 
 func (t token) String() string {
 	switch t.kind {
-	case tNum, tVar, tConst, tFunc, tRel:
+	case tNum, tVar, tConst, tFunc, tRel, tMeridiem:
 		return fmt.Sprintf("%s %q", tokNames[t.kind], t.text)
 	}
 	return tokNames[t.kind]
@@ -71,18 +73,21 @@ func (t token) String() string {
 
 // lexed is what the lexer makes of an answer: the tokens of its mathematics,
 // and the words it dropped (units, prose). An answer with words and no
-// mathematics is a text answer ("Monday").
+// mathematics is a text answer ("Monday", "{even}").
 type lexed struct {
 	toks  []token
 	words []string
-	math  int // tokens that are not connectives ("or", "and")
+	math  int // tokens other than connectives ("or", "and") and TeX groups
 }
 
 // lexer turns an answer into tokens and, on the way, normalises it: TeX
 // spacing and sizing (\, \! \left \right …), \text{} and \mathrm{} wrappers,
 // units and other words, degrees (^\circ, °), percent and dollar signs,
-// thousands separators (1,234 and 1{,}234 and 1\,234), \dfrac and \tfrac,
-// \boxed around the answer, and Unicode symbols (π ≤ √ ± …).
+// thousands separators (1,234 and 1{,}234 and 1\,234 and 5,\!525), \dfrac
+// and \tfrac, \boxed and \overline around the answer, groups left empty
+// once their words are dropped, and Unicode symbols (π ≤ √ ± …). Number
+// literals keep what their digits mean: .38 is a number, 0.\overline{3} a
+// repeating decimal, 52_8 and 152A_{11} numbers written in a base.
 type lexer struct {
 	s      string
 	i      int
@@ -136,8 +141,16 @@ func (lx *lexer) emit(k tokKind, text string) {
 		lx.i = len(lx.s)
 		return
 	}
+	if k == tRBrace && len(lx.out.toks) > 0 && lx.out.toks[len(lx.out.toks)-1].kind == tLBrace {
+		// A group left empty (its words were dropped) is no group.
+		lx.out.toks = lx.out.toks[:len(lx.out.toks)-1]
+		return
+	}
 	lx.out.toks = append(lx.out.toks, token{k, text})
-	if k != tComma || text == "" {
+	switch {
+	case k == tLBrace || k == tRBrace: // a group alone is not mathematics
+	case k == tComma && text != "": // nor a connective
+	default:
 		lx.out.math++
 	}
 	switch k { // TeX groups {…} do not count: \boxed{1,000} is a number
@@ -151,12 +164,12 @@ func (lx *lexer) emit(k tokKind, text string) {
 func (lx *lexer) step() {
 	s, c := lx.s, lx.s[lx.i]
 	switch {
+	case isDigit(c) || c == '.' && startsFraction(s[lx.i+1:]):
+		lx.number() // .5 is a number: the period is not a trailing one
 	case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == '~' || c == '$' || c == '%' || c == '.' || c == '"':
 		// White space, TeX's non-breaking space, math delimiters and
 		// currency, percent, trailing periods, quotes.
 		lx.i++
-	case isDigit(c) || c == '.' && lx.i+1 < len(s) && isDigit(s[lx.i+1]):
-		lx.number()
 	case isLetter(c):
 		lx.letters()
 	case c == '\\':
@@ -168,9 +181,13 @@ func (lx *lexer) step() {
 	}
 }
 
-// number reads a decimal number: digits with optional thousands separators
+// number reads a number literal: digits with optional thousands separators
 // (only outside brackets, where "1,234" could be a list), an optional
-// fraction part and an optional exponent (1e-3, 2.5E+6).
+// fraction part (which may begin the literal: .5) ending in an optional
+// repeating part (0.1\overline{6}), and then either an exponent (1e-3,
+// 2.5E+6) or a base (52_8, 141_{13}, 152A_{11}: digits above 9 are capital
+// letters). The token's text is the literal without its separators, and a
+// base or repeating part in braces: "52_{8}", "0.1\overline{6}".
 func (lx *lexer) number() {
 	s, start := lx.s, lx.i
 	i := start
@@ -197,13 +214,24 @@ func (lx *lexer) number() {
 		}
 	}
 	fracStart := i
-	if i+1 < len(s) && s[i] == '.' && isDigit(s[i+1]) {
+	repeat := ""
+	if i < len(s) && s[i] == '.' && startsFraction(s[i+1:]) {
 		i++
 		for i < len(s) && isDigit(s[i]) {
 			i++
 		}
+		if digits, n := overline(s[i:]); n > 0 {
+			repeat = digits
+			i += n
+		}
 	}
-	if i+1 < len(s) && (s[i] == 'e' || s[i] == 'E') {
+	fracEnd := i
+	if digits, base, n := baseSuffix(s[i:]); n > 0 && repeat == "" {
+		lx.i = i + n
+		lx.emit(tNum, text+s[fracStart:fracEnd]+digits+"_{"+base+"}")
+		return
+	}
+	if repeat == "" && i+1 < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		j := i + 1
 		if j < len(s) && (s[j] == '+' || s[j] == '-') {
 			j++
@@ -215,17 +243,80 @@ func (lx *lexer) number() {
 			i = j
 		}
 	}
-	if fracStart < i {
+	switch {
+	case repeat != "":
+		text += s[fracStart:fracEnd-len(repeat)-len(`\overline{}`)] + `\overline{` + repeat + "}"
+	case fracStart < i:
 		text += s[fracStart:i]
 	}
 	lx.i = i
 	lx.emit(tNum, text)
 }
 
+// startsFraction reports whether s, which follows a decimal point, holds the
+// digits of a fraction part: a digit, or a repeating part.
+func startsFraction(s string) bool {
+	if s != "" && isDigit(s[0]) {
+		return true
+	}
+	_, n := overline(s)
+	return n > 0
+}
+
+// overline returns the digits of the repeating part \overline{digits} at the
+// start of s and its length, or 0.
+func overline(s string) (string, int) {
+	rest, ok := strings.CutPrefix(s, `\overline{`)
+	if !ok {
+		return "", 0
+	}
+	end := strings.IndexByte(rest, '}')
+	if end <= 0 || !allDigits(rest[:end]) {
+		return "", 0
+	}
+	return rest[:end], len(s) - len(rest) + end + 1
+}
+
+// baseSuffix reads what turns the digits just read into a number written in
+// a base: more digits written as capital letters (A for 10), then '_' and
+// the base, in decimal digits, braced or not (52_8, 141_{13}, 1A_{16}). It
+// returns the letter digits, the base and the length read, or 0.
+func baseSuffix(s string) (letters, base string, n int) {
+	i := 0
+	for i < len(s) && 'A' <= s[i] && s[i] <= 'Z' {
+		i++
+	}
+	if i >= len(s) || s[i] != '_' {
+		return "", "", 0
+	}
+	j := i + 1
+	braced := j < len(s) && s[j] == '{'
+	if braced {
+		j++
+	}
+	k := j
+	for k < len(s) && isDigit(s[k]) {
+		k++
+	}
+	if k == j || k-j > 2 {
+		return "", "", 0
+	}
+	end := k
+	if braced {
+		if k >= len(s) || s[k] != '}' {
+			return "", "", 0
+		}
+		end++
+	}
+	return s[:i], s[j:k], end
+}
+
 // separator returns the length of the thousands separator at s[i:], or 0:
-// "," or "{,}" or "\," (a thin space).
+// "," or ",\!" or "{,}" or "\," (a thin space).
 func separator(s string, i int) int {
 	switch {
+	case strings.HasPrefix(s[i:], `,\!`):
+		return 3
 	case strings.HasPrefix(s[i:], ","):
 		return 1
 	case strings.HasPrefix(s[i:], "{,}"):
@@ -247,6 +338,11 @@ func (lx *lexer) letters() {
 	}
 	lx.i = i
 	w := s[start:i]
+	if m, n := lx.meridiem(start); n > 0 {
+		lx.i = start + n
+		lx.emit(tMeridiem, m)
+		return
+	}
 	switch {
 	case len(w) == 1:
 		lx.letter(w)
@@ -267,6 +363,47 @@ func (lx *lexer) letters() {
 	default:
 		lx.word(w)
 	}
+}
+
+// meridiem reads "am" or "pm" (any case, with or without periods: p.m.)
+// at s[start:] after the minutes of a clock time ("4:30 pm"), and returns
+// it with its length, or 0.
+func (lx *lexer) meridiem(start int) (string, int) {
+	if !lx.afterMinutes() {
+		return "", 0
+	}
+	return meridiemAt(lx.s[start:])
+}
+
+// afterMinutes reports whether the last tokens are the ':' and minutes of a
+// clock time.
+func (lx *lexer) afterMinutes() bool {
+	toks := lx.out.toks
+	return len(toks) >= 2 && toks[len(toks)-1].kind == tNum && toks[len(toks)-2].kind == tColon
+}
+
+// meridiemAt reads "am" or "pm" at the start of s, as meridiem does.
+func meridiemAt(s string) (string, int) {
+	if s == "" || s[0]|0x20 != 'a' && s[0]|0x20 != 'p' {
+		return "", 0
+	}
+	m := string(s[0]|0x20) + "m"
+	i := 1
+	dotted := i < len(s) && s[i] == '.'
+	if dotted {
+		i++
+	}
+	if i >= len(s) || s[i]|0x20 != 'm' {
+		return "", 0
+	}
+	i++
+	if dotted && i < len(s) && s[i] == '.' {
+		i++
+	}
+	if i < len(s) && isLetter(s[i]) {
+		return "", 0
+	}
+	return m, i
 }
 
 // word drops a word, and the exponent of a unit that follows it (cm^2).
@@ -361,6 +498,8 @@ func (lx *lexer) punct(c byte) {
 		lx.emit(tBang, "")
 	case ',', ';':
 		lx.emit(tComma, "")
+	case ':':
+		lx.emit(tColon, "")
 	case '=':
 		if next == '=' {
 			lx.i++
@@ -431,6 +570,12 @@ func (lx *lexer) command() {
 	}
 	if c := s[i]; !isLetter(c) {
 		lx.i = i + 1
+		if lx.matrix > 0 && (isDigit(c) || c == '-' || c == '+' || c == '.') {
+			// A row break that lost one of its backslashes: -6\6.
+			lx.i = i
+			lx.emit(tComma, "")
+			return
+		}
 		switch c {
 		case ',', '!', ';', ':', ' ', '>', '%', '$', '#', '&', '(', ')', '[', ']', '\n', '\t', '\r':
 			// Spacing, escaped signs, math delimiters.
@@ -458,8 +603,10 @@ func (lx *lexer) command() {
 	switch name {
 	case "left", "right", "middle", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr",
 		"Biggl", "Biggr", "displaystyle", "textstyle", "scriptstyle", "quad", "qquad", "limits", "nolimits",
-		"circ", "degree", "boxed", "fbox", "enspace", "thinspace", "medspace", "thickspace", "negthinspace":
-		// Sizing, spacing and degrees are dropped; \boxed is a group.
+		"circ", "degree", "boxed", "fbox", "overline", "enspace", "thinspace", "medspace", "thickspace", "negthinspace":
+		// Sizing, spacing and degrees are dropped; \boxed is a group, and so
+		// is \overline other than over the digits of a repeating decimal
+		// (\overline{CD} is the segment CD).
 		if (name == "left" || name == "right") && j < len(s) && s[j] == '.' {
 			lx.i++
 		}
@@ -532,6 +679,8 @@ func commandToken(name string) (tokKind, string, bool) {
 		return tPM, "", true
 	case "mp":
 		return tMP, "", true
+	case "colon":
+		return tColon, "", true
 	case "le", "leq", "leqslant", "leqq":
 		return tRel, "<=", true
 	case "ge", "geq", "geqslant", "geqq":
@@ -635,6 +784,12 @@ func (lx *lexer) text() {
 		lx.emit(tFunc, t)
 	case isWords(t) && len(words) == 1 && len(words[0]) == 1 && isLetter(words[0][0]):
 		lx.letter(words[0]) // \mathrm{e}, \text{(C)}
+	case isWords(t) && lx.afterMinutes():
+		if m, n := meridiemAt(t); n == len(t) {
+			lx.emit(tMeridiem, m) // \text{ p.m.}
+			return
+		}
+		fallthrough
 	case isWords(t):
 		for _, w := range words {
 			lx.out.words = append(lx.out.words, w)
@@ -660,7 +815,7 @@ func isWords(t string) bool {
 		switch {
 		case isLetterRune(r):
 			letters++
-		case r == ' ' || r == '\'' || r == '-' || r == '.' || r == ',' || r == ':' || r == '!' || r == '?':
+		case r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '\'' || r == '-' || r == '.' || r == ',' || r == ':' || r == '!' || r == '?':
 		default:
 			return false
 		}

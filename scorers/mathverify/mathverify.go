@@ -233,9 +233,8 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 		return scorers.Skip(s.noReference), 0
 	}
 	b := newBudget(ctx, limit)
-	var golds []*node
-	var goldErr error // the first reference that could not be read
-	extracted := false
+	var golds []gold
+	var goldLimit error // the first reference beyond a limit of the parser
 	for _, ref := range refs {
 		text, ok, err := s.reference(ref, b)
 		if err != nil {
@@ -244,42 +243,38 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 		if !ok {
 			continue
 		}
-		extracted = true
-		g, err := parse(text, b)
-		if err == nil {
-			err = validate(g, newComparer(b, s.tol))
-		}
-		switch {
-		case err == nil:
-			golds = append(golds, g)
-		case isAbort(err):
+		g, err := s.readGold(text, b)
+		if err != nil {
 			return s.abort(err, b), b.used()
-		case goldErr == nil:
-			goldErr = fmt.Errorf("reference %q not understood: %w", clip(text), err)
 		}
+		if g.tooBig != nil && goldLimit == nil {
+			goldLimit = fmt.Errorf("reference %q is beyond a limit of the parser: %w", clip(text), g.tooBig)
+		}
+		golds = append(golds, g)
 	}
 	if len(golds) == 0 {
-		switch {
-		case goldErr != nil:
-			return scorers.Errorf("%v", goldErr), b.used()
-		case extracted || len(s.refExtract) == 0:
-			return scorers.Skip(s.noReference), b.used()
-		case hasText(refs):
+		if len(s.refExtract) > 0 && hasText(refs) {
 			return scorers.Skip(s.noRefAnswer), b.used()
 		}
 		return scorers.Skip(s.noReference), b.used()
 	}
 
-	pred, why, err := s.answer(r.Completion, b)
+	pred, err := s.answer(r.Completion, b)
 	if err != nil {
 		return s.abort(err, b), b.used()
 	}
-	if pred == nil {
-		return scorers.ScoreWhy(0, why), b.used()
+	if pred.text == "" {
+		return scorers.ScoreWhy(0, pred.why), b.used()
 	}
 	c := newComparer(b, s.tol)
 	for _, g := range golds {
-		ok, err := c.match(g, pred)
+		if g.norm == pred.norm {
+			return scorers.Score(1), b.used()
+		}
+		if g.n == nil || pred.n == nil {
+			continue
+		}
+		ok, err := c.match(g.n, pred.n)
 		if err != nil {
 			return s.abort(err, b), b.used()
 		}
@@ -287,11 +282,42 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 			return scorers.Score(1), b.used()
 		}
 	}
-	if goldErr != nil {
-		// Another reference might have matched: not decided.
-		return scorers.Errorf("%v", goldErr), b.used()
+	if goldLimit != nil {
+		// That reference might have matched: not decided.
+		return scorers.Errorf("%v", goldLimit), b.used()
 	}
-	return scorers.Score(0), b.used()
+	return scorers.ScoreWhy(0, pred.why), b.used()
+}
+
+// gold is a reference answer read for comparison.
+type gold struct {
+	n      *node  // its tree; nil when it cannot be read (or is undefined: 1/0)
+	norm   string // its normalised text
+	tooBig error  // why it is beyond a limit of the parser, when it is
+}
+
+// readGold reads a reference answer. A reference that cannot be read is
+// kept, compared as normalised text; the error is only to abort the check.
+func (s *Scorer) readGold(text string, b *budget) (gold, error) {
+	norm, err := normalizeText(text, b)
+	if err != nil {
+		return gold{}, err
+	}
+	g := gold{norm: norm}
+	n, err := parse(text, b)
+	if err == nil {
+		err = validate(n, newComparer(b, s.tol))
+	}
+	var lim *limitError
+	switch {
+	case err == nil:
+		g.n = n
+	case isAbort(err):
+		return gold{}, err
+	case errors.As(err, &lim):
+		g.tooBig = lim
+	}
+	return g, nil
 }
 
 // reference applies the reference extractors to ref; it reports false when
@@ -319,34 +345,53 @@ func (s *Scorer) reference(ref string, b *budget) (string, bool, error) {
 // long completions do not run out of budget before their answer is read.
 func scanCost(text string) int { return len(text)/1024 + 1 }
 
-// answer extracts and parses the completion's answer. It returns a nil node
-// and the reason when there is none to compare, and an error only to abort
-// the check.
-func (s *Scorer) answer(completion string, b *budget) (*node, string, error) {
-	why := "no answer found"
+// prediction is the answer extracted from a completion. text is empty when
+// there is none; n is nil when it cannot be read, and then why says so.
+type prediction struct {
+	text, norm, why string
+	n               *node
+}
+
+// answer extracts and reads the completion's answer. An answer that a
+// lenient extractor finds but that cannot be read lets the chain go on, and
+// is the answer when no later extractor finds one. The error is only to
+// abort the check.
+func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
+	var unread prediction // the first lenient answer that could not be read
 	for _, f := range s.extract {
 		if err := b.spend(scanCost(completion)); err != nil {
-			return nil, "", err
+			return prediction{}, err
 		}
 		text, ok := f.find(completion)
 		if !ok {
 			continue
 		}
 		if len(text) > s.maxAnswer {
-			return nil, fmt.Sprintf("answer is %d bytes; the limit is %d (max_answer_chars)", len(text), s.maxAnswer), nil
+			return prediction{why: fmt.Sprintf("answer is %d bytes; the limit is %d (max_answer_chars)", len(text), s.maxAnswer)}, nil
+		}
+		norm, err := normalizeText(text, b)
+		if err != nil {
+			return prediction{}, err
 		}
 		n, err := parse(text, b)
 		switch {
 		case err == nil:
-			return n, "", nil
+			return prediction{text: text, norm: norm, n: n}, nil
 		case isAbort(err):
-			return nil, "", err
-		case !f.lenient:
-			return nil, fmt.Sprintf("answer %q not understood: %v", clip(text), err), nil
+			return prediction{}, err
 		}
-		why = fmt.Sprintf("answer %q not understood: %v", clip(text), err)
+		p := prediction{text: text, norm: norm, why: fmt.Sprintf("answer %q not understood: %v", clip(text), err)}
+		if !f.lenient {
+			return p, nil
+		}
+		if unread.text == "" {
+			unread = p
+		}
 	}
-	return nil, why, nil
+	if unread.text != "" {
+		return unread, nil
+	}
+	return prediction{why: "no answer found"}, nil
 }
 
 // validate checks that a gold answer is defined: its expressions without

@@ -86,7 +86,8 @@ func TestEquivalence(t *testing.T) {
 	}
 	for _, c := range []string{"fraction", "sqrt", "power", "times", "left_right", "text", "units", "degrees",
 		"percent", "thousands", "periods", "pi", "infinity", "spacing", "exact", "float", "variables", "tuple",
-		"set", "interval", "assignment", "equation", "inequality", "pm", "several", "hedge", "function", "error"} {
+		"set", "interval", "assignment", "equation", "inequality", "pm", "several", "hedge", "function", "unreadable",
+		"error", "decimal", "base", "ratio", "time", "words", "kept"} {
 		if categories[c] == 0 {
 			t.Errorf("no case of category %s", c)
 		}
@@ -151,9 +152,10 @@ func TestReasons(t *testing.T) {
 	if got := s.Score(ctx, r); got.Outcome != scorers.OK || got.Value != 0 || !strings.Contains(got.Reason, "not understood") {
 		t.Errorf("unreadable answer: got %+v", got)
 	}
-	r.Fields["gold"] = str(`\frac{1}{0}`)
-	if got := s.Score(ctx, r); got.Outcome != scorers.Error || !strings.Contains(got.Reason, "undefined") {
-		t.Errorf("undefined gold: got %+v", got)
+	r.Fields["gold"] = str(strings.Repeat("(", 70) + "1" + strings.Repeat(")", 70))
+	r.Completion = `\boxed{1}`
+	if got := s.Score(ctx, r); got.Outcome != scorers.Error || !strings.Contains(got.Reason, "nested too deeply") {
+		t.Errorf("gold beyond a limit: got %+v", got)
 	}
 }
 

@@ -11,7 +11,7 @@ type kind uint8
 // Scalar kinds (an arithmetic expression) come first, structures after
 // nScalarEnd.
 const (
-	nNum   kind = iota // val; name is the literal as written ("0.50")
+	nNum   kind = iota // val; name is the literal as lexed ("0.50", "52_{8}"), base its base if written
 	nVar               // name: "x", "x_1", "alpha"
 	nConst             // name: "pi", "e", "inf"
 	nAdd
@@ -39,6 +39,7 @@ const (
 	nRel     // a chain args[0] ops[0] args[1] ops[1] …, ops in = < > <= >= != in
 	nText    // name: an answer in words ("Monday"), compared in any case
 	nReals   // ℝ, the interval (-∞, ∞)
+	nRatio   // args[0]:args[1]:…; a clock time when name is "am" or "pm"
 )
 
 // node is a node of the syntax tree of an answer. Trees are built once per
@@ -51,6 +52,7 @@ type node struct {
 	args        []*node
 	ops         []string // nRel
 	open, close byte     // nBracket: '(' or '[', ')' or ']'
+	base        uint8    // nNum written in a base (52_8): the base; else 0
 	height      int      // 1 + the height of the tallest child
 
 	// exact caches the value of a scalar without free variables once the
@@ -195,6 +197,16 @@ func (n *node) write(b *strings.Builder) {
 		b.WriteString(`\text{` + n.name + "}")
 	case nReals:
 		b.WriteString(`\mathbb{R}`)
+	case nRatio:
+		for i, a := range n.args {
+			if i > 0 {
+				b.WriteByte(':')
+			}
+			a.write(b)
+		}
+		if n.name != "" {
+			b.WriteString(" " + n.name)
+		}
 	}
 }
 

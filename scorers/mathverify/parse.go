@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
 // Limits of the parser, within which the step budget then bounds the work.
+// An answer beyond one of them is reported with a *limitError.
 const (
 	maxNesting = 64   // brackets, braces and unary signs inside each other
 	maxHeight  = 2000 // height of a syntax tree (a+a+…+a is a tall tree)
@@ -18,7 +20,8 @@ const (
 
 // parse reads the answer text into a syntax tree. A text with words and no
 // mathematics ("Monday") is a text answer. Errors are errBudget, the
-// context's error, or a description of what could not be read.
+// context's error, a *limitError when the answer is beyond one of the
+// parser's limits, or a description of what could not be read.
 func parse(text string, b *budget) (*node, error) {
 	lx, err := lex(text, b)
 	if err != nil {
@@ -47,8 +50,9 @@ func parse(text string, b *budget) (*node, error) {
 //
 // The grammar, loosest first:
 //
-//	list    = item {"," item}                 several answers
-//	item    = union {relation union}          x = 5, 1 < x <= 3, x \in [0,1]
+//	list    = item {"," {connective} item}    several answers: 1, 2, and 3
+//	item    = ratio {relation ratio}          x = 5, 1 < x <= 3, x \in [0,1]
+//	ratio   = union {":" union} [am | pm]     3:1, 4:30 pm
 //	union   = sum {"\cup" sum}
 //	sum     = term {("+" | "-" | "\pm" | "\mp") term}
 //	term    = factor {("*" | "/" | juxtaposition) factor}
@@ -95,6 +99,20 @@ func (p *parser) fail(format string, args ...any) {
 	p.pos = len(p.toks)
 }
 
+// limit fails with a *limitError.
+func (p *parser) limit(format string, args ...any) {
+	if p.err == nil {
+		p.err = &limitError{fmt.Sprintf(format, args...)}
+	}
+	p.pos = len(p.toks)
+}
+
+// limitError reports an answer beyond one of the parser's limits (nesting,
+// size, ± signs): not an answer that cannot be read, but one too big to be.
+type limitError struct{ what string }
+
+func (e *limitError) Error() string { return e.what }
+
 func (p *parser) expect(k tokKind) {
 	if t := p.next(); t.kind != k && p.err == nil {
 		p.fail("expected %s, found %v", tokNames[k], t)
@@ -105,7 +123,7 @@ func (p *parser) expect(k tokKind) {
 func (p *parser) enter() bool {
 	p.nesting++
 	if p.nesting > maxNesting {
-		p.fail("nested too deeply")
+		p.limit("nested too deeply")
 		return false
 	}
 	return true
@@ -133,7 +151,7 @@ func (p *parser) mk(k kind, args ...*node) *node {
 		n.height = max(n.height, a.height+1)
 	}
 	if n.height > maxHeight {
-		p.fail("expression too long")
+		p.limit("expression too long")
 		return p.bad()
 	}
 	return n
@@ -151,6 +169,9 @@ func (p *parser) list() *node {
 	items := []*node{first}
 	for p.err == nil && p.peek().kind == tComma {
 		p.next()
+		for p.peek().kind == tComma && p.peek().text != "" {
+			p.next() // a connective after a comma: "1, 2, and 3"
+		}
 		if closes(p.peek().kind) { // a trailing comma
 			break
 		}
@@ -171,18 +192,43 @@ func closes(k tokKind) bool {
 }
 
 func (p *parser) item() *node {
-	first := p.union()
+	first := p.ratio()
 	if p.peek().kind != tRel {
 		return first
 	}
 	rel := p.mk(nRel, first)
 	for p.err == nil && p.peek().kind == tRel {
 		rel.ops = append(rel.ops, p.next().text)
-		side := p.union()
+		side := p.ratio()
 		rel.args = append(rel.args, side)
 		rel.height = max(rel.height, side.height+1)
 	}
 	return rel
+}
+
+// ratio reads a ratio of expressions (3:1, a:b:c), or a clock time with its
+// am or pm (4:30 pm).
+func (p *parser) ratio() *node {
+	first := p.union()
+	if p.peek().kind != tColon {
+		return first
+	}
+	args := []*node{first}
+	for p.err == nil && p.peek().kind == tColon {
+		p.next()
+		args = append(args, p.union())
+	}
+	for _, a := range args {
+		if !a.isScalar() {
+			p.fail("ratio of %v", a)
+			return p.bad()
+		}
+	}
+	n := p.mk(nRatio, args...)
+	if p.peek().kind == tMeridiem {
+		n.name = p.next().text
+	}
+	return n
 }
 
 func (p *parser) union() *node {
@@ -550,25 +596,32 @@ func isMinusOne(n *node) bool {
 	return n.kind == nNeg && n.args[0].kind == nNum && n.args[0].val.Cmp(big.NewRat(1, 1)) == 0
 }
 
-// number builds the node of a number literal, exactly: "0.1" is 1/10.
+// number builds the node of a number literal, exactly: "0.1" is 1/10,
+// "0.\overline{3}" is 1/3, "52_{8}" is 42.
 func (p *parser) number(text string) *node {
 	n := p.mk(nNum)
 	if p.err != nil {
 		return n
 	}
 	n.name = text
+	if digits, base, ok := strings.Cut(text, "_{"); ok {
+		return p.based(n, digits, strings.TrimSuffix(base, "}"))
+	}
+	if head, rep, ok := strings.Cut(text, `\overline{`); ok {
+		return p.repeating(n, head, strings.TrimSuffix(rep, "}"))
+	}
 	mant, exp, _ := strings.Cut(strings.ToLower(text), "e")
 	var e10 int
 	if exp != "" {
 		if _, err := fmt.Sscan(exp, &e10); err != nil || e10 > maxExp10 || e10 < -maxExp10 {
-			p.fail("exponent of %s out of range", text)
+			p.limit("exponent of %s out of range", text)
 			return p.bad()
 		}
 	}
 	intPart, frac, _ := strings.Cut(mant, ".")
 	digits := intPart + frac
 	if len(digits) > maxDigits {
-		p.fail("number too long")
+		p.limit("number too long")
 		return p.bad()
 	}
 	// Reading n digits costs about n²/1000 word operations.
@@ -602,6 +655,80 @@ func (p *parser) number(text string) *node {
 	return n
 }
 
+// based sets n to the value of digits (with an optional fraction part)
+// written in base, and records the base.
+func (p *parser) based(n *node, digits, base string) *node {
+	b, err := strconv.Atoi(base)
+	if err != nil || b < 2 || b > 36 {
+		p.fail("%s is not a base", base)
+		return p.bad()
+	}
+	intPart, frac, _ := strings.Cut(digits, ".")
+	if err := p.b.spend(len(digits)); err != nil {
+		p.err = err
+		p.pos = len(p.toks)
+		return p.bad()
+	}
+	v, err := digitsValue(intPart+frac, b)
+	if err != nil {
+		p.fail("%s in base %d: %v", digits, b, err)
+		return p.bad()
+	}
+	bb := big.NewInt(int64(b))
+	den := new(big.Int).Exp(bb, big.NewInt(int64(len(frac))), nil)
+	n.val = new(big.Rat).SetFrac(v, den)
+	n.f, _ = n.val.Float64()
+	n.base = uint8(b)
+	return n
+}
+
+// digitsValue returns the value of digits (0-9, then A-Z) in base b.
+func digitsValue(digits string, b int) (*big.Int, error) {
+	if len(digits) > maxDigits {
+		return nil, &limitError{"number too long"}
+	}
+	v := new(big.Int)
+	bb := big.NewInt(int64(b))
+	for i := 0; i < len(digits); i++ {
+		d := int(digits[i] - '0')
+		if c := digits[i]; 'A' <= c && c <= 'Z' {
+			d = int(c-'A') + 10
+		}
+		if d >= b {
+			return nil, fmt.Errorf("%q is not a digit", digits[i])
+		}
+		v.Mul(v, bb)
+		v.Add(v, big.NewInt(int64(d)))
+	}
+	return v, nil
+}
+
+// repeating sets n to the value of the decimal head (such as "0.1" or
+// ".") followed by the digits rep repeated forever: 0.1\overline{6} is 1/6.
+func (p *parser) repeating(n *node, head, rep string) *node {
+	intPart, frac, _ := strings.Cut(head, ".")
+	if len(intPart)+len(frac)+len(rep) > maxDigits {
+		p.limit("number too long")
+		return p.bad()
+	}
+	if err := p.b.spend(len(head) + len(rep)); err != nil {
+		p.err = err
+		p.pos = len(p.toks)
+		return p.bad()
+	}
+	// head + rep / (10^len(frac) · (10^len(rep) - 1))
+	v, _ := digitsValue(intPart+frac, 10)
+	ten := big.NewInt(10)
+	scale := new(big.Int).Exp(ten, big.NewInt(int64(len(frac))), nil)
+	r, _ := digitsValue(rep, 10)
+	nines := new(big.Int).Exp(ten, big.NewInt(int64(len(rep))), nil)
+	nines.Sub(nines, big.NewInt(1))
+	val := new(big.Rat).SetFrac(v, scale)
+	n.val = val.Add(val, new(big.Rat).SetFrac(r, nines.Mul(nines, scale)))
+	n.f, _ = n.val.Float64()
+	return n
+}
+
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isDigit(s[i]) {
@@ -628,7 +755,7 @@ func expandPM(n *node, b *budget) (*node, error) {
 			return n, nil
 		}
 		if k > maxPM {
-			return nil, fmt.Errorf("more than %d ± signs", maxPM)
+			return nil, &limitError{fmt.Sprintf("more than %d ± signs", maxPM)}
 		}
 		set := &node{kind: nSet, height: n.height + 1}
 		for mask := 0; mask < 1<<k; mask++ {
