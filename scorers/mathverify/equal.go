@@ -173,11 +173,17 @@ func letters(n *node, b *strings.Builder) bool {
 // ratioEqual compares a ratio or a clock time with an answer. Ratios with
 // the same number of terms are equal when proportional (2:4 is 1:2), a
 // two-term ratio equals the number it stands for (1:2 is 1/2), and clock
-// times (a ratio with am or pm, or with two-digit minutes: 4:30, 1:03 pm)
-// are equal when they are the same time of day, a time without am or pm
-// being read on a 24-hour clock (4:30 pm is 16:30, not 4:30).
+// times (a ratio with am or pm, or with two-digit minutes: 4:30, 1:03 pm,
+// 9 am) are equal when they are the same time of day, a time without am or
+// pm being read on a 24-hour clock (4:30 pm is 16:30, not 4:30), and a
+// whole number being an hour (9 am is 9, 9 pm is 21).
 func (c *comparer) ratioEqual(g, p *node) (bool, error) {
 	gr, pr := g.kind == nRatio, p.kind == nRatio
+	if gr && isClock(g) && !pr || pr && isClock(p) && !gr {
+		gm, gok := clockMinutes(g)
+		pm, pok := clockMinutes(p)
+		return gok && pok && gm == pm, nil
+	}
 	switch {
 	case gr && pr:
 		if len(g.args) != len(p.args) {
@@ -247,9 +253,13 @@ func isClock(n *node) bool {
 }
 
 // clockMinutes returns the minutes since midnight of a clock time h:mm,
-// read on a 12-hour clock when it has am or pm, else on a 24-hour clock.
+// read on a 12-hour clock when it has am or pm, else on a 24-hour clock; a
+// whole number is an hour.
 func clockMinutes(n *node) (int64, bool) {
-	if len(n.args) != 2 {
+	if n.kind == nNum {
+		n = &node{kind: nRatio, args: []*node{n, {kind: nNum, val: new(big.Rat)}}}
+	}
+	if n.kind != nRatio || len(n.args) != 2 {
 		return 0, false
 	}
 	var hm [2]int64

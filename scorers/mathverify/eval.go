@@ -9,8 +9,9 @@ import (
 // plus denominator); beyond it the evaluator goes on in floating point.
 const maxExactBits = 1 << 15
 
-// maxExactFact is the largest n whose n! is computed exactly.
-const maxExactFact = 1000
+// maxExactFact is the largest n whose n! is computed exactly (3000! has
+// about 30,000 bits, within maxExactBits).
+const maxExactFact = 3000
 
 // value is a number: exact when r is not nil; f always holds its float64
 // approximation (±Inf when too large, NaN when undefined: 1/0, √-1).

@@ -366,20 +366,19 @@ func (lx *lexer) letters() {
 }
 
 // meridiem reads "am" or "pm" (any case, with or without periods: p.m.)
-// at s[start:] after the minutes of a clock time ("4:30 pm"), and returns
-// it with its length, or 0.
+// at s[start:] after the number of a clock time ("4:30 pm", "9 am"), and
+// returns it with its length, or 0.
 func (lx *lexer) meridiem(start int) (string, int) {
-	if !lx.afterMinutes() {
+	if !lx.afterNumber() {
 		return "", 0
 	}
 	return meridiemAt(lx.s[start:])
 }
 
-// afterMinutes reports whether the last tokens are the ':' and minutes of a
-// clock time.
-func (lx *lexer) afterMinutes() bool {
+// afterNumber reports whether the last token is a number.
+func (lx *lexer) afterNumber() bool {
 	toks := lx.out.toks
-	return len(toks) >= 2 && toks[len(toks)-1].kind == tNum && toks[len(toks)-2].kind == tColon
+	return len(toks) > 0 && toks[len(toks)-1].kind == tNum
 }
 
 // meridiemAt reads "am" or "pm" at the start of s, as meridiem does.
@@ -784,7 +783,7 @@ func (lx *lexer) text() {
 		lx.emit(tFunc, t)
 	case isWords(t) && len(words) == 1 && len(words[0]) == 1 && isLetter(words[0][0]):
 		lx.letter(words[0]) // \mathrm{e}, \text{(C)}
-	case isWords(t) && lx.afterMinutes():
+	case isWords(t) && lx.afterNumber():
 		if m, n := meridiemAt(t); n == len(t) {
 			lx.emit(tMeridiem, m) // \text{ p.m.}
 			return
@@ -907,7 +906,7 @@ var shortWords = map[string]bool{
 	"day": true, "mph": true, "kph": true, "usd": true, "cup": true, "pt": true, "qt": true, "gal": true,
 	"sq": true, "cu": true, "ms": true, "am": true, "pm": true, "rad": true, "deg": true, "cents": true,
 	"mL": true, "ton": true, "tsp": true, "yr": true, "yrs": true, "wk": true, "mo": true, "one": true,
-	"two": true, "six": true, "ten": true,
+	"two": true, "six": true, "ten": true, "gm": true,
 }
 
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }

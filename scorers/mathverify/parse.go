@@ -207,16 +207,19 @@ func (p *parser) item() *node {
 }
 
 // ratio reads a ratio of expressions (3:1, a:b:c), or a clock time with its
-// am or pm (4:30 pm).
+// am or pm (4:30 pm; 9 am is 9:00 am).
 func (p *parser) ratio() *node {
 	first := p.union()
-	if p.peek().kind != tColon {
+	if k := p.peek().kind; k != tColon && k != tMeridiem {
 		return first
 	}
 	args := []*node{first}
 	for p.err == nil && p.peek().kind == tColon {
 		p.next()
 		args = append(args, p.union())
+	}
+	if len(args) == 1 {
+		args = append(args, p.number("00"))
 	}
 	for _, a := range args {
 		if !a.isScalar() {
