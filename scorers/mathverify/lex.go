@@ -182,7 +182,8 @@ func (lx *lexer) step() {
 }
 
 // number reads a number literal: digits with optional thousands separators
-// (only outside brackets, where "1,234" could be a list), an optional
+// (a bare comma only outside brackets, where "1,234" could be a list; ",\!"
+// and "{,}" anywhere), an optional
 // fraction part (which may begin the literal: .5) ending in an optional
 // repeating part (0.1\overline{6}), and then either an exponent (1e-3,
 // 2.5E+6) or a base (52_8, 141_{13}, 152A_{11}: digits above 9 are capital
@@ -195,10 +196,13 @@ func (lx *lexer) number() {
 		i++
 	}
 	text := s[start:i]
-	if lx.depth == 0 && i-start <= 3 && i > start && s[start] != '0' {
+	if i-start <= 3 && i > start && s[start] != '0' {
 		var b []byte
 		for {
 			sep := separator(s, i)
+			if sep == 1 && lx.depth > 0 {
+				sep = 0 // 1,234 in brackets is a list
+			}
 			if sep == 0 || i+sep+3 > len(s) || !isDigit(s[i+sep]) || !isDigit(s[i+sep+1]) || !isDigit(s[i+sep+2]) ||
 				i+sep+3 < len(s) && isDigit(s[i+sep+3]) {
 				break
