@@ -39,12 +39,12 @@ run: build ## Run the service on the embedded default config
 
 .PHONY: deps
 deps: ## Install what the tests need (Debian packages when run as root, pinned Go tools)
-	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/struct.proto ] || ! command -v curl >/dev/null || ! /usr/bin/python3 -c 'import grpc, google.protobuf, numpy, omegaconf' 2>/dev/null; then \
+	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/struct.proto ] || ! command -v curl >/dev/null || ! /usr/bin/python3 -c 'import grpc, google.protobuf, numpy, omegaconf, sympy, pylatexenc' 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	      protobuf-compiler libprotobuf-dev curl python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf >/dev/null; \
+	      protobuf-compiler libprotobuf-dev curl python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf python3-sympy python3-pylatexenc >/dev/null; \
 	  else \
-	    echo "missing: protoc, its well-known types (libprotobuf-dev), curl and/or python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf; install them with apt-get as root" >&2; exit 1; \
+	    echo "missing: protoc, its well-known types (libprotobuf-dev), curl and/or python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf python3-sympy python3-pylatexenc; install them with apt-get as root" >&2; exit 1; \
 	  fi; \
 	fi
 	@$(MAKE) --no-print-directory tools $(BIN)/grpcurl-$(GRPCURL_VERSION)
