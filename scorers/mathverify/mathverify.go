@@ -12,13 +12,25 @@
 // normalises as it reads: \frac, \dfrac, \tfrac, \sqrt, ^, \cdot and \times,
 // \left and \right, \text{} and \mathrm{}, TeX spacing, units and other
 // words, degrees, percent and dollar signs (50\% is 50), thousands
-// separators, trailing periods, \pi, \infty, \pm, Unicode symbols. They are
-// compared by value: exactly, in rationals (math/big), while the operations
-// allow it; in floating point within a tolerance after (√2, π, sin); at
-// deterministic pseudo-random points when they have free variables. Tuples
-// and intervals compare in order with their brackets, sets and bare lists
-// ("1, 2") without order, relations up to a positive factor (x > 1 and
-// 2x > 2), assignments by their right-hand side (x = 5 and 5).
+// separators (1,000 and 5,\!525), trailing periods, \pi, \infty, \pm,
+// Unicode symbols. Number literals keep their meaning: .38 is 0.38,
+// 0.\overline{3} is 1/3, 52_8 is 52 in base 8. They are compared by value:
+// exactly, in rationals (math/big), while the operations allow it; in
+// floating point within a tolerance after (√2, π, sin); at deterministic
+// pseudo-random points when they have free variables. Tuples and intervals
+// compare in order with their brackets, sets and bare lists ("1, 2", "1, 2,
+// and 3") without order, relations up to a positive factor (x > 1 and
+// 2x > 2), assignments by their right-hand side (x = 5 and 5), ratios up to
+// a positive factor (3:1 and 6:2), clock times as times of day (4:30 pm and
+// 16:30), texts as words in any case (\text{odd} and odd), and a number
+// written in a base by its digits in the gold's base (52_8 and 52).
+//
+// What cannot be read is compared as text: when the gold or the answer
+// does not parse (or the gold is undefined, as 1/0), the two are equal when
+// their normalised texts are (spaces, TeX spacing, \left and \right, \dfrac,
+// dollar, degree and percent signs, a trailing period and a \text{} around
+// the whole do not count), so an unusual gold still scores 1 against
+// itself and an unreadable answer 0 against anything else.
 //
 // Not supported: complex numbers (i is a variable), units other than by
 // dropping them (30° is 30, not π/6; 5 m is 5·m, 5 cm is 5), matrices
@@ -27,7 +39,10 @@
 //
 // Every check runs on a step budget counted by the lexer, the parser, the
 // evaluator and the comparer: it always ends, without timers or signals,
-// and a check that runs out of steps is an Error result, never a 0.
+// and a check that runs out of steps is an Error result, never a 0. A
+// check is an Error only when a limit is hit: the step budget, or a limit
+// of the parser (nesting, size, ± signs) in a gold that no other gold
+// matched.
 package mathverify
 
 import (
@@ -210,11 +225,12 @@ func extractors(key string, names, def []string, re *extract.Regexp) ([]extracto
 
 // Score returns 1 when the completion's answer is equivalent to one of the
 // row's gold answers and 0 when it is not (also 0, with a reason, when no
-// answer is found or the answer cannot be read). It returns NotApplicable
-// when the row has no reference, and Error when a reference cannot be read
-// (and no other one matched), when the reference field holds something other
-// than strings or numbers, when the check exhausts its step budget, or when
-// ctx is done during a long check.
+// answer is found, or when the answer cannot be read and its normalised
+// text is not a gold's). It returns NotApplicable when the row has no
+// reference, and Error only when a limit is hit: when a reference is beyond
+// a limit of the parser (and no other one matched), when the check exhausts
+// its step budget, or when ctx is done during a long check; and when the
+// reference field holds something other than strings or numbers.
 //
 // A typical check costs a few microseconds; none costs more than its step
 // budget (about 2 ms by default) plus the linear scans of the extractors.
