@@ -188,26 +188,6 @@ func checkName(name string) error {
 	return nil
 }
 
-// fillLimits fills the zero fields of l from defaults.
-func fillLimits(l, defaults Limits) Limits {
-	if l.CPUSeconds == 0 {
-		l.CPUSeconds = defaults.CPUSeconds
-	}
-	if l.WallSeconds == 0 {
-		l.WallSeconds = defaults.WallSeconds
-	}
-	if l.MemoryMB == 0 {
-		l.MemoryMB = defaults.MemoryMB
-	}
-	if l.OutputKB == 0 {
-		l.OutputKB = defaults.OutputKB
-	}
-	if l.Processes == 0 {
-		l.Processes = defaults.Processes
-	}
-	return l
-}
-
 // testLimits are the CPU and wall time of one test of job.
 func (j *Job) testLimits() (cpu, wall float64) {
 	cpu = j.Limits.CPUSeconds

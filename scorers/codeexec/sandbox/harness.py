@@ -674,7 +674,7 @@ def put_files(files, uid):
         path = os.path.join(path, parts[-1])
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, f.get("mode", 0o600))
         try:
-            write_all(fd, base64.b64decode(f["data"]))
+            write_all(fd, base64.b64decode(f.get("data") or ""))
             if uid >= 0:
                 os.fchown(fd, uid, uid)
             os.fchmod(fd, f.get("mode", 0o600))
@@ -1648,6 +1648,9 @@ def zygote_main():
     # Import once here what programs commonly import, so that each child
     # finds it loaded instead of paying for the import again.
     preload(ZYGOTE_PRELOAD)
+    # What the site module (which -S leaves out) gives programs: exit()
+    # and quit(), which end the program as sys.exit does.
+    builtins.exit = builtins.quit = sys.exit
     pin()
     warm_up()
     # What warm-up left (cycles through its globals) goes before the

@@ -36,6 +36,26 @@ func DefaultLimits() Limits {
 	return Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 512, OutputKB: 1024, Processes: 16}
 }
 
+// WithDefaults returns l with its zero fields taken from defaults.
+func (l Limits) WithDefaults(defaults Limits) Limits {
+	if l.CPUSeconds == 0 {
+		l.CPUSeconds = defaults.CPUSeconds
+	}
+	if l.WallSeconds == 0 {
+		l.WallSeconds = defaults.WallSeconds
+	}
+	if l.MemoryMB == 0 {
+		l.MemoryMB = defaults.MemoryMB
+	}
+	if l.OutputKB == 0 {
+		l.OutputKB = defaults.OutputKB
+	}
+	if l.Processes == 0 {
+		l.Processes = defaults.Processes
+	}
+	return l
+}
+
 // Validate reports a limit that is out of range.
 func (l Limits) Validate() error {
 	switch {

@@ -282,10 +282,7 @@ func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Build, error) {
 	if !lang.Compiled() {
 		return nil, fmt.Errorf("sandbox: %s %w", lang.Name, errNotCompiled)
 	}
-	if job.Limits == (Limits{}) {
-		job.Limits = lang.CompileLimits
-	}
-	job.Limits = fillLimits(job.Limits, lang.CompileLimits)
+	job.Limits = job.Limits.WithDefaults(lang.CompileLimits)
 	if err := job.Limits.Validate(); err != nil {
 		return nil, err
 	}
