@@ -144,6 +144,11 @@ type Params struct {
 	// MaxTimeLimitSeconds caps what a row may ask for; default 10. A row
 	// over it is an Error: request data never raises the server's limits.
 	MaxTimeLimitSeconds float64 `yaml:"max_time_limit_seconds,omitempty"`
+	// TimeLimitFactor multiplies the time limit per test, the row's or
+	// TimeLimitSeconds; default 1. Judges set limits for their own
+	// machines and runtimes (Kattis runs Python with PyPy): CPython may
+	// need 2 or more.
+	TimeLimitFactor float64 `yaml:"time_limit_factor,omitempty"`
 	// Limits bound each submission: its wall time as a whole, and CPU
 	// time (python: the whole suite; other languages: each test), memory,
 	// output and processes. A zero field takes its default from the
@@ -310,11 +315,18 @@ func (p *Params) fillIO() error {
 	if p.MaxTimeLimitSeconds == 0 && p.TimeLimitField != "" {
 		p.MaxTimeLimitSeconds = 10
 	}
+	if p.TimeLimitFactor == 0 {
+		p.TimeLimitFactor = 1
+	}
 	switch {
 	case p.TimeLimitSeconds < 0 || p.TimeLimitSeconds > 60:
 		return &scorers.ParamError{Key: "time_limit_seconds", Err: fmt.Errorf("must be in (0, 60], got %g", p.TimeLimitSeconds)}
 	case p.MaxTimeLimitSeconds < 0 || p.MaxTimeLimitSeconds > 60:
 		return &scorers.ParamError{Key: "max_time_limit_seconds", Err: fmt.Errorf("must be in (0, 60], got %g", p.MaxTimeLimitSeconds)}
+	case !(p.TimeLimitFactor > 0) || p.TimeLimitFactor > 10:
+		return &scorers.ParamError{Key: "time_limit_factor", Err: fmt.Errorf("must be in (0, 10], got %g", p.TimeLimitFactor)}
+	case max(p.TimeLimitSeconds, p.MaxTimeLimitSeconds)*p.TimeLimitFactor > 60:
+		return &scorers.ParamError{Key: "time_limit_factor", Err: fmt.Errorf("times the time limit is over 60 s per test")}
 	case p.MaxTimeLimitSeconds > 0 && p.TimeLimitSeconds > p.MaxTimeLimitSeconds:
 		return &scorers.ParamError{Key: "time_limit_seconds", Err: fmt.Errorf("%g is over max_time_limit_seconds %g", p.TimeLimitSeconds, p.MaxTimeLimitSeconds)}
 	}

@@ -107,8 +107,15 @@ func (s *Scorer) rowChecker(r *scorers.Rollout) (checker, *checkerSource, error)
 	return c, cs, err
 }
 
-// rowTimeLimit is each test's CPU time limit for the row, in seconds.
+// rowTimeLimit is each test's CPU time limit for the row, in seconds, its
+// factor applied.
 func (s *Scorer) rowTimeLimit(r *scorers.Rollout) (float64, error) {
+	tl, err := s.askedTimeLimit(r)
+	return tl * s.p.TimeLimitFactor, err
+}
+
+// askedTimeLimit is the row's time limit per test, or the function's.
+func (s *Scorer) askedTimeLimit(r *scorers.Rollout) (float64, error) {
 	tl := s.p.TimeLimitSeconds
 	if s.p.TimeLimitField == "" {
 		return tl, nil

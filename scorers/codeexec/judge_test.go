@@ -327,6 +327,13 @@ func TestRowTimeLimit(t *testing.T) {
 			t.Errorf("time limit %v: %v %v %q, want %v %v %q", c.limit, res.Outcome, res.Value, res.Reason, c.outcome, c.value, c.reason)
 		}
 	}
+	// The factor scales the row's limit after the cap is checked.
+	quarter := newScorer(t, codeexec.Params{TestStyle: "io", TimeLimitField: "time_limit_s", TimeLimitFactor: 0.25, MaxTimeLimitSeconds: 4,
+		Limits: sandbox.Limits{CPUSeconds: 10, WallSeconds: 30}}, p)
+	res := quarter.Score(context.Background(), row(program, tests, map[string]any{"time_limit_s": 3.0}))
+	if want := "0/1 tests passed; test 1: TLE: time limit reached (0.75 s CPU per test)"; res.Reason != want {
+		t.Errorf("a quarter of 3 s: %q, want %q", res.Reason, want)
+	}
 }
 
 // TestLanguageParams: a language the sandbox does not run, or does not

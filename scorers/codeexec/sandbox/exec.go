@@ -148,8 +148,10 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 		return nil, fmt.Errorf("unknown test style %q", j.Style)
 	}
 	switch {
-	case lang.InProcess && (j.Build != nil || j.Args != nil || j.TestFiles != nil || j.Files != nil):
-		return nil, fmt.Errorf("a %s job has its source in Code: no Build, Args, Files or TestFiles", lang.Name)
+	case lang.InProcess && (j.Build != nil || j.Args != nil || j.TestFiles != nil):
+		return nil, fmt.Errorf("a %s job has its source in Code: no Build, Args or TestFiles", lang.Name)
+	case j.Style == Assert && j.Files != nil:
+		return nil, errors.New("an assert job takes no Files")
 	case lang.Compiled() && !j.Build.OK():
 		return nil, fmt.Errorf("a %s job needs a Build that compiled", lang.Name)
 	case lang.Compiled() && j.Build.Language != lang.Name:
@@ -225,6 +227,9 @@ func (p *Pool) request(s *slot, lang *poolLanguage, j Job) (*request, error) {
 		req.Inputs = []string{}
 	}
 	cpu, wall := j.testLimits()
+	for _, name := range slices.Sorted(maps.Keys(j.Files)) {
+		req.Files = append(req.Files, wireFile{Name: name, Data: j.Files[name], Mode: 0o600})
+	}
 	if lang.InProcess {
 		if j.TestCPUSeconds > 0 {
 			req.TestCPU, req.TestWall = cpu, wall
@@ -239,9 +244,6 @@ func (p *Pool) request(s *slot, lang *poolLanguage, j Job) (*request, error) {
 		req.Files = append(req.Files, j.Build.files...)
 	} else {
 		req.Files = append(req.Files, wireFile{Name: lang.SourceName(source), Data: []byte(source), Mode: 0o600})
-	}
-	for _, name := range slices.Sorted(maps.Keys(j.Files)) {
-		req.Files = append(req.Files, wireFile{Name: name, Data: j.Files[name], Mode: 0o600})
 	}
 	argv := lang.runArgv(source, j.Limits.MemoryMB)
 	for k, in := range j.Inputs {

@@ -244,6 +244,7 @@ def handle_io(req):
     lim = req["limits"]
     uid = req["uid"]
     clean_work(uid)
+    put_files(req.get("files"), uid)
     inputs = [memfd("stdin", s.encode("utf-8", "surrogateescape")) for s in req["inputs"]]
     outs = [memfd("stdout") for _ in range(n)]
     errs = [memfd("stderr") for _ in range(n)]

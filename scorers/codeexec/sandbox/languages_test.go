@@ -87,6 +87,7 @@ func TestLanguageRuns(t *testing.T) {
 		{"stop on failure", stopOnFailure},
 		{"compile errors", compileErrors},
 		{"judge job", judgeJob},
+		{"files", jobFiles},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, p) })
 	}
@@ -344,6 +345,26 @@ func TestCacheShared(t *testing.T) {
 		}
 		if at, ok := built[e]; !ok || !at.Equal(st.ModTime()) {
 			t.Errorf("the second pool built %s again", e)
+		}
+	}
+}
+
+// jobFiles: a job's files are in the work dir, for every test, in every
+// language.
+func jobFiles(t *testing.T, p *sandbox.Pool) {
+	src := map[string]string{
+		"python":     "print(open('data/in.txt').read().strip())\n",
+		"cpp":        "#include <bits/stdc++.h>\nint main() { std::ifstream f(\"data/in.txt\"); std::string s; f >> s; std::cout << s << '\\n'; }\n",
+		"javascript": "console.log(require('fs').readFileSync('data/in.txt', 'utf8').trim());\n",
+	}
+	for _, lang := range []string{"python", "cpp", "javascript"} {
+		job := langJob(t, p, lang, src[lang], "", "")
+		job.Files = map[string][]byte{"data/in.txt": []byte("hello\n")}
+		job.Check = func(_ int, out []byte) bool { return string(out) == "hello\n" }
+		for k, tr := range run(t, p, job).Tests {
+			if tr.Status != sandbox.Passed {
+				t.Errorf("%s test %d: %s (%s)", lang, k, tr.Status, tr.Detail)
+			}
 		}
 	}
 }
