@@ -14,6 +14,7 @@ import (
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
 // row is a dataset row with io tests (stdin → stdout) and other fields.
@@ -360,4 +361,22 @@ func TestLanguageParams(t *testing.T) {
 			t.Errorf("%+v: %v, want a ParamError on %s saying %q", c.params, err, c.key, c.says)
 		}
 	}
+}
+
+// TestConformanceIO runs the shared scorer contract on an io function with
+// a row checker and time limit, scored by weighted_sum (0 to 1.1). (In
+// C++ it takes a minute: the contract's junk rollouts each compile, four
+// times over.)
+func TestConformanceIO(t *testing.T) {
+	p := pool(t, "cpp") // a row may ask for a special checker, which is C++
+	s := newScorer(t, codeexec.Params{TestStyle: "io", Scoring: "weighted_sum", CheckerField: "checker",
+		TimeLimitField: "time_limit_s", Limits: sandbox.Limits{WallSeconds: 10}}, p)
+	fields := map[string]any{"checker": "float:1e-6", "time_limit_s": 0.5}
+	rollouts := []*scorers.Rollout{
+		row("```python\nprint(2 * float(input()) + 1e-9)\n```", doublingTests, fields),
+		row("```python\nprint(input())\n```", doublingTests, fields),
+		row("```python\nwhile True: pass\n```", doublingTests[:1], fields),
+		row("```python\nnot python at all\n```", doublingTests, fields),
+	}
+	scorertest.Run(t, s, scorertest.Range{Min: 0, Max: 1.1}, rollouts, "tests", "checker", "time_limit_s")
 }

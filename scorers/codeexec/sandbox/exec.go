@@ -316,7 +316,10 @@ func (p *Pool) compileIn(ctx context.Context, s *slot, lang *poolLanguage, job C
 	t := rep.Tests[0]
 	b := &Build{
 		Language: lang.Name, source: job.Source, Detail: t.Detail,
-		CPU: seconds(t.CPU), Wall: seconds(t.Wall),
+		CPU: seconds(t.CPU), Wall: seconds(t.Wall), ExitCode: -1,
+	}
+	if t.Exit != nil {
+		b.ExitCode = *t.Exit
 	}
 	out := string(t.Stdout) + string(t.Stderr)
 	if len(out) > maxCompilerOutput {

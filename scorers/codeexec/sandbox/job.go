@@ -243,6 +243,9 @@ type Build struct {
 	Detail string
 	// Output is what the compiler wrote (its messages), up to 64 KiB.
 	Output string
+	// ExitCode is the compiler's exit status, -1 when it did not exit (a
+	// signal, a limit).
+	ExitCode int
 	// CPU and Wall are the compile's CPU and wall time.
 	CPU, Wall time.Duration
 	// source is the program's source as compiled (its name fills

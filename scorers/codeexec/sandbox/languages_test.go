@@ -274,7 +274,7 @@ func compileErrors(t *testing.T, p *sandbox.Pool) {
 		if err != nil {
 			t.Fatalf("%s: Compile: %v", c.lang, err)
 		}
-		if b.OK() || b.Status != sandbox.Failed || !strings.Contains(b.Output, c.message) {
+		if b.OK() || b.Status != sandbox.Failed || b.ExitCode == 0 || !strings.Contains(b.Output, c.message) {
 			t.Errorf("%s: %s (%s), output %q: want failed with %q", c.lang, b.Status, b.Detail, b.Output, c.message)
 		}
 	}
