@@ -186,10 +186,10 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 			p.Close()
 			return nil, err
 		}
-	}
-	if err := p.probeLanguages(ctx); err != nil {
-		p.Close()
-		return nil, err
+		if err := p.probeLanguages(ctx); err != nil {
+			p.Close()
+			return nil, err
+		}
 	}
 	// Only a pool that will run code counts its slots.
 	if cfg.Metrics != nil {
