@@ -26,6 +26,14 @@
 # After each request every process of the program is killed and the work
 # dir emptied, so the next submission starts clean.
 #
+# An exec request (every language but python, and compilers) also goes to
+# the zygote: it writes the request's files into the work dir, then per
+# test forks a child that confines itself as for python and execs the
+# launcher (launcher/launcher.c) with the test's argv; the launcher runs it
+# and reports its exit status, CPU time and peak memory on descriptor 3.
+# Every process of a test is killed before the next test starts. After the
+# last test of a compile, the files the request names are sent back.
+#
 # This file is the trusted side: it never runs the submission's code in the
 # runner or the zygote, only in children that dropped to an unprivileged uid.
 
