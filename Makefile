@@ -10,6 +10,10 @@ BUF_VERSION                := v1.75.0
 # grpcurl is what the README's example uses; the CLI tests run it.
 GRPCURL_VERSION            := v1.9.4
 
+# The toolchains of code_exec's languages (scorers/codeexec/sandbox/languages.go):
+# gcc builds the sandbox's launcher, g++ compiles C++, then Java and JavaScript.
+CODE_EXEC_PACKAGES := gcc g++ openjdk-17-jdk-headless nodejs
+
 BIN := $(CURDIR)/.bin
 export PATH := $(BIN):/usr/local/go/bin:$(PATH)
 export GOBIN := $(BIN)
@@ -39,12 +43,14 @@ run: build ## Run the service on the embedded default config
 
 .PHONY: deps
 deps: ## Install what the tests need (Debian packages when run as root, pinned Go tools)
-	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/struct.proto ] || ! command -v curl >/dev/null || ! /usr/bin/python3 -c 'import grpc, google.protobuf, numpy, omegaconf, sympy, pylatexenc' 2>/dev/null; then \
+	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/struct.proto ] || ! command -v curl >/dev/null || ! /usr/bin/python3 -c 'import grpc, google.protobuf, numpy, omegaconf, sympy, pylatexenc' 2>/dev/null \
+	    || [ ! -x /usr/bin/cc ] || [ ! -x /usr/bin/g++ ] || [ ! -x /usr/bin/javac ] || [ ! -x /usr/bin/node ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	      protobuf-compiler libprotobuf-dev curl python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf python3-sympy python3-pylatexenc >/dev/null; \
+	      protobuf-compiler libprotobuf-dev curl python3-grpcio python3-protobuf python3-grpc-tools python3-numpy \
+	      python3-omegaconf python3-sympy python3-pylatexenc $(CODE_EXEC_PACKAGES) >/dev/null; \
 	  else \
-	    echo "missing: protoc, its well-known types (libprotobuf-dev), curl and/or python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf python3-sympy python3-pylatexenc; install them with apt-get as root" >&2; exit 1; \
+	    echo "missing: protoc, its well-known types (libprotobuf-dev), curl, python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf python3-sympy python3-pylatexenc and/or the code_exec toolchains ($(CODE_EXEC_PACKAGES)); install them with apt-get as root" >&2; exit 1; \
 	  fi; \
 	fi
 	@$(MAKE) --no-print-directory tools $(BIN)/grpcurl-$(GRPCURL_VERSION)
@@ -115,6 +121,10 @@ fuzz: ## Fuzz every target for FUZZTIME each (default 10s; FUZZ=regexp picks tar
 	  go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || { echo "FAIL: $$pkg $$target (the failing input is under that package's testdata/fuzz/$$target)" >&2; exit 1; }; \
 	done <<< "$$targets"; \
 	echo "fuzzed $$n targets for $(FUZZTIME) each in $$((SECONDS - start)) s"
+
+.PHONY: test-cp
+test-cp: ## Run code_exec on all of ../shared/data/cp_problems.jsonl: 460 accepted and 124 wrong solutions (~15 min)
+	REWARDD_CP_FULL=1 go test $(GO_TEST_FLAGS) -timeout 1h -run '^TestCPProblems$$' -v ./scorers/codeexec/
 
 .PHONY: bench
 bench: ## Run the Go benchmarks

@@ -57,6 +57,10 @@ type Result struct {
 	// Reason explains a NotApplicable or Error outcome, and may explain an OK
 	// one (e.g. "no answer found"). It is meant for humans and logs.
 	Reason string
+	// Execution, when the scorer ran a program, is what running it found:
+	// its verdict and each test's, with their time and memory. Nil
+	// otherwise. Results may share one; nobody changes it.
+	Execution *Execution
 }
 
 // Score returns an OK result with value v.

@@ -157,7 +157,7 @@ func (s *Service) scoreEncoded(ctx context.Context, req *rewardv1.ScoreRequest, 
 // status columns are sc's too, and live only as long as sc is not given
 // back.
 func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scratch, columns bool) (*rewardv1.ScoreResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Limits.RequestTimeout)
+	ctx, cancel := context.WithTimeout(scorers.WithMemo(ctx), s.cfg.Limits.RequestTimeout)
 	defer cancel()
 
 	if err := s.validate(req); err != nil {
@@ -363,12 +363,19 @@ func (s *Service) names() []string {
 
 // functionScores turns one function's results into its response column, in
 // values and status (of len(results) each). The errors map carries the
-// reason of every entry that is not OK.
+// reason of every entry that is not OK, the executions map what running
+// a rollout's program found.
 func functionScores(name string, results []scorers.Result, values []float64, status []rewardv1.ScoreStatus) *rewardv1.FunctionScores {
 	fs := &rewardv1.FunctionScores{Name: name, Values: values, Status: status}
 	for i, r := range results {
 		fs.Values[i] = r.Value
 		fs.Status[i] = rewardv1.ScoreStatus(r.Outcome)
+		if r.Execution != nil {
+			if fs.Executions == nil {
+				fs.Executions = make(map[int32]*rewardv1.Execution)
+			}
+			fs.Executions[int32(i)] = executionProto(r.Execution)
+		}
 		if r.Outcome != scorers.OK {
 			if fs.Errors == nil {
 				fs.Errors = make(map[int32]string)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -348,6 +349,83 @@ func TestServeInlineCodeExecNeedsTheConfig(t *testing.T) {
 	for _, fs := range resp.GetFunctions() {
 		if fs.GetName() == "mine" && (fs.GetStatus()[0] != rewardv1.ScoreStatus_SCORE_STATUS_OK || fs.GetValues()[0] != 0) {
 			t.Errorf("a 1 GiB program under a 128 MB inline limit: %v %v %q, want OK 0", fs.GetStatus()[0], fs.GetValues()[0], fs.GetErrors()[0])
+		}
+	}
+}
+
+// TestScoreCodeExecJSONL: `rewardd score` with a C++ code_exec function
+// writes, beside each row's score, what running its program found: the
+// verdict, each test's verdict and measurements, the compiler's output
+// when it did not compile.
+func TestScoreCodeExecJSONL(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox needs root; not root")
+	}
+	if _, err := os.Stat("/usr/bin/g++"); err != nil {
+		t.Skip("g++ is not installed (make deps installs it)")
+	}
+	cfg := filepath.Join(t.TempDir(), "cpp.yml")
+	if err := os.WriteFile(cfg, []byte("functions:\n  - name: cpp\n    kind: code_exec\n    language: cpp\n    test_style: io\n    time_limit_seconds: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	for _, c := range []struct{ id, program string }{
+		{"right", "#include <iostream>\nint main() { int n; std::cin >> n; std::cout << 2 * n; }"},
+		{"wrong", "#include <iostream>\nint main() { int n; std::cin >> n; std::cout << n + 2; }"},
+		{"broken", "int main() { return x; }"},
+	} {
+		row, _ := json.Marshal(map[string]any{
+			"id": c.id, "completion": "```cpp\n" + c.program + "\n```",
+			"tests": []any{map[string]any{"stdin": "2", "stdout": "4"}, map[string]any{"stdin": "5", "stdout": "10"}},
+		})
+		in.Write(append(row, '\n'))
+	}
+	out, stderr, exit := runRewardd(t, in.String(), "score", "--config", cfg, "--in", "-", "--sandbox-languages", "cpp")
+	if exit != 0 {
+		t.Fatalf("exit %d: %s", exit, stderr)
+	}
+	type execution struct {
+		Language, Verdict string
+		CompilerOutput    string `json:"compiler_output"`
+		Passed, Total     int
+		Tests             []struct {
+			Index       int
+			Verdict     string
+			WallSeconds float64 `json:"wall_seconds"`
+			MemoryBytes int64   `json:"memory_bytes"`
+		}
+	}
+	want := map[string]struct {
+		score   float64
+		verdict string
+		tests   string
+	}{"right": {1, "AC", "AC AC"}, "wrong": {0.5, "WA", "AC WA"}, "broken": {0, "CE", ""}}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d output lines, want 3:\n%s", len(lines), out)
+	}
+	for _, line := range lines {
+		var row struct {
+			ID         string
+			Scores     map[string]float64
+			Executions map[string]execution
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		w, e := want[row.ID], row.Executions["cpp"]
+		var verdicts []string
+		for _, te := range e.Tests {
+			verdicts = append(verdicts, te.Verdict)
+			if te.WallSeconds <= 0 || te.MemoryBytes <= 0 {
+				t.Errorf("%s test %d: not measured: %s", row.ID, te.Index, line)
+			}
+		}
+		if row.Scores["cpp"] != w.score || e.Language != "cpp" || e.Verdict != w.verdict || strings.Join(verdicts, " ") != w.tests || e.Total != 2 {
+			t.Errorf("%s: %s, want score %v, verdict %s, tests %q", row.ID, line, w.score, w.verdict, w.tests)
+		}
+		if (w.verdict == "CE") != strings.Contains(e.CompilerOutput, "'x' was not declared") {
+			t.Errorf("%s: compiler output %q", row.ID, e.CompilerOutput)
 		}
 	}
 }

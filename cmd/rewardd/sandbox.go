@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"runtime"
+	"strings"
 	"sync"
 
 	"go.uber.org/zap"
@@ -16,16 +17,20 @@ import (
 
 // sandboxFlags are the code execution flags every command that scores shares.
 type sandboxFlags struct {
-	slots  *int
-	python *string
-	unsafe *bool
+	slots     *int
+	python    *string
+	unsafe    *bool
+	languages *string
+	cacheDir  *string
 }
 
 func addSandboxFlags(fs *flag.FlagSet) sandboxFlags {
 	return sandboxFlags{
-		slots:  fs.Int("sandbox-slots", 0, "code_exec programs run at once (default: --workers)"),
-		python: fs.String("sandbox-python", "/usr/bin/python3", "Python interpreter for code_exec"),
-		unsafe: fs.Bool("unsafe-no-sandbox", false, "DEVELOPMENT ONLY: run code_exec programs with no isolation at all, as this user on this host"),
+		slots:     fs.Int("sandbox-slots", 0, "code_exec programs run at once (default: --workers)"),
+		python:    fs.String("sandbox-python", "/usr/bin/python3", "Python interpreter for code_exec"),
+		unsafe:    fs.Bool("unsafe-no-sandbox", false, "DEVELOPMENT ONLY: run code_exec programs with no isolation at all, as this user on this host"),
+		languages: fs.String("sandbox-languages", "", "code_exec languages the sandbox runs, comma-separated (default: every one whose toolchain is installed; python always)"),
+		cacheDir:  fs.String("sandbox-cache-dir", "", "where the sandbox keeps what it builds once per machine (default: /var/cache/rewardd as root)"),
 	}
 }
 
@@ -49,7 +54,11 @@ func newCodeSandbox(f sandboxFlags, workers int, metrics *sandbox.Metrics, log *
 	if slots <= 0 {
 		slots = runtime.GOMAXPROCS(0)
 	}
-	return &codeSandbox{log: log, cfg: sandbox.Config{Slots: slots, Python: *f.python, Unsafe: *f.unsafe, Metrics: metrics}}
+	cfg := sandbox.Config{Slots: slots, Python: *f.python, Unsafe: *f.unsafe, Metrics: metrics, CacheDir: *f.cacheDir}
+	if *f.languages != "" {
+		cfg.Languages = strings.Split(*f.languages, ",")
+	}
+	return &codeSandbox{log: log, cfg: cfg}
 }
 
 // registry is the scorer registry whose code_exec functions use this sandbox.
@@ -66,7 +75,8 @@ func (c *codeSandbox) runner() (codeexec.Runner, error) {
 				zap.Int("slots", c.pool.Slots()))
 		default:
 			cg, why := c.pool.Cgroups()
-			fields := []zap.Field{zap.Int("slots", c.pool.Slots()), zap.String("python", c.cfg.Python), zap.Bool("cgroups", cg)}
+			fields := []zap.Field{zap.Int("slots", c.pool.Slots()), zap.String("python", c.cfg.Python), zap.Bool("cgroups", cg),
+				zap.Strings("languages", c.pool.Languages())}
 			if why != nil {
 				fields = append(fields, zap.NamedError("cgroups_unavailable", why))
 			}

@@ -1,15 +1,29 @@
 // Package codeexec implements the code_exec scorer kind: the code in a
 // completion is run against the row's tests in the sandbox (package
-// sandbox), and scores the fraction of tests it passes, or 1 only when it
-// passes all.
+// sandbox), and scores by a policy over the tests' verdicts (the fraction
+// passed by default).
 //
 // # Code
 //
-// The program is the completion's last fenced code block (```python, ```py,
-// ```python3 or a bare ```); a block the generation cut off before its
-// closing fence counts from its opening fence to the end. Without any fence
-// the whole completion is the program. With PrefixField set, that row field
-// is put before it (HumanEval's prompt, when completions continue it).
+// The program is the completion's last fenced code block tagged with the
+// function's language (```python, ```py, ```python3; ```cpp, ```c++;
+// ```java; ```javascript, ```js) or with no tag; a block the generation
+// cut off before its closing fence counts from its opening fence to the
+// end. Without any such fence the whole completion is the program. With
+// PrefixField set, that row field is put before it (HumanEval's prompt,
+// when completions continue it).
+//
+// # Languages
+//
+// Language is python (the default: the sandbox's fork server runs it
+// in-process, all of a submission's tests in one process), cpp (C++17,
+// g++ -std=gnu++17 -O2, with a precompiled bits/stdc++.h), java (OpenJDK
+// 17; the public class may have any name) or javascript (node). A
+// language whose toolchain is not installed is refused when the function
+// is compiled, naming the Debian package to install. A compiled program
+// is compiled once per request however many rollouts repeat it; a program
+// that does not compile, or whose compile runs out of its limits, scores 0
+// with verdict CE and the compiler's first lines in the reason.
 //
 // # Tests
 //
@@ -17,45 +31,68 @@
 // a list of {stdin, stdout} objects ("input"/"output" also read), an object
 // {"inputs": [...], "outputs": [...]} as APPS stores them, or a string
 // holding either as JSON. The program runs once per case with the case's
-// stdin; its stdout matches when, after trailing whitespace is removed from
-// every line and trailing empty lines are dropped, the lines are equal and
-// as many. The expected outputs are compared here, in Go: they never enter
-// the sandbox, so a program cannot read them.
+// stdin, each under the test's time limit (TimeLimitSeconds, or the row's
+// TimeLimitField, at most MaxTimeLimitSeconds) and memory limit; its
+// output is judged by the checker (Checker, or the row's CheckerField):
+// exact (lines equal once trailing white space and trailing empty lines
+// are dropped), exact_ci (the same, ignoring case), float:E (tokens; two
+// numbers pass when their absolute or relative error is at most E),
+// float_abs:E, float_rel:E, or special (the row's own checker program, in
+// CheckerFilesField, run in the sandbox: see special.go). The expected
+// outputs are compared in Go, or by a checker that runs after every
+// process of the program is gone: a program never sees them. Each test gets
+// a verdict: AC, WA, TLE, MLE, RE or OLE.
 //
-// test_style assert (HumanEval): TestsField (default "test") holds test code
-// that defines check(candidate), and EntryPointField (default "entry_point")
-// the name of the function to pass it. One test: pass or fail. A program
-// that exits before the asserts ran, returns an object that is not plain
-// built-in data (an __eq__ that is always true), or passes only because it
-// patched builtins or the modules the tests use, fails.
+// test_style assert (HumanEval, python only): TestsField (default "test")
+// holds test code that defines check(candidate), and EntryPointField
+// (default "entry_point") the name of the function to pass it. One test:
+// pass or fail. A program that exits before the asserts ran, returns an
+// object that is not plain built-in data (an __eq__ that is always true),
+// or passes only because it patched builtins or the modules the tests use,
+// fails.
+//
+// # Scoring
+//
+// fraction (default): the fraction of tests passed. all: 1 when every test
+// passes, else 0; the tests run cheapest first (shortest stdin) and stop at
+// the first failure. first_n: the first FirstN tests (default 15, as
+// DeepCoder caps them) in the row's order, 1 when all of those pass, else
+// 0. weighted_sum (open-r1's Codeforces reward): 1 when all pass, plus 0.1
+// times the fraction passed (0 to 1.1). ioi: subtasks from the row's
+// SubtasksField, a list of {points, tests: [indices]}; each scores its
+// points times the lowest score of its tests (open-r1's IOI rule), and the
+// score is their sum over the sum of points.
 //
 // # Outcomes
 //
 // A program that fails a test, times out, runs out of memory, prints too
-// much or crashes scores lower, OK, with the reason recorded. A row without
-// tests is NotApplicable. A sandbox that could not run the program (it is
-// unavailable on this machine, failed twice, the request ended) or tests
-// that are themselves broken give Error, never a silent 0.
+// much, crashes or does not compile scores lower, OK, with the first
+// failing test and its verdict in the reason and every test's verdict,
+// CPU time and peak memory in the Result's Execution. A row without tests
+// is NotApplicable. A sandbox that could not run the program (it is
+// unavailable on this machine, failed twice, the request ended), tests
+// or checkers that are themselves broken, or a row asking for more time
+// than the function allows give Error, never a silent 0.
 package codeexec
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 )
 
-// Runner runs one submission. *sandbox.Pool is the Runner rewardd serves
-// with.
+// Runner compiles and runs submissions. *sandbox.Pool is the Runner
+// rewardd serves with.
 type Runner interface {
 	Run(ctx context.Context, job sandbox.Job) (sandbox.Result, error)
+	Compile(ctx context.Context, job sandbox.CompileJob) (*sandbox.Build, error)
+	// Supports says whether the runner runs programs in language, and if
+	// not, why.
+	Supports(language string) error
 }
 
 // Sandbox gives a scorer its Runner, or the reason there is none (the
@@ -65,7 +102,8 @@ type Sandbox func() (Runner, error)
 
 // Params configures a code_exec function.
 type Params struct {
-	// Language of the programs: python (the only one so far).
+	// Language of the programs: python (default), cpp, java or javascript
+	// (or an alias: c++, js, …).
 	Language string `yaml:"language,omitempty"`
 	// TestStyle is io or assert. Required.
 	TestStyle string `yaml:"test_style,omitempty"`
@@ -77,58 +115,131 @@ type Params struct {
 	EntryPointField string `yaml:"entry_point_field,omitempty"`
 	// PrefixField, when set, is a row field put before the program.
 	PrefixField string `yaml:"prefix_field,omitempty"`
-	// Scoring is fraction (default: passed/total) or all (1 only when all
-	// pass).
+	// Scoring is fraction (default), all, first_n, weighted_sum or ioi.
 	Scoring string `yaml:"scoring,omitempty"`
-	// Limits bound each submission (all of its tests together); a zero
-	// field takes its default from sandbox.DefaultLimits: 2 CPU seconds, 6
-	// wall seconds, 512 MB, 1024 KB of output, 16 processes.
+	// FirstN is how many tests first_n runs; default 15.
+	FirstN int `yaml:"first_n,omitempty"`
+	// SubtasksField is the row field with ioi's subtasks; default
+	// "subtasks".
+	SubtasksField string `yaml:"subtasks_field,omitempty"`
+	// Checker judges io outputs: exact (default), exact_ci, float:E,
+	// float_abs:E, float_rel:E or special.
+	Checker string `yaml:"checker,omitempty"`
+	// CheckerField, when set, is a row field with the row's checker, as
+	// Checker writes it; a row without it uses Checker.
+	CheckerField string `yaml:"checker_field,omitempty"`
+	// CheckerFilesField is the row field with a special checker's sources,
+	// {main, std, files: {name: source}}; default "checker_files".
+	CheckerFilesField string `yaml:"checker_files_field,omitempty"`
+	// CheckerProtocol is how a special checker is run and answers: kattis
+	// (default) or testlib.
+	CheckerProtocol string `yaml:"checker_protocol,omitempty"`
+	// TimeLimitSeconds is each io test's CPU time limit; 0 leaves python's
+	// tests the submission's limits.cpu_seconds together, and each test of
+	// another language limits.cpu_seconds.
+	TimeLimitSeconds float64 `yaml:"time_limit_seconds,omitempty"`
+	// TimeLimitField, when set, is a row field with the row's time limit
+	// per test in seconds (a number; null or absent: TimeLimitSeconds).
+	TimeLimitField string `yaml:"time_limit_field,omitempty"`
+	// MaxTimeLimitSeconds caps what a row may ask for; default 10. A row
+	// over it is an Error: request data never raises the server's limits.
+	MaxTimeLimitSeconds float64 `yaml:"max_time_limit_seconds,omitempty"`
+	// TimeLimitFactor multiplies the time limit per test, the row's or
+	// TimeLimitSeconds; default 1. Judges set limits for their own
+	// machines and runtimes (Kattis runs Python with PyPy): CPython may
+	// need 2 or more.
+	TimeLimitFactor float64 `yaml:"time_limit_factor,omitempty"`
+	// Limits bound each submission: its wall time as a whole, and CPU
+	// time (python: the whole suite; other languages: each test), memory,
+	// output and processes. A zero field takes its default from the
+	// language: 2 CPU seconds, 6 wall seconds, 512 MB, 1024 KB of output,
+	// 16 processes (java 64, javascript 32).
 	Limits sandbox.Limits `yaml:"limits,omitempty"`
+	// CompileLimits bound a compile; zero fields take the language's
+	// defaults (10 CPU seconds, 20 wall seconds, 1024 MB; java 20, 30).
+	CompileLimits sandbox.Limits `yaml:"compile_limits,omitempty"`
 }
 
 // Scorer is a compiled code_exec function.
 type Scorer struct {
-	p      Params
-	runner Runner
+	p       Params
+	lang    *sandbox.Language
+	checker checker // Checker, parsed
+	runner  Runner
 	// unavailable is why there is no runner.
 	unavailable error
+	// checkers are the compiled special checkers, shared by the functions
+	// of one Kind.
+	checkers *checkerCache
 }
 
 // Kind is the code_exec factory for a scorers.Registry: functions get their
-// runner from sb.
+// runner from sb, and share compiled special checkers.
 func Kind(sb Sandbox) scorers.Factory {
-	return scorers.Kind(func(p Params) (*Scorer, error) { return New(p, sb) })
+	checkers := newCheckerCache(256)
+	return scorers.Kind(func(p Params) (*Scorer, error) { return newScorer(p, sb, checkers) })
 }
 
 // New checks p, fills in its defaults, and asks sb for the runner. A sandbox
 // that is unavailable is not a configuration error: the function compiles
-// and every rollout it scores is an Error that says why (fail closed).
-func New(p Params, sb Sandbox) (*Scorer, error) {
-	if err := p.fill(); err != nil {
+// and every rollout it scores is an Error that says why (fail closed). A
+// language whose toolchain is missing is a configuration error on key
+// language, naming the package to install.
+func New(p Params, sb Sandbox) (*Scorer, error) { return newScorer(p, sb, newCheckerCache(64)) }
+
+func newScorer(p Params, sb Sandbox, checkers *checkerCache) (*Scorer, error) {
+	lang, err := p.fill()
+	if err != nil {
 		return nil, err
 	}
-	s := &Scorer{p: p}
+	if err := lang.Available(); err != nil {
+		return nil, &scorers.ParamError{Key: "language", Err: err}
+	}
+	s := &Scorer{p: p, lang: lang, checkers: checkers}
+	if p.TestStyle == string(sandbox.IO) {
+		s.checker, _ = parseChecker(p.Checker) // checked by fill
+	}
 	if sb == nil {
 		s.unavailable = errors.New("this process has no code execution sandbox")
 	} else {
 		s.runner, s.unavailable = sb()
 	}
+	if s.unavailable == nil {
+		if err := s.runner.Supports(lang.Name); err != nil {
+			return nil, &scorers.ParamError{Key: "language", Err: err}
+		}
+		if p.Checker == "special" || p.CheckerField != "" {
+			// A special checker is compiled C++.
+			if err := s.runner.Supports("cpp"); err != nil {
+				return nil, &scorers.ParamError{Key: "checker", Err: fmt.Errorf("special checkers are C++: %w", err)}
+			}
+		}
+	}
 	return s, nil
 }
 
-func (p *Params) fill() error {
-	switch p.Language {
-	case "", "python":
+// fill checks p and fills in its defaults; it returns the language.
+func (p *Params) fill() (*sandbox.Language, error) {
+	if p.Language == "" {
 		p.Language = "python"
-	default:
-		return &scorers.ParamError{Key: "language", Err: fmt.Errorf("%q is not supported; the languages are: python", p.Language)}
 	}
+	lang, err := sandbox.LookupLanguage(p.Language)
+	if err != nil {
+		return nil, &scorers.ParamError{Key: "language", Err: err}
+	}
+	p.Language = lang.Name
 	switch p.TestStyle {
 	case string(sandbox.IO):
 		if p.TestsField == "" {
 			p.TestsField = "tests"
 		}
+		if err := p.fillIO(); err != nil {
+			return nil, err
+		}
 	case string(sandbox.Assert):
+		if !lang.InProcess {
+			return nil, &scorers.ParamError{Key: "test_style", Err: fmt.Errorf("assert tests are python's; %s runs io tests", lang.Name)}
+		}
 		if p.TestsField == "" {
 			p.TestsField = "test"
 		}
@@ -136,44 +247,117 @@ func (p *Params) fill() error {
 			p.EntryPointField = "entry_point"
 		}
 	case "":
-		return &scorers.ParamError{Key: "test_style", Err: errors.New("required: io or assert")}
+		return nil, &scorers.ParamError{Key: "test_style", Err: errors.New("required: io or assert")}
 	default:
-		return &scorers.ParamError{Key: "test_style", Err: fmt.Errorf("%q, want io or assert", p.TestStyle)}
+		return nil, &scorers.ParamError{Key: "test_style", Err: fmt.Errorf("%q, want io or assert", p.TestStyle)}
 	}
 	switch p.Scoring {
 	case "":
 		p.Scoring = "fraction"
 	case "fraction", "all":
+	case "first_n", "weighted_sum", "ioi":
+		if p.TestStyle != string(sandbox.IO) {
+			return nil, &scorers.ParamError{Key: "scoring", Err: fmt.Errorf("%s scores io tests", p.Scoring)}
+		}
 	default:
-		return &scorers.ParamError{Key: "scoring", Err: fmt.Errorf("%q, want fraction or all", p.Scoring)}
+		return nil, &scorers.ParamError{Key: "scoring", Err: fmt.Errorf("%q, want fraction, all, first_n, weighted_sum or ioi", p.Scoring)}
 	}
-	d := sandbox.DefaultLimits()
-	l := &p.Limits
-	if l.CPUSeconds == 0 {
-		l.CPUSeconds = d.CPUSeconds
+	switch {
+	case p.Scoring == "first_n" && p.FirstN == 0:
+		p.FirstN = 15
+	case p.Scoring != "first_n" && p.FirstN != 0:
+		return nil, &scorers.ParamError{Key: "first_n", Err: errors.New("is for scoring: first_n")}
+	case p.FirstN < 0 || p.FirstN > 256:
+		return nil, &scorers.ParamError{Key: "first_n", Err: fmt.Errorf("must be in [1, 256], got %d", p.FirstN)}
 	}
-	if l.WallSeconds == 0 {
-		l.WallSeconds = d.WallSeconds
+	switch {
+	case p.Scoring == "ioi" && p.SubtasksField == "":
+		p.SubtasksField = "subtasks"
+	case p.Scoring != "ioi" && p.SubtasksField != "":
+		return nil, &scorers.ParamError{Key: "subtasks_field", Err: errors.New("is for scoring: ioi")}
 	}
-	if l.MemoryMB == 0 {
-		l.MemoryMB = d.MemoryMB
+	p.Limits = p.Limits.WithDefaults(lang.RunLimits)
+	if err := p.Limits.Validate(); err != nil {
+		return nil, &scorers.ParamError{Key: "limits", Err: err}
 	}
-	if l.OutputKB == 0 {
-		l.OutputKB = d.OutputKB
+	if lang.Compiled() {
+		p.CompileLimits = p.CompileLimits.WithDefaults(lang.CompileLimits)
+		if err := p.CompileLimits.Validate(); err != nil {
+			return nil, &scorers.ParamError{Key: "compile_limits", Err: err}
+		}
+	} else if p.CompileLimits != (sandbox.Limits{}) {
+		return nil, &scorers.ParamError{Key: "compile_limits", Err: fmt.Errorf("%s is not compiled", lang.Name)}
 	}
-	if l.Processes == 0 {
-		l.Processes = d.Processes
+	return lang, nil
+}
+
+// fillIO checks and fills the parameters of io tests: the checker and the
+// time limits.
+func (p *Params) fillIO() error {
+	if p.Checker == "" {
+		p.Checker = "exact"
 	}
-	if err := l.Validate(); err != nil {
-		return &scorers.ParamError{Key: "limits", Err: err}
+	if _, err := parseChecker(p.Checker); err != nil {
+		return &scorers.ParamError{Key: "checker", Err: err}
+	}
+	if p.Checker == "special" || p.CheckerField != "" {
+		if p.CheckerFilesField == "" {
+			p.CheckerFilesField = "checker_files"
+		}
+		switch p.CheckerProtocol {
+		case "":
+			p.CheckerProtocol = kattis
+		case kattis, testlib:
+		default:
+			return &scorers.ParamError{Key: "checker_protocol", Err: fmt.Errorf("%q, want kattis or testlib", p.CheckerProtocol)}
+		}
+	}
+	if p.MaxTimeLimitSeconds == 0 && p.TimeLimitField != "" {
+		p.MaxTimeLimitSeconds = 10
+	}
+	if p.TimeLimitFactor == 0 {
+		p.TimeLimitFactor = 1
+	}
+	switch {
+	case p.TimeLimitSeconds < 0 || p.TimeLimitSeconds > 60:
+		return &scorers.ParamError{Key: "time_limit_seconds", Err: fmt.Errorf("must be in (0, 60], got %g", p.TimeLimitSeconds)}
+	case p.MaxTimeLimitSeconds < 0 || p.MaxTimeLimitSeconds > 60:
+		return &scorers.ParamError{Key: "max_time_limit_seconds", Err: fmt.Errorf("must be in (0, 60], got %g", p.MaxTimeLimitSeconds)}
+	case !(p.TimeLimitFactor > 0) || p.TimeLimitFactor > 10:
+		return &scorers.ParamError{Key: "time_limit_factor", Err: fmt.Errorf("must be in (0, 10], got %g", p.TimeLimitFactor)}
+	case max(p.TimeLimitSeconds, p.MaxTimeLimitSeconds)*p.TimeLimitFactor > 60:
+		return &scorers.ParamError{Key: "time_limit_factor", Err: fmt.Errorf("times the time limit is over 60 s per test")}
+	case p.MaxTimeLimitSeconds > 0 && p.TimeLimitSeconds > p.MaxTimeLimitSeconds:
+		return &scorers.ParamError{Key: "time_limit_seconds", Err: fmt.Errorf("%g is over max_time_limit_seconds %g", p.TimeLimitSeconds, p.MaxTimeLimitSeconds)}
 	}
 	return nil
 }
 
 // LimitsWithin reports a limit of the function above the same limit in max
-// (a request's inline function may only lower the server's limits).
+// (a request's inline function may only lower the server's limits): its
+// run limits, the time limit per test it may give a test (its own, or the
+// most a row may ask for), and its compile limits, which may not exceed its
+// language's defaults.
 func (s *Scorer) LimitsWithin(max sandbox.Limits) error {
-	l := s.p.Limits
+	if err := within("limits", s.p.Limits, max); err != nil {
+		return err
+	}
+	factor := s.p.TimeLimitFactor
+	if t := s.p.TimeLimitSeconds * factor; t > max.CPUSeconds {
+		return fmt.Errorf("time_limit_seconds × time_limit_factor %g is above this server's cpu_seconds %g", t, max.CPUSeconds)
+	}
+	if t := s.p.MaxTimeLimitSeconds * factor; s.p.TimeLimitField != "" && t > max.CPUSeconds {
+		return fmt.Errorf("max_time_limit_seconds × time_limit_factor %g is above this server's cpu_seconds %g", t, max.CPUSeconds)
+	}
+	if s.p.CompileLimits != (sandbox.Limits{}) {
+		if lang, err := sandbox.LookupLanguage(s.p.Language); err == nil {
+			return within("compile_limits", s.p.CompileLimits, lang.CompileLimits)
+		}
+	}
+	return nil
+}
+
+func within(key string, l, max sandbox.Limits) error {
 	for _, c := range []struct {
 		key      string
 		got, max float64
@@ -183,7 +367,7 @@ func (s *Scorer) LimitsWithin(max sandbox.Limits) error {
 		{"processes", float64(l.Processes), float64(max.Processes)},
 	} {
 		if c.got > c.max {
-			return fmt.Errorf("limits.%s %g is above this server's %g", c.key, c.got, c.max)
+			return fmt.Errorf("%s.%s %g is above this server's %g", key, c.key, c.got, c.max)
 		}
 	}
 	return nil
@@ -195,89 +379,89 @@ func (s *Scorer) CanonicalParams() any { return s.p }
 
 // Score runs the rollout's program against its row's tests.
 func (s *Scorer) Score(ctx context.Context, r *scorers.Rollout) scorers.Result {
-	job := sandbox.Job{Style: sandbox.Style(s.p.TestStyle), Limits: s.p.Limits}
-	var expected []string
-	switch job.Style {
-	case sandbox.IO:
-		cases, found, err := ioCases(r, s.p.TestsField)
-		if err != nil {
-			return scorers.Errorf("%v", err)
-		}
-		if !found {
-			return scorers.Skip(fmt.Sprintf("row has no %q tests", s.p.TestsField))
-		}
-		for _, c := range cases {
-			job.Inputs = append(job.Inputs, c.stdin)
-			expected = append(expected, c.stdout)
-		}
-		job.Check = func(k int, out []byte) bool { return sameOutput(out, expected[k]) }
-	case sandbox.Assert:
-		test, found, err := scorers.String(r, s.p.TestsField)
-		if err != nil {
-			return scorers.Errorf("%v", err)
-		}
-		if !found || strings.TrimSpace(test) == "" {
-			return scorers.Skip(fmt.Sprintf("row has no %q test code", s.p.TestsField))
-		}
-		entry, found, err := scorers.String(r, s.p.EntryPointField)
-		if err != nil {
-			return scorers.Errorf("%v", err)
-		}
-		if !found || entry == "" {
-			return scorers.Errorf("row has tests but no %q", s.p.EntryPointField)
-		}
-		job.Test, job.EntryPoint = test, entry
+	if sandbox.Style(s.p.TestStyle) == sandbox.IO {
+		return s.scoreIO(ctx, r)
+	}
+	return s.scoreAssert(ctx, r)
+}
+
+// scoreAssert runs a HumanEval-style submission.
+func (s *Scorer) scoreAssert(ctx context.Context, r *scorers.Rollout) scorers.Result {
+	test, found, err := scorers.String(r, s.p.TestsField)
+	if err != nil {
+		return scorers.Errorf("%v", err)
+	}
+	if !found || strings.TrimSpace(test) == "" {
+		return scorers.Skip(fmt.Sprintf("row has no %q test code", s.p.TestsField))
+	}
+	entry, found, err := scorers.String(r, s.p.EntryPointField)
+	if err != nil {
+		return scorers.Errorf("%v", err)
+	}
+	if !found || entry == "" {
+		return scorers.Errorf("row has tests but no %q", s.p.EntryPointField)
 	}
 	if s.unavailable != nil {
 		return scorers.Errorf("code execution unavailable: %v", s.unavailable)
 	}
-	job.Code = Program(r.Completion)
+	code, err := s.program(r)
+	if err != nil {
+		return scorers.Errorf("%v", err)
+	}
+	job := sandbox.Job{Style: sandbox.Assert, Code: code, Test: test, EntryPoint: entry, Limits: s.p.Limits}
+	res, err := s.runner.Run(ctx, job)
+	if err != nil {
+		return runError(ctx, err)
+	}
+	return s.summarize(outcome{tests: []testOutcome{fromSandbox(0, res.Tests[0])}, total: 1})
+}
+
+// program is the rollout's program, its row's prefix before it.
+func (s *Scorer) program(r *scorers.Rollout) (string, error) {
+	code := ProgramIn(r.Completion, s.lang.Names())
 	if s.p.PrefixField != "" {
 		prefix, _, err := scorers.String(r, s.p.PrefixField)
 		if err != nil {
-			return scorers.Errorf("%v", err)
+			return "", err
 		}
-		job.Code = prefix + job.Code
+		code = prefix + code
 	}
-	res, err := s.runner.Run(ctx, job)
-	if err != nil {
-		if ctx.Err() != nil {
-			return scorers.Errorf("cancelled: %v", ctx.Err())
-		}
-		return scorers.Errorf("%v", err)
-	}
-	return s.verdict(res)
+	return code, nil
 }
 
-func (s *Scorer) verdict(res sandbox.Result) scorers.Result {
-	n, passed := len(res.Tests), res.Passed()
-	why := ""
-	for k, t := range res.Tests {
-		if t.Status != sandbox.Passed {
-			why = fmt.Sprintf("test %d: %s", k+1, t.Status)
-			if t.Detail != "" {
-				why += ": " + t.Detail
-			}
-			break
-		}
+// runError is the Result of a run the sandbox could not do.
+func runError(ctx context.Context, err error) scorers.Result {
+	if ctx.Err() != nil {
+		return scorers.Errorf("cancelled: %v", ctx.Err())
 	}
-	if passed == n {
-		return scorers.ScoreWhy(1, fmt.Sprintf("%d/%d tests passed", passed, n))
-	}
-	reason := fmt.Sprintf("%d/%d tests passed; %s", passed, n, why)
-	if s.p.Scoring == "all" {
-		return scorers.ScoreWhy(0, reason)
-	}
-	return scorers.ScoreWhy(float64(passed)/float64(n), reason)
+	return scorers.Errorf("%v", err)
 }
 
-// Program returns the code in a completion: its last fenced block, or the
-// whole completion when it has none.
+// Program returns the python code in a completion: its last fenced block
+// tagged python (or untagged), or the whole completion when it has none.
 func Program(completion string) string {
+	return ProgramIn(completion, []string{"python", "py", "python3"})
+}
+
+// ProgramIn returns the code in a completion: its last fenced block tagged
+// with one of tags (any case) or with no tag, or the whole completion when
+// it has none.
+func ProgramIn(completion string, tags []string) string {
 	var last string
 	found := false
-	inPython, inOther := false, false
+	inCode, inOther := false, false
 	start := 0
+	ours := func(lang string) bool {
+		if lang == "" {
+			return true
+		}
+		for _, t := range tags {
+			if strings.EqualFold(lang, t) {
+				return true
+			}
+		}
+		return false
+	}
 	for pos := 0; pos < len(completion); {
 		line, next := completion[pos:], len(completion)
 		if end := strings.IndexByte(line, '\n'); end >= 0 {
@@ -286,13 +470,13 @@ func Program(completion string) string {
 		if fence, ok := strings.CutPrefix(strings.TrimSpace(line), "```"); ok {
 			lang := strings.TrimSpace(fence)
 			switch {
-			case inPython && lang == "":
-				last, found, inPython = completion[start:pos], true, false
+			case inCode && lang == "":
+				last, found, inCode = completion[start:pos], true, false
 			case inOther && lang == "":
 				inOther = false
-			case !inPython && !inOther:
-				if lang == "" || lang == "python" || lang == "py" || lang == "python3" {
-					inPython, start = true, next
+			case !inCode && !inOther:
+				if ours(lang) {
+					inCode, start = true, next
 				} else {
 					inOther = true
 				}
@@ -301,110 +485,10 @@ func Program(completion string) string {
 		pos = next
 	}
 	switch {
-	case inPython: // cut off before its closing fence
+	case inCode: // cut off before its closing fence
 		return completion[start:]
 	case found:
 		return last
 	}
 	return completion
-}
-
-type ioCase struct{ stdin, stdout string }
-
-// ioCases reads the io tests of a row (see the package documentation).
-func ioCases(r *scorers.Rollout, field string) ([]ioCase, bool, error) {
-	v, ok := r.Field(field)
-	if !ok {
-		return nil, false, nil
-	}
-	if s, isString := v.Kind.(*structpb.Value_StringValue); isString {
-		var decoded any
-		if err := json.Unmarshal([]byte(s.StringValue), &decoded); err != nil {
-			return nil, true, fmt.Errorf("field %q: not JSON tests: %v", field, err)
-		}
-		nv, err := structpb.NewValue(decoded)
-		if err != nil {
-			return nil, true, fmt.Errorf("field %q: %v", field, err)
-		}
-		v = nv
-	}
-	var cases []ioCase
-	switch k := v.Kind.(type) {
-	case *structpb.Value_ListValue:
-		for i, item := range k.ListValue.GetValues() {
-			obj := item.GetStructValue()
-			if obj == nil {
-				return nil, true, fmt.Errorf("field %q item %d: want an object with stdin and stdout", field, i)
-			}
-			in, errIn := text(obj, "stdin", "input")
-			out, errOut := text(obj, "stdout", "output")
-			if err := errors.Join(errIn, errOut); err != nil {
-				return nil, true, fmt.Errorf("field %q item %d: %w", field, i, err)
-			}
-			cases = append(cases, ioCase{in, out})
-		}
-	case *structpb.Value_StructValue:
-		ins := k.StructValue.GetFields()["inputs"].GetListValue().GetValues()
-		outs := k.StructValue.GetFields()["outputs"].GetListValue().GetValues()
-		if len(ins) != len(outs) {
-			return nil, true, fmt.Errorf("field %q: %d inputs but %d outputs", field, len(ins), len(outs))
-		}
-		for i := range ins {
-			in, okIn := ins[i].Kind.(*structpb.Value_StringValue)
-			out, okOut := outs[i].Kind.(*structpb.Value_StringValue)
-			if !okIn || !okOut {
-				return nil, true, fmt.Errorf("field %q case %d: inputs and outputs must be strings", field, i)
-			}
-			cases = append(cases, ioCase{in.StringValue, out.StringValue})
-		}
-	default:
-		return nil, true, fmt.Errorf("field %q: want a list of {stdin, stdout}", field)
-	}
-	if len(cases) == 0 {
-		return nil, false, nil
-	}
-	if len(cases) > 256 {
-		return nil, true, fmt.Errorf("field %q: %d tests, at most 256", field, len(cases))
-	}
-	return cases, true, nil
-}
-
-func text(obj *structpb.Struct, names ...string) (string, error) {
-	for _, name := range names {
-		if v, ok := obj.GetFields()[name]; ok {
-			s, isString := v.Kind.(*structpb.Value_StringValue)
-			if !isString {
-				return "", fmt.Errorf("%s is not a string", name)
-			}
-			return s.StringValue, nil
-		}
-	}
-	return "", fmt.Errorf("no %s", names[0])
-}
-
-// sameOutput compares a program's output with the expected one line by line,
-// ignoring trailing whitespace on each line and trailing empty lines; the
-// number of lines must match.
-func sameOutput(got []byte, want string) bool {
-	g, w := lines(got), lines([]byte(want))
-	if len(g) != len(w) {
-		return false
-	}
-	for i := range g {
-		if !bytes.Equal(g[i], w[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func lines(b []byte) [][]byte {
-	ls := bytes.Split(b, []byte("\n"))
-	for i, l := range ls {
-		ls[i] = bytes.TrimRight(l, " \t\r\f\v")
-	}
-	for len(ls) > 0 && len(ls[len(ls)-1]) == 0 {
-		ls = ls[:len(ls)-1]
-	}
-	return ls
 }

@@ -32,13 +32,23 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// pool starts one sandbox pool for the test and closes it at the end.
-func pool(t testing.TB) *sandbox.Pool {
+// pool starts one sandbox pool for the test, running python and
+// languages, and closes it at the end.
+func pool(t testing.TB, languages ...string) *sandbox.Pool {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the sandbox needs root (namespaces, mounts, setuid); not root")
 	}
-	p, err := sandbox.Start(context.Background(), sandbox.Config{Slots: 2})
+	for _, name := range languages {
+		l, err := sandbox.LookupLanguage(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Available(); err != nil {
+			t.Skipf("%v", err)
+		}
+	}
+	p, err := sandbox.Start(context.Background(), sandbox.Config{Slots: 2, Languages: append([]string{"python"}, languages...)})
 	if err != nil {
 		t.Fatalf("start sandbox: %v", err)
 	}
@@ -192,7 +202,7 @@ func TestIOPartialCredit(t *testing.T) {
 	if frac.Outcome != scorers.OK || frac.Value != 2.0/5 {
 		t.Errorf("fraction: %+v, want OK 2/5 = 0.4", frac)
 	}
-	if !strings.HasPrefix(frac.Reason, "2/5 tests passed; test 3: failed: wrong output") {
+	if !strings.HasPrefix(frac.Reason, "2/5 tests passed; test 3: WA: wrong output") {
 		t.Errorf("fraction reason %q does not name the first failing test", frac.Reason)
 	}
 	all := newScorer(t, codeexec.Params{TestStyle: "io", Scoring: "all"}, p).Score(context.Background(), r)
@@ -253,10 +263,10 @@ func TestOutcomes(t *testing.T) {
 			scorers.Error, math.NaN(), "tests: test code does not compile"},
 		{"wrong function name", assert, &scorers.Rollout{Completion: "def g(): return 1", Fields: map[string]*structpb.Value{
 			"test": str("def check(c):\n  assert c() == 1\n"), "entry_point": str("f")}},
-			scorers.OK, 0, "0/1 tests passed; test 1: failed: program defines no function 'f'"},
+			scorers.OK, 0, "0/1 tests passed; test 1: WA: program defines no function 'f'"},
 		{"exit before asserts", assert, &scorers.Rollout{Completion: "import sys\ndef f(): return 2\nsys.exit(0)", Fields: map[string]*structpb.Value{
 			"test": str("def check(c):\n  assert c() == 1\n"), "entry_point": str("f")}},
-			scorers.OK, 0, "0/1 tests passed; test 1: failed: program raised SystemExit"},
+			scorers.OK, 0, "0/1 tests passed; test 1: WA: program raised SystemExit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers"
 )
 
 // Row is one parsed input line.
@@ -231,6 +232,9 @@ type Output struct {
 	Line   int                 `json:"line,omitempty"`
 	Scores map[string]*float64 `json:"scores,omitempty"`
 	Errors map[string]string   `json:"errors,omitempty"`
+	// Executions says, per function that ran the row's program, what it
+	// found.
+	Executions map[string]*Execution `json:"executions,omitempty"`
 	// Reward and Advantage are set when aggregation was asked for.
 	Reward    *float64 `json:"reward,omitempty"`
 	Advantage *float64 `json:"advantage,omitempty"`
@@ -255,6 +259,12 @@ func Outputs(rows []*Row, resp *rewardv1.ScoreResponse) []Output {
 				}
 				o.Errors[fs.GetName()] = fs.GetErrors()[int32(i)]
 			}
+			if e := fs.GetExecutions()[int32(i)]; e != nil {
+				if o.Executions == nil {
+					o.Executions = make(map[string]*Execution)
+				}
+				o.Executions[fs.GetName()] = execution(e)
+			}
 		}
 		if len(resp.GetRewards()) == len(rows) {
 			o.Reward = finite(resp.GetRewards()[i])
@@ -275,3 +285,42 @@ func finite(v float64) *float64 {
 	}
 	return &v
 }
+
+// Execution is what running a row's program found (reward.v1.Execution),
+// with verdicts by their short names (AC, WA, TLE, MLE, RE, OLE, CE).
+type Execution struct {
+	Language       string          `json:"language"`
+	Verdict        string          `json:"verdict"`
+	Passed         int32           `json:"passed"`
+	Total          int32           `json:"total"`
+	Tests          []TestExecution `json:"tests,omitempty"`
+	CompilerOutput string          `json:"compiler_output,omitempty"`
+}
+
+// TestExecution is one test of an Execution.
+type TestExecution struct {
+	Index       int32   `json:"index"`
+	Verdict     string  `json:"verdict"`
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	WallSeconds float64 `json:"wall_seconds"`
+	MemoryBytes int64   `json:"memory_bytes"`
+	ExitCode    int32   `json:"exit_code"`
+	Detail      string  `json:"detail,omitempty"`
+}
+
+func execution(e *rewardv1.Execution) *Execution {
+	out := &Execution{
+		Language: e.GetLanguage(), Verdict: verdict(e.GetVerdict()), Passed: e.GetPassed(), Total: e.GetTotal(),
+		CompilerOutput: e.GetCompilerOutput(),
+	}
+	for _, t := range e.GetTests() {
+		out.Tests = append(out.Tests, TestExecution{
+			Index: t.GetIndex(), Verdict: verdict(t.GetVerdict()), CPUSeconds: t.GetCpuSeconds(), WallSeconds: t.GetWallSeconds(),
+			MemoryBytes: t.GetMemoryBytes(), ExitCode: t.GetExitCode(), Detail: t.GetDetail(),
+		})
+	}
+	return out
+}
+
+// verdict is v's short name.
+func verdict(v rewardv1.Verdict) string { return scorers.Verdict(v).String() }

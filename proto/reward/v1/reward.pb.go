@@ -205,6 +205,80 @@ func (ScoreStatus) EnumDescriptor() ([]byte, []int) {
 	return file_reward_v1_reward_proto_rawDescGZIP(), []int{2}
 }
 
+// Verdict is what a judge says of a program, or of one test of it.
+type Verdict int32
+
+const (
+	// Not judged.
+	Verdict_VERDICT_UNSPECIFIED Verdict = 0
+	// AC: the output is right.
+	Verdict_VERDICT_ACCEPTED Verdict = 1
+	// WA: the program ran to its end and its output is wrong.
+	Verdict_VERDICT_WRONG_ANSWER Verdict = 2
+	// TLE: the CPU or wall time limit ran out.
+	Verdict_VERDICT_TIME_LIMIT_EXCEEDED Verdict = 3
+	// MLE: the memory limit was reached.
+	Verdict_VERDICT_MEMORY_LIMIT_EXCEEDED Verdict = 4
+	// RE: the program raised, exited with a status other than 0, or was
+	// killed by a signal.
+	Verdict_VERDICT_RUNTIME_ERROR Verdict = 5
+	// OLE: the program printed more than the output limit.
+	Verdict_VERDICT_OUTPUT_LIMIT_EXCEEDED Verdict = 6
+	// CE: the program did not compile, or its compile ran out of its limits.
+	Verdict_VERDICT_COMPILATION_ERROR Verdict = 7
+)
+
+// Enum value maps for Verdict.
+var (
+	Verdict_name = map[int32]string{
+		0: "VERDICT_UNSPECIFIED",
+		1: "VERDICT_ACCEPTED",
+		2: "VERDICT_WRONG_ANSWER",
+		3: "VERDICT_TIME_LIMIT_EXCEEDED",
+		4: "VERDICT_MEMORY_LIMIT_EXCEEDED",
+		5: "VERDICT_RUNTIME_ERROR",
+		6: "VERDICT_OUTPUT_LIMIT_EXCEEDED",
+		7: "VERDICT_COMPILATION_ERROR",
+	}
+	Verdict_value = map[string]int32{
+		"VERDICT_UNSPECIFIED":           0,
+		"VERDICT_ACCEPTED":              1,
+		"VERDICT_WRONG_ANSWER":          2,
+		"VERDICT_TIME_LIMIT_EXCEEDED":   3,
+		"VERDICT_MEMORY_LIMIT_EXCEEDED": 4,
+		"VERDICT_RUNTIME_ERROR":         5,
+		"VERDICT_OUTPUT_LIMIT_EXCEEDED": 6,
+		"VERDICT_COMPILATION_ERROR":     7,
+	}
+)
+
+func (x Verdict) Enum() *Verdict {
+	p := new(Verdict)
+	*p = x
+	return p
+}
+
+func (x Verdict) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Verdict) Descriptor() protoreflect.EnumDescriptor {
+	return file_reward_v1_reward_proto_enumTypes[3].Descriptor()
+}
+
+func (Verdict) Type() protoreflect.EnumType {
+	return &file_reward_v1_reward_proto_enumTypes[3]
+}
+
+func (x Verdict) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Verdict.Descriptor instead.
+func (Verdict) EnumDescriptor() ([]byte, []int) {
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{3}
+}
+
 // Rollout is one completion of one prompt, with the dataset row it came from.
 type Rollout struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -516,7 +590,12 @@ type FunctionScores struct {
 	Status []ScoreStatus `protobuf:"varint,3,rep,packed,name=status,proto3,enum=reward.v1.ScoreStatus" json:"status,omitempty"`
 	// Reason per rollout index, for ERROR and NOT_APPLICABLE entries (and some
 	// OK ones, e.g. "no answer found").
-	Errors        map[int32]string `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Errors map[int32]string `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// What running the rollout's program found, per rollout index, for
+	// functions that run one (code_exec): the program's verdict and each
+	// test's, with CPU time and peak memory. Absent for rollouts whose
+	// program did not run (ERROR, NOT_APPLICABLE).
+	Executions    map[int32]*Execution `protobuf:"bytes,5,rep,name=executions,proto3" json:"executions,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -579,6 +658,210 @@ func (x *FunctionScores) GetErrors() map[int32]string {
 	return nil
 }
 
+func (x *FunctionScores) GetExecutions() map[int32]*Execution {
+	if x != nil {
+		return x.Executions
+	}
+	return nil
+}
+
+// Execution is what running one rollout's program against its row's tests
+// found.
+type Execution struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The program's language: python, cpp, java, javascript.
+	Language string `protobuf:"bytes,1,opt,name=language,proto3" json:"language,omitempty"`
+	// ACCEPTED when every test that ran passed, else the verdict of the first
+	// test that did not; COMPILATION_ERROR when the program did not compile.
+	Verdict Verdict `protobuf:"varint,2,opt,name=verdict,proto3,enum=reward.v1.Verdict" json:"verdict,omitempty"`
+	// Tests that passed.
+	Passed int32 `protobuf:"varint,3,opt,name=passed,proto3" json:"passed,omitempty"`
+	// Tests the row has (some may not have run: scoring all stops at the
+	// first failure, first_n runs the first n).
+	Total int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
+	// The tests that ran, in the order they ran.
+	Tests []*TestExecution `protobuf:"bytes,5,rep,name=tests,proto3" json:"tests,omitempty"`
+	// The first lines of what the compiler wrote, when the program did not
+	// compile.
+	CompilerOutput string `protobuf:"bytes,6,opt,name=compiler_output,json=compilerOutput,proto3" json:"compiler_output,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Execution) Reset() {
+	*x = Execution{}
+	mi := &file_reward_v1_reward_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Execution) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Execution) ProtoMessage() {}
+
+func (x *Execution) ProtoReflect() protoreflect.Message {
+	mi := &file_reward_v1_reward_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Execution.ProtoReflect.Descriptor instead.
+func (*Execution) Descriptor() ([]byte, []int) {
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Execution) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *Execution) GetVerdict() Verdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return Verdict_VERDICT_UNSPECIFIED
+}
+
+func (x *Execution) GetPassed() int32 {
+	if x != nil {
+		return x.Passed
+	}
+	return 0
+}
+
+func (x *Execution) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *Execution) GetTests() []*TestExecution {
+	if x != nil {
+		return x.Tests
+	}
+	return nil
+}
+
+func (x *Execution) GetCompilerOutput() string {
+	if x != nil {
+		return x.CompilerOutput
+	}
+	return ""
+}
+
+// TestExecution is one test of an Execution.
+type TestExecution struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The test's index in the row's tests, from 0.
+	Index int32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// The test's verdict.
+	Verdict Verdict `protobuf:"varint,2,opt,name=verdict,proto3,enum=reward.v1.Verdict" json:"verdict,omitempty"`
+	// CPU time of the test's processes, in seconds.
+	CpuSeconds float64 `protobuf:"fixed64,3,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	// Wall time of the test, in seconds.
+	WallSeconds float64 `protobuf:"fixed64,4,opt,name=wall_seconds,json=wallSeconds,proto3" json:"wall_seconds,omitempty"`
+	// Peak resident memory of the test's process, in bytes (python, whose
+	// tests share one process: that process's peak up to the test's end, the
+	// interpreter included); 0 when unknown.
+	MemoryBytes int64 `protobuf:"varint,5,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	// The program's exit status; -1 when it did not exit (a signal, a limit).
+	ExitCode int32 `protobuf:"varint,6,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	// Why the test did not pass, for humans.
+	Detail        string `protobuf:"bytes,7,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestExecution) Reset() {
+	*x = TestExecution{}
+	mi := &file_reward_v1_reward_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestExecution) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestExecution) ProtoMessage() {}
+
+func (x *TestExecution) ProtoReflect() protoreflect.Message {
+	mi := &file_reward_v1_reward_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestExecution.ProtoReflect.Descriptor instead.
+func (*TestExecution) Descriptor() ([]byte, []int) {
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *TestExecution) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TestExecution) GetVerdict() Verdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return Verdict_VERDICT_UNSPECIFIED
+}
+
+func (x *TestExecution) GetCpuSeconds() float64 {
+	if x != nil {
+		return x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *TestExecution) GetWallSeconds() float64 {
+	if x != nil {
+		return x.WallSeconds
+	}
+	return 0
+}
+
+func (x *TestExecution) GetMemoryBytes() int64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *TestExecution) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *TestExecution) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 // ScoreResponse answers one ScoreRequest.
 type ScoreResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -613,7 +896,7 @@ type ScoreResponse struct {
 
 func (x *ScoreResponse) Reset() {
 	*x = ScoreResponse{}
-	mi := &file_reward_v1_reward_proto_msgTypes[5]
+	mi := &file_reward_v1_reward_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +908,7 @@ func (x *ScoreResponse) String() string {
 func (*ScoreResponse) ProtoMessage() {}
 
 func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[5]
+	mi := &file_reward_v1_reward_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -638,7 +921,7 @@ func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreResponse.ProtoReflect.Descriptor instead.
 func (*ScoreResponse) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{5}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ScoreResponse) GetBatchId() string {
@@ -713,7 +996,7 @@ type ListFunctionsRequest struct {
 
 func (x *ListFunctionsRequest) Reset() {
 	*x = ListFunctionsRequest{}
-	mi := &file_reward_v1_reward_proto_msgTypes[6]
+	mi := &file_reward_v1_reward_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -725,7 +1008,7 @@ func (x *ListFunctionsRequest) String() string {
 func (*ListFunctionsRequest) ProtoMessage() {}
 
 func (x *ListFunctionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[6]
+	mi := &file_reward_v1_reward_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -738,7 +1021,7 @@ func (x *ListFunctionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListFunctionsRequest.ProtoReflect.Descriptor instead.
 func (*ListFunctionsRequest) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{6}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{8}
 }
 
 // FunctionInfo describes one served function.
@@ -758,7 +1041,7 @@ type FunctionInfo struct {
 
 func (x *FunctionInfo) Reset() {
 	*x = FunctionInfo{}
-	mi := &file_reward_v1_reward_proto_msgTypes[7]
+	mi := &file_reward_v1_reward_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +1053,7 @@ func (x *FunctionInfo) String() string {
 func (*FunctionInfo) ProtoMessage() {}
 
 func (x *FunctionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[7]
+	mi := &file_reward_v1_reward_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +1066,7 @@ func (x *FunctionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionInfo.ProtoReflect.Descriptor instead.
 func (*FunctionInfo) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{7}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FunctionInfo) GetName() string {
@@ -832,7 +1115,7 @@ type ListFunctionsResponse struct {
 
 func (x *ListFunctionsResponse) Reset() {
 	*x = ListFunctionsResponse{}
-	mi := &file_reward_v1_reward_proto_msgTypes[8]
+	mi := &file_reward_v1_reward_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -844,7 +1127,7 @@ func (x *ListFunctionsResponse) String() string {
 func (*ListFunctionsResponse) ProtoMessage() {}
 
 func (x *ListFunctionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[8]
+	mi := &file_reward_v1_reward_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -857,7 +1140,7 @@ func (x *ListFunctionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListFunctionsResponse.ProtoReflect.Descriptor instead.
 func (*ListFunctionsResponse) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{8}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListFunctionsResponse) GetFunctions() []*FunctionInfo {
@@ -910,15 +1193,37 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\brollouts\x18\x02 \x03(\v2\x12.reward.v1.RolloutR\brollouts\x12\x1c\n" +
 	"\tfunctions\x18\x03 \x03(\tR\tfunctions\x12/\n" +
 	"\x06inline\x18\x04 \x03(\v2\x17.reward.v1.FunctionSpecR\x06inline\x128\n" +
-	"\vaggregation\x18\x05 \x01(\v2\x16.reward.v1.AggregationR\vaggregation\"\xe6\x01\n" +
+	"\vaggregation\x18\x05 \x01(\v2\x16.reward.v1.AggregationR\vaggregation\"\x86\x03\n" +
 	"\x0eFunctionScores\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\x01R\x06values\x12.\n" +
 	"\x06status\x18\x03 \x03(\x0e2\x16.reward.v1.ScoreStatusR\x06status\x12=\n" +
-	"\x06errors\x18\x04 \x03(\v2%.reward.v1.FunctionScores.ErrorsEntryR\x06errors\x1a9\n" +
+	"\x06errors\x18\x04 \x03(\v2%.reward.v1.FunctionScores.ErrorsEntryR\x06errors\x12I\n" +
+	"\n" +
+	"executions\x18\x05 \x03(\v2).reward.v1.FunctionScores.ExecutionsEntryR\n" +
+	"executions\x1a9\n" +
 	"\vErrorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcc\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aS\n" +
+	"\x0fExecutionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12*\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.reward.v1.ExecutionR\x05value:\x028\x01\"\xdc\x01\n" +
+	"\tExecution\x12\x1a\n" +
+	"\blanguage\x18\x01 \x01(\tR\blanguage\x12,\n" +
+	"\averdict\x18\x02 \x01(\x0e2\x12.reward.v1.VerdictR\averdict\x12\x16\n" +
+	"\x06passed\x18\x03 \x01(\x05R\x06passed\x12\x14\n" +
+	"\x05total\x18\x04 \x01(\x05R\x05total\x12.\n" +
+	"\x05tests\x18\x05 \x03(\v2\x18.reward.v1.TestExecutionR\x05tests\x12'\n" +
+	"\x0fcompiler_output\x18\x06 \x01(\tR\x0ecompilerOutput\"\xef\x01\n" +
+	"\rTestExecution\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12,\n" +
+	"\averdict\x18\x02 \x01(\x0e2\x12.reward.v1.VerdictR\averdict\x12\x1f\n" +
+	"\vcpu_seconds\x18\x03 \x01(\x01R\n" +
+	"cpuSeconds\x12!\n" +
+	"\fwall_seconds\x18\x04 \x01(\x01R\vwallSeconds\x12!\n" +
+	"\fmemory_bytes\x18\x05 \x01(\x03R\vmemoryBytes\x12\x1b\n" +
+	"\texit_code\x18\x06 \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06detail\x18\a \x01(\tR\x06detail\"\xcc\x02\n" +
 	"\rScoreResponse\x12\x19\n" +
 	"\bbatch_id\x18\x01 \x01(\tR\abatchId\x127\n" +
 	"\tfunctions\x18\x02 \x03(\v2\x19.reward.v1.FunctionScoresR\tfunctions\x12\x18\n" +
@@ -959,7 +1264,16 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\x18SCORE_STATUS_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSCORE_STATUS_OK\x10\x01\x12\x1f\n" +
 	"\x1bSCORE_STATUS_NOT_APPLICABLE\x10\x02\x12\x16\n" +
-	"\x12SCORE_STATUS_ERROR\x10\x032\xe5\x01\n" +
+	"\x12SCORE_STATUS_ERROR\x10\x03*\xf3\x01\n" +
+	"\aVerdict\x12\x17\n" +
+	"\x13VERDICT_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10VERDICT_ACCEPTED\x10\x01\x12\x18\n" +
+	"\x14VERDICT_WRONG_ANSWER\x10\x02\x12\x1f\n" +
+	"\x1bVERDICT_TIME_LIMIT_EXCEEDED\x10\x03\x12!\n" +
+	"\x1dVERDICT_MEMORY_LIMIT_EXCEEDED\x10\x04\x12\x19\n" +
+	"\x15VERDICT_RUNTIME_ERROR\x10\x05\x12!\n" +
+	"\x1dVERDICT_OUTPUT_LIMIT_EXCEEDED\x10\x06\x12\x1d\n" +
+	"\x19VERDICT_COMPILATION_ERROR\x10\a2\xe5\x01\n" +
 	"\rRewardService\x12:\n" +
 	"\x05Score\x12\x17.reward.v1.ScoreRequest\x1a\x18.reward.v1.ScoreResponse\x12D\n" +
 	"\vScoreStream\x12\x17.reward.v1.ScoreRequest\x1a\x18.reward.v1.ScoreResponse(\x010\x01\x12R\n" +
@@ -977,50 +1291,59 @@ func file_reward_v1_reward_proto_rawDescGZIP() []byte {
 	return file_reward_v1_reward_proto_rawDescData
 }
 
-var file_reward_v1_reward_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_reward_v1_reward_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_reward_v1_reward_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_reward_v1_reward_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_reward_v1_reward_proto_goTypes = []any{
 	(AggregationMode)(0),          // 0: reward.v1.AggregationMode
 	(AggregationScale)(0),         // 1: reward.v1.AggregationScale
 	(ScoreStatus)(0),              // 2: reward.v1.ScoreStatus
-	(*Rollout)(nil),               // 3: reward.v1.Rollout
-	(*FunctionSpec)(nil),          // 4: reward.v1.FunctionSpec
-	(*Aggregation)(nil),           // 5: reward.v1.Aggregation
-	(*ScoreRequest)(nil),          // 6: reward.v1.ScoreRequest
-	(*FunctionScores)(nil),        // 7: reward.v1.FunctionScores
-	(*ScoreResponse)(nil),         // 8: reward.v1.ScoreResponse
-	(*ListFunctionsRequest)(nil),  // 9: reward.v1.ListFunctionsRequest
-	(*FunctionInfo)(nil),          // 10: reward.v1.FunctionInfo
-	(*ListFunctionsResponse)(nil), // 11: reward.v1.ListFunctionsResponse
-	nil,                           // 12: reward.v1.Aggregation.WeightsEntry
-	nil,                           // 13: reward.v1.FunctionScores.ErrorsEntry
-	(*structpb.Struct)(nil),       // 14: google.protobuf.Struct
+	(Verdict)(0),                  // 3: reward.v1.Verdict
+	(*Rollout)(nil),               // 4: reward.v1.Rollout
+	(*FunctionSpec)(nil),          // 5: reward.v1.FunctionSpec
+	(*Aggregation)(nil),           // 6: reward.v1.Aggregation
+	(*ScoreRequest)(nil),          // 7: reward.v1.ScoreRequest
+	(*FunctionScores)(nil),        // 8: reward.v1.FunctionScores
+	(*Execution)(nil),             // 9: reward.v1.Execution
+	(*TestExecution)(nil),         // 10: reward.v1.TestExecution
+	(*ScoreResponse)(nil),         // 11: reward.v1.ScoreResponse
+	(*ListFunctionsRequest)(nil),  // 12: reward.v1.ListFunctionsRequest
+	(*FunctionInfo)(nil),          // 13: reward.v1.FunctionInfo
+	(*ListFunctionsResponse)(nil), // 14: reward.v1.ListFunctionsResponse
+	nil,                           // 15: reward.v1.Aggregation.WeightsEntry
+	nil,                           // 16: reward.v1.FunctionScores.ErrorsEntry
+	nil,                           // 17: reward.v1.FunctionScores.ExecutionsEntry
+	(*structpb.Struct)(nil),       // 18: google.protobuf.Struct
 }
 var file_reward_v1_reward_proto_depIdxs = []int32{
-	14, // 0: reward.v1.Rollout.fields:type_name -> google.protobuf.Struct
-	14, // 1: reward.v1.FunctionSpec.params:type_name -> google.protobuf.Struct
+	18, // 0: reward.v1.Rollout.fields:type_name -> google.protobuf.Struct
+	18, // 1: reward.v1.FunctionSpec.params:type_name -> google.protobuf.Struct
 	0,  // 2: reward.v1.Aggregation.mode:type_name -> reward.v1.AggregationMode
 	1,  // 3: reward.v1.Aggregation.scale:type_name -> reward.v1.AggregationScale
-	12, // 4: reward.v1.Aggregation.weights:type_name -> reward.v1.Aggregation.WeightsEntry
-	3,  // 5: reward.v1.ScoreRequest.rollouts:type_name -> reward.v1.Rollout
-	4,  // 6: reward.v1.ScoreRequest.inline:type_name -> reward.v1.FunctionSpec
-	5,  // 7: reward.v1.ScoreRequest.aggregation:type_name -> reward.v1.Aggregation
+	15, // 4: reward.v1.Aggregation.weights:type_name -> reward.v1.Aggregation.WeightsEntry
+	4,  // 5: reward.v1.ScoreRequest.rollouts:type_name -> reward.v1.Rollout
+	5,  // 6: reward.v1.ScoreRequest.inline:type_name -> reward.v1.FunctionSpec
+	6,  // 7: reward.v1.ScoreRequest.aggregation:type_name -> reward.v1.Aggregation
 	2,  // 8: reward.v1.FunctionScores.status:type_name -> reward.v1.ScoreStatus
-	13, // 9: reward.v1.FunctionScores.errors:type_name -> reward.v1.FunctionScores.ErrorsEntry
-	7,  // 10: reward.v1.ScoreResponse.functions:type_name -> reward.v1.FunctionScores
-	10, // 11: reward.v1.ListFunctionsResponse.functions:type_name -> reward.v1.FunctionInfo
-	5,  // 12: reward.v1.ListFunctionsResponse.aggregation:type_name -> reward.v1.Aggregation
-	6,  // 13: reward.v1.RewardService.Score:input_type -> reward.v1.ScoreRequest
-	6,  // 14: reward.v1.RewardService.ScoreStream:input_type -> reward.v1.ScoreRequest
-	9,  // 15: reward.v1.RewardService.ListFunctions:input_type -> reward.v1.ListFunctionsRequest
-	8,  // 16: reward.v1.RewardService.Score:output_type -> reward.v1.ScoreResponse
-	8,  // 17: reward.v1.RewardService.ScoreStream:output_type -> reward.v1.ScoreResponse
-	11, // 18: reward.v1.RewardService.ListFunctions:output_type -> reward.v1.ListFunctionsResponse
-	16, // [16:19] is the sub-list for method output_type
-	13, // [13:16] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	16, // 9: reward.v1.FunctionScores.errors:type_name -> reward.v1.FunctionScores.ErrorsEntry
+	17, // 10: reward.v1.FunctionScores.executions:type_name -> reward.v1.FunctionScores.ExecutionsEntry
+	3,  // 11: reward.v1.Execution.verdict:type_name -> reward.v1.Verdict
+	10, // 12: reward.v1.Execution.tests:type_name -> reward.v1.TestExecution
+	3,  // 13: reward.v1.TestExecution.verdict:type_name -> reward.v1.Verdict
+	8,  // 14: reward.v1.ScoreResponse.functions:type_name -> reward.v1.FunctionScores
+	13, // 15: reward.v1.ListFunctionsResponse.functions:type_name -> reward.v1.FunctionInfo
+	6,  // 16: reward.v1.ListFunctionsResponse.aggregation:type_name -> reward.v1.Aggregation
+	9,  // 17: reward.v1.FunctionScores.ExecutionsEntry.value:type_name -> reward.v1.Execution
+	7,  // 18: reward.v1.RewardService.Score:input_type -> reward.v1.ScoreRequest
+	7,  // 19: reward.v1.RewardService.ScoreStream:input_type -> reward.v1.ScoreRequest
+	12, // 20: reward.v1.RewardService.ListFunctions:input_type -> reward.v1.ListFunctionsRequest
+	11, // 21: reward.v1.RewardService.Score:output_type -> reward.v1.ScoreResponse
+	11, // 22: reward.v1.RewardService.ScoreStream:output_type -> reward.v1.ScoreResponse
+	14, // 23: reward.v1.RewardService.ListFunctions:output_type -> reward.v1.ListFunctionsResponse
+	21, // [21:24] is the sub-list for method output_type
+	18, // [18:21] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_reward_v1_reward_proto_init() }
@@ -1033,8 +1356,8 @@ func file_reward_v1_reward_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_reward_v1_reward_proto_rawDesc), len(file_reward_v1_reward_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   11,
+			NumEnums:      4,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

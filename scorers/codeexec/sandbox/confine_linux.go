@@ -26,17 +26,23 @@ func IsHelper(args []string) bool { return len(args) >= 2 && args[1] == HelperAr
 // /proc and a private tmpfs on /tmp, confines itself with Landlock and
 // seccomp (both inherited across exec by everything the sandbox ever runs),
 // and execs the Python fork server in the role its arguments name (runner
-// or zygote, each slot has one of each). It returns only on failure, with
-// the reason on stderr, which the pool reports.
+// or zygote, each slot has one of each). Arguments after the role are more
+// paths to let the sandbox read (and execute) besides the system's own:
+// the pool's cache directory, a toolchain's configuration. It returns only
+// on failure, with the reason on stderr, which the pool reports.
 func HelperMain(args []string) int {
 	if len(args) < 3 {
-		fmt.Fprintln(os.Stderr, "sandbox helper: usage: rewardd", HelperArg, "PYTHON [SLOT [runner|zygote]]")
+		fmt.Fprintln(os.Stderr, "sandbox helper: usage: rewardd", HelperArg, "PYTHON [SLOT [runner|zygote [READ_PATH...]]]")
 		return 2
+	}
+	var readPaths []string
+	if len(args) > 5 {
+		readPaths = args[5:]
 	}
 	// Landlock and seccomp apply to the calling thread; exec from the same
 	// thread so the Python process inherits both.
 	runtime.LockOSThread()
-	if err := confine(); err != nil {
+	if err := confine(readPaths); err != nil {
 		fmt.Fprintf(os.Stderr, "sandbox helper: %v\n", err)
 		return 1
 	}
@@ -64,7 +70,7 @@ const workDir = "/tmp/work"
 // tmpfsMB is the size of each slot's private /tmp, which holds the work dir.
 const tmpfsMB = 64
 
-func confine() error {
+func confine(readPaths []string) error {
 	if os.Getpid() != 1 {
 		return errors.New("not PID 1 of a new pid namespace")
 	}
@@ -86,7 +92,7 @@ func confine() error {
 	if err := unix.Sethostname([]byte("sandbox")); err != nil {
 		return fmt.Errorf("set hostname: %w", err)
 	}
-	if err := landlock(); err != nil {
+	if err := landlock(readPaths); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	if err := filterSyscalls(); err != nil {
@@ -95,11 +101,12 @@ func confine() error {
 	return nil
 }
 
-// landlock allows reading and executing the Python runtime, reading and
-// writing a few devices, everything under the private /tmp, and nothing else
-// of the file system; with ABI 4 no TCP, with ABI 6 no abstract unix sockets
-// or signals outside the sandbox.
-func landlock() error {
+// landlock allows reading and executing the system's programs and
+// libraries (/usr: the Python runtime, the compilers) and readPaths,
+// reading and writing a few devices, everything under the private /tmp,
+// and nothing else of the file system; with ABI 4 no TCP, with ABI 6 no
+// abstract unix sockets or signals outside the sandbox.
+func landlock(readPaths []string) error {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil {
 		return fmt.Errorf("not available: %w", err)
@@ -140,6 +147,12 @@ func landlock() error {
 		{"/etc/ld.so.cache", ll.AccessFSReadFile},
 		{"/dev/null", file}, {"/dev/zero", file}, {"/dev/urandom", devRead}, {"/dev/random", devRead},
 		{"/tmp", fs},
+	}
+	for _, p := range readPaths {
+		rules = append(rules, struct {
+			path   string
+			access uint64
+		}{p, read})
 	}
 	for _, r := range rules {
 		pfd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0)

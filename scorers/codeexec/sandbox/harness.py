@@ -26,6 +26,14 @@
 # After each request every process of the program is killed and the work
 # dir emptied, so the next submission starts clean.
 #
+# An exec request (every language but python, and compilers) also goes to
+# the zygote: it writes the request's files into the work dir, then per
+# test forks a child that confines itself as for python and execs the
+# launcher (launcher/launcher.c) with the test's argv; the launcher runs it
+# and reports its exit status, CPU time and peak memory on descriptor 3.
+# Every process of a test is killed before the next test starts. After the
+# last test of a compile, the files the request names are sent back.
+#
 # This file is the trusted side: it never runs the submission's code in the
 # runner or the zygote, only in children that dropped to an unprivileged uid.
 
@@ -230,68 +238,99 @@ def memfd(name, data=b""):
 
 
 def handle(req):
-    if req["style"] == "assert":
-        return handle_assert(req)
+    if req["style"] == "exec":
+        return handle_exec(req)
+    return handle_io(req)
+
+
+def handle_io(req):
+    """An io submission in python: one child runs every test, each with its
+    own stdin, stdout and stderr (memfds). A test that ends the child (a
+    crash, a limit) is recorded, and the tests after it run in a new
+    child, within the submission's wall time."""
     n = len(req["inputs"])
     lim = req["limits"]
     uid = req["uid"]
     clean_work(uid)
-    inputs = [memfd("stdin", s.encode("utf-8", "surrogateescape")) for s in req.get("inputs", [])] or [memfd("stdin")]
+    put_files(req.get("files"), uid)
+    inputs = [memfd("stdin", s.encode("utf-8", "surrogateescape")) for s in req["inputs"]]
     outs = [memfd("stdout") for _ in range(n)]
-    err = memfd("stderr")
+    errs = [memfd("stderr") for _ in range(n)]
     results = [None] * n
     start = time.monotonic()
     deadline = start + lim["wall"]
     first = 0
+    stopped = False
     while first < n:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if deadline - time.monotonic() <= 0:
             break
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(r)
-            child(req, first, w, inputs, outs, err)
+            child(req, first, w, inputs, outs, errs)
             os._exit(70)  # never reached
         os.close(w)
-        current, timed_out = collect(pid, r, results, first, deadline, lim["cpu"])
+        current, timed_out = collect(pid, r, results, first, deadline, req)
         os.close(r)
         kill_all(pid)
         if timed_out:
             break
+        if req.get("stop") and any(x is not None and x["status"] != "ran" for x in results):
+            stopped = True
+            break
         first = current + 1
     for k in range(n):
         if results[k] is None:
-            results[k] = {"status": "timeout", "detail": "wall time limit (%gs) reached" % lim["wall"]}
-    for k in range(n):
+            if stopped:
+                results[k] = {"status": "skipped"}
+            else:
+                results[k] = {"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % lim["wall"]}
         # Only a test that ran to its end is judged by its output (in Go).
         if results[k]["status"] == "ran":
-            os.lseek(outs[k], 0, os.SEEK_SET)
-            data = os.read(outs[k], lim["output"] + 1)
-            results[k]["stdout"] = base64.b64encode(data).decode()
-    for fd in inputs + outs + [err]:
+            results[k]["stdout"] = read_back(outs[k], lim["output"])
+        if req.get("keep"):
+            results[k]["stderr"] = read_back(errs[k], lim["output"])
+    for fd in inputs + outs + errs:
         os.close(fd)
     return {"id": req["id"], "tests": results, "seconds": time.monotonic() - start}
 
 
-def collect(pid, r, results, first, deadline, req_cpu):
-    """Read the child's status lines until it exits or the deadline passes.
-    Returns the index of the test it was running when it stopped, and
-    whether the wall time ran out."""
+def read_back(fd, limit):
+    """What a memfd holds, up to limit bytes, in base64."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    return base64.b64encode(os.read(fd, limit + 1)).decode()
+
+
+def collect(pid, r, results, first, deadline, req):
+    """Read the child's status lines until it exits, a test runs out of its
+    wall time or the submission's deadline passes. Returns the index of the
+    test it was running when it stopped, and whether the submission's wall
+    time ran out."""
     pidfd = os.pidfd_open(pid)
     buf = b""
     current = first
     exited = False
     started = [False]
+    cpu_before = [0.0]  # the child's CPU when its current test began
+    test_wall = req.get("test_wall") or 0
+    test_start = time.monotonic()
     watch = [r, pidfd]
     try:
         while True:
             if current >= len(results):
                 return current, False
-            timeout = deadline - time.monotonic()
-            if timeout <= 0:
-                results[current] = {"status": "timeout", "detail": "wall time limit reached"}
+            now = time.monotonic()
+            if now >= deadline:
+                results[current] = {"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % req["limits"]["wall"]}
                 return current, True
+            if test_wall and now - test_start >= test_wall:
+                results[current] = {"status": "timeout", "detail": "wall time limit of the test (%gs) reached" % test_wall,
+                                    "wall": now - test_start}
+                return current, False
+            timeout = deadline - now
+            if test_wall:
+                timeout = min(timeout, test_start + test_wall - now)
             ready, _, _ = select.select(watch, [], [], timeout)
             if pidfd in ready:
                 exited = True
@@ -307,7 +346,7 @@ def collect(pid, r, results, first, deadline, req_cpu):
                 except BlockingIOError:
                     pass
                 for line in buf.split(b"\n"):
-                    k = record(line, results, started)
+                    k = record(line, results, started, cpu_before)
                     if k is not None and k >= current:
                         current = k + 1
                 break
@@ -323,25 +362,36 @@ def collect(pid, r, results, first, deadline, req_cpu):
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
-                k = record(line, results, started)
+                k = record(line, results, started, cpu_before)
                 if k is not None and k >= current:
                     current = k + 1
+                    test_start = time.monotonic()
             if len(buf) > 1 << 20:
                 buf = b""
     finally:
         os.close(pidfd)
-    if exited and current < len(results) and results[current] is None:
+    stopped = req.get("stop") and current > first and results[current - 1]["status"] != "ran"
+    if exited and current < len(results) and results[current] is None and not stopped:
         _, status, usage = os.wait4(pid, 0)
-        results[current] = death(status, usage, int(req_cpu + 0.999))
+        d = death(status, usage, int(req["limits"]["cpu"] + 0.999))
+        d["cpu"] = max(0.0, usage.ru_utime + usage.ru_stime - cpu_before[0])
+        d["wall"] = time.monotonic() - test_start
+        d["rss"] = usage.ru_maxrss
+        results[current] = d
     return current, False
 
 
-def record(line, results, started):
+# What a status line may carry besides k and status: numbers about the test.
+USAGE = ("cpu", "wall", "rss", "exit")
+
+
+def record(line, results, started, cpu_before):
     """Take one status line {"k": index, "status": …}; ignore anything else
     (a program may write junk into the pipe: it only hurts itself).
     started[0] is set by the child's "start" line, written just before it
     runs the program's code: "harness" (a problem with the tests, reported
-    as an error rather than a failed program) is believed only before it."""
+    as an error rather than a failed program) is believed only before it.
+    cpu_before[0] becomes the child's CPU time so far (its "c")."""
     if not line:
         return None
     try:
@@ -357,20 +407,31 @@ def record(line, results, started):
         return None
     if not isinstance(k, int) or not 0 <= k < len(results) or results[k] is not None:
         return None
-    if status not in ("ran", "exit", "error", "memory", "output", "passed", "failed", "harness"):
+    if status not in ("ran", "exit", "error", "memory", "output", "passed", "failed", "harness", "timeout"):
         return None
-    results[k] = {"status": status, "detail": str(msg.get("detail", ""))[:2000]}
+    res = {"status": status, "detail": str(msg.get("detail", ""))[:2000]}
+    for key in USAGE:
+        v = msg.get(key)
+        if type(v) in (int, float) and v >= 0:
+            res[key] = v
+    c = msg.get("c")
+    if type(c) in (int, float) and c >= 0:
+        cpu_before[0] = c
+    results[k] = res
     return k
 
 
 def death(status, usage, cpu_limit):
     """What a child's end means. SIGKILL is the CPU hard limit only when the
-    child did use its CPU time; a program may also kill itself."""
+    child did use its CPU time; a program may also kill itself. SIGPROF is
+    the CPU timer of one test (python)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         used = usage.ru_utime + usage.ru_stime if usage else cpu_limit
         if sig == signal.SIGXCPU or sig == signal.SIGKILL and used >= cpu_limit - 0.05:
             return {"status": "timeout", "detail": "CPU time limit reached (killed by %s)" % signal.Signals(sig).name}
+        if sig == signal.SIGPROF:
+            return {"status": "timeout", "detail": "CPU time limit of the test reached"}
         if sig == signal.SIGXFSZ:
             return {"status": "output", "detail": "output limit reached"}
         try:
@@ -463,20 +524,20 @@ def zygote_setup():
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
-def child(req, first, w, inputs, outs, err):
+def child(req, first, w, inputs, outs, errs):
     """Runs in the forked child of an io submission: confine, run the tests
     from index first on, report each on w. Never returns."""
     try:
-        confine(req["limits"], req["uid"], set(inputs + outs + [err, w]), err)
+        confine(req["limits"], req["uid"], set(inputs + outs + errs + [w]), errs[first])
     except BaseException as e:
         report(w, first, "harness", "sandbox setup failed: %r" % (e,))
         os._exit(71)
-    run_io(req, first, w, inputs, outs)
+    run_io(req, first, w, inputs, outs, errs)
     os._exit(0)
 
 
-def report(w, k, status, detail=""):
-    line = json.dumps({"k": k, "status": status, "detail": detail}) + "\n"
+def report(w, k, status, detail="", **usage):
+    line = json.dumps(dict(usage, k=k, status=status, detail=detail)) + "\n"
     try:
         write_all(w, line.encode())
     except OSError:
@@ -488,7 +549,7 @@ def describe(e):
     return text[:500]
 
 
-def run_io(req, first, w, inputs, outs):
+def run_io(req, first, w, inputs, outs, errs):
     import io
 
     # From here on the program's code runs in this process (see record).
@@ -498,20 +559,34 @@ def run_io(req, first, w, inputs, outs):
     except BaseException as e:
         for k in range(first, len(outs)):
             report(w, k, "error", describe(e))
+            if req.get("stop"):
+                break
         return
     saved = dict(builtins.__dict__)
+    test_cpu = req.get("test_cpu") or 0
+    getrusage, SELF, CHILDREN = resource.getrusage, resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN
     for k in range(first, len(outs)):
         os.dup2(inputs[k], 0)
         os.lseek(0, 0, os.SEEK_SET)
         os.dup2(outs[k], 1)
+        os.dup2(errs[k], 2)
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape")
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="surrogateescape")
-        status, detail = "ran", ""
+        status, detail, exit_code = "ran", "", 0
+        me, kids = getrusage(SELF), getrusage(CHILDREN)
+        cpu0 = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+        t0 = time.monotonic()
+        if test_cpu:
+            # The test's CPU timer: SIGPROF's default action ends the
+            # process, which the zygote reports as this test's time limit.
+            _signal.signal(_signal.SIGPROF, _signal.SIG_DFL)
+            signal.setitimer(signal.ITIMER_PROF, test_cpu)
         try:
             exec(code, {"__name__": "__main__", "__builtins__": builtins})
         except SystemExit as e:
             if e.code not in (None, 0):
                 status, detail = "exit", "exit status %r" % (e.code,)
+                exit_code = e.code if type(e.code) is int else 1
         except MemoryError as e:
             status, detail = "memory", "MemoryError (memory limit reached)"
         except OSError as e:
@@ -521,6 +596,8 @@ def run_io(req, first, w, inputs, outs):
                 status, detail = "error", describe(e)
         except BaseException as e:
             status, detail = "error", describe(e)
+        if test_cpu:
+            signal.setitimer(signal.ITIMER_PROF, 0)
         try:
             sys.stdout.flush()
         except OSError as e:
@@ -528,9 +605,280 @@ def run_io(req, first, w, inputs, outs):
                 status, detail = "output", "output limit reached"
         except BaseException:
             pass
+        try:
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        wall = time.monotonic() - t0
+        me, kids = getrusage(SELF), getrusage(CHILDREN)
+        cpu1 = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+        if test_cpu and cpu1 - cpu0 > test_cpu and status == "ran":
+            status, detail = "timeout", "used %.2f s of CPU, the test's limit is %g s" % (cpu1 - cpu0, test_cpu)
         builtins.__dict__.clear()
         builtins.__dict__.update(saved)
-        report(w, k, status, detail)
+        usage = {"cpu": cpu1 - cpu0, "wall": wall, "rss": me.ru_maxrss, "c": cpu1}
+        if status in ("ran", "exit"):
+            usage["exit"] = exit_code
+        report(w, k, status, detail, **usage)
+        if req.get("stop") and status != "ran":
+            return
+
+
+# An exec test's launcher record (launcher.c's struct record), and its kinds.
+RECORD = struct.Struct("<iiqqq")
+EXITED, EXEC_FAILED, SETUP_FAILED = 1, 2, 3
+# The errors of an exec that mean the program does not fit in its memory.
+NO_ROOM = (errno.ENOMEM, errno.E2BIG)
+
+
+def handle_exec(req):
+    """An exec job: a command per test (a compiler, a compiled program, a
+    checker), each in a process of its own, started by the launcher (see
+    launcher.c) under the test's limits and ended with everything it
+    started before the next test. The job's files are written into the
+    work dir first, each test's just before it."""
+    uid = req["uid"]
+    clean_work(uid)
+    put_files(req.get("files"), uid)
+    start = time.monotonic()
+    deadline = start + req["limits"]["wall"]
+    results = []
+    stop = False
+    for t in req["tests"]:
+        if stop:
+            results.append({"status": "skipped"})
+            continue
+        if time.monotonic() >= deadline:
+            results.append({"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % req["limits"]["wall"]})
+            continue
+        put_files(t.get("files"), uid)
+        res = exec_test(req, t, deadline)
+        results.append(res)
+        stop = req.get("stop") and res["status"] != "ran"
+    reply = {"id": req["id"], "tests": results, "seconds": time.monotonic() - start}
+    if req.get("collect") and results and results[-1]["status"] == "ran":
+        reply["files"] = collect_files(req["collect"])
+    return reply
+
+
+# Bounds of what a job writes into the work dir and collects from it.
+MAX_FILES, MAX_NAME = 64, 255
+
+
+def put_files(files, uid):
+    """Write files ({name, data (base64), mode}) into the work dir, owned
+    by uid. A name is a path below the work dir; its directories are made."""
+    for f in (files or [])[:MAX_FILES]:
+        name = f["name"]
+        parts = name.split("/")
+        if not name or len(name) > MAX_NAME or name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise ValueError("bad file name %r" % name)
+        path = WORK
+        for p in parts[:-1]:
+            path = os.path.join(path, p)
+            if not os.path.isdir(path):
+                os.mkdir(path, 0o700)
+                if uid >= 0:
+                    os.chown(path, uid, uid)
+        path = os.path.join(path, parts[-1])
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, f.get("mode", 0o600))
+        try:
+            write_all(fd, base64.b64decode(f.get("data") or ""))
+            if uid >= 0:
+                os.fchown(fd, uid, uid)
+            os.fchmod(fd, f.get("mode", 0o600))
+        finally:
+            os.close(fd)
+
+
+def collect_files(patterns):
+    """The regular files at the top of the work dir that match patterns,
+    as {name, data (base64), mode}."""
+    import fnmatch
+
+    out = []
+    with os.scandir(WORK) as entries:
+        for e in entries:
+            if not e.is_file(follow_symlinks=False) or not any(fnmatch.fnmatchcase(e.name, p) for p in patterns):
+                continue
+            fd = os.open(e.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                st = os.fstat(fd)
+                data = os.read(fd, st.st_size + 1)
+            finally:
+                os.close(fd)
+            out.append({"name": e.name, "data": base64.b64encode(data).decode(), "mode": st.st_mode & 0o700})
+            if len(out) >= MAX_FILES:
+                break
+    return out
+
+
+def exec_test(req, t, deadline):
+    """Run one test of an exec job: fork, confine, exec the launcher with
+    the test's argv; wait for the launcher's record, the test's wall time
+    or the job's deadline; then kill every process of the test."""
+    fin = memfd("stdin", base64.b64decode(t.get("stdin") or ""))
+    out, err = memfd("stdout"), memfd("stderr")
+    rep_r, rep_w = os.pipe()
+    start = time.monotonic()
+    wall = min(t["wall"], deadline - start)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            exec_child(req, t, fin, out, err, rep_w)
+        except BaseException as e:
+            # Before exec: descriptor 3 is the record pipe, or rep_w still is.
+            msg = RECORD.pack(SETUP_FAILED, 0, 0, 0, 0) + describe(e).encode("utf-8", "replace")
+            for fd in (3, rep_w):
+                try:
+                    write_all(fd, msg)
+                    break
+                except OSError:
+                    pass
+        finally:
+            os._exit(71)
+    os.close(rep_w)
+    os.close(fin)
+    data, timed_out = read_records(rep_r, start + wall)
+    os.close(rep_r)
+    status = usage = None
+    if not timed_out:
+        _, status, usage = os.wait4(pid, 0)
+    elapsed = time.monotonic() - start
+    kill_all(pid)
+    res = judge_exec(req, t, data, status, timed_out, wall, out, err)
+    res.setdefault("wall", elapsed)
+    if res["status"] == "ran" or req.get("keep"):
+        res["stdout"] = read_back(out, t["output"])
+    if req.get("keep") or req.get("collect"):
+        res["stderr"] = read_back(err, t["output"])
+    os.close(out)
+    os.close(err)
+    return res
+
+
+def read_records(r, until):
+    """Read the launcher's records until it exits (the pipe's end: nothing
+    else holds it) or the time until; returns them and whether the time
+    ran out first."""
+    data = b""
+    while len(data) <= 4 * RECORD.size + 1024:
+        left = until - time.monotonic()
+        if left <= 0:
+            return data, True
+        ready, _, _ = select.select([r], [], [], left)
+        if not ready:
+            return data, True
+        chunk = os.read(r, 256)
+        if not chunk:
+            return data, False
+        data += chunk
+    return data, False
+
+
+def judge_exec(req, t, data, status, timed_out, wall, out, err):
+    """What happened to an exec test, from the launcher's records."""
+    cpu_limit = t["cpu"]
+    if timed_out:
+        return {"status": "timeout", "detail": "wall time limit (%gs) reached" % wall, "wall": wall}
+    if len(data) >= RECORD.size and RECORD.unpack_from(data)[0] == SETUP_FAILED:
+        return {"status": "harness", "detail": "sandbox setup failed: " + data[RECORD.size:].decode("utf-8", "replace")}
+    records = [RECORD.unpack_from(data, i) for i in range(0, len(data) - RECORD.size + 1, RECORD.size)]
+    failed = [r for r in records if r[0] == EXEC_FAILED]
+    exited = [r for r in records if r[0] == EXITED]
+    if failed:
+        e = failed[0][1]
+        if e in NO_ROOM:
+            return {"status": "memory", "detail": "the program does not fit in the memory limit (exec: %s)" % os.strerror(e)}
+        if e == errno.EAGAIN:
+            return {"status": "crashed", "detail": "could not start: the process limit was reached"}
+        return {"status": "noexec", "detail": "could not start %s: %s" % (t["argv"][0], os.strerror(e))}
+    if not exited:
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 71:
+            return {"status": "harness", "detail": "sandbox setup failed"}
+        return {"status": "crashed", "detail": "the program's launcher was killed (%s)" % describe_status(status)}
+    _, st, cpu_us, rss, _ = exited[0]
+    res = {"cpu": cpu_us / 1e6, "rss": rss}
+    cpu = cpu_us / 1e6
+    if os.WIFEXITED(st):
+        res["exit"] = os.WEXITSTATUS(st)
+    if full(out, t["output"]) or full(err, t["output"]):
+        # However it ended (a runtime may ignore SIGXFSZ, then loop on
+        # failed writes until its time runs out), it printed too much.
+        res.update(status="output", detail="output limit reached")
+    elif cpu > cpu_limit or os.WIFSIGNALED(st) and (os.WTERMSIG(st) == signal.SIGXCPU or cpu >= int(cpu_limit + 0.999) - 0.05):
+        res.update(status="timeout", detail="used %.2f s of CPU, the limit is %g s" % (cpu, cpu_limit))
+    elif os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGXFSZ:
+        res.update(status="output", detail="output limit reached")
+    elif res.get("exit") == 0:
+        res.update(status="ran", detail="")
+    elif marked(err, req.get("markers")):
+        res.update(status="memory", detail="out of memory (%s)" % describe_status(st))
+    elif os.WIFSIGNALED(st):
+        res.update(status="crashed", detail=describe_status(st))
+    else:
+        res.update(status="exit", detail=describe_status(st))
+    return res
+
+
+def describe_status(st):
+    if os.WIFSIGNALED(st):
+        try:
+            return "killed by signal %s" % signal.Signals(os.WTERMSIG(st)).name
+        except ValueError:
+            return "killed by signal %d" % os.WTERMSIG(st)
+    return "exit status %d" % os.WEXITSTATUS(st)
+
+
+def full(fd, limit):
+    return os.fstat(fd).st_size >= limit
+
+
+def marked(fd, markers):
+    """Whether what fd holds (its last 64 KiB) contains one of markers."""
+    if not markers:
+        return False
+    size = os.fstat(fd).st_size
+    tail = os.pread(fd, 65536, max(0, size - 65536))
+    return any(m.encode() in tail for m in markers)
+
+
+def exec_child(req, t, fin, out, err, rep):
+    """In the forked child of an exec test: stdin, stdout, stderr and the
+    launcher's record pipe on 0-3, nothing else open; the test's limits;
+    the job's uid; then exec the launcher, which runs the test's argv."""
+    os.dup2(fin, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    os.dup2(rep, 3)
+    os.closerange(4, 1 << 20)
+    if not AS_PID1:
+        os.setpgid(0, 0)
+    os.chdir(WORK)
+    # A program gets the default action of the signals the zygote
+    # ignores: past the output limit it is killed (SIGXFSZ), as it is when
+    # it writes to a closed pipe.
+    for sig in (_signal.SIGXFSZ, _signal.SIGPIPE, _signal.SIGALRM):
+        _signal.signal(sig, _signal.SIG_DFL)
+    setrlimit = resource.setrlimit
+    cpu = max(1, int(t["cpu"] + 0.999))
+    setrlimit(resource.RLIMIT_CORE, (0, 0))
+    setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    setrlimit(resource.RLIMIT_FSIZE, (t["output"], t["output"]))
+    setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    setrlimit(resource.RLIMIT_STACK, (t["stack"], t["stack"]))
+    uid = req["uid"]
+    if uid >= 0:
+        # The launcher counts too.
+        setrlimit(resource.RLIMIT_NPROC, (t["procs"] + 1, t["procs"] + 1))
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    os.umask(0o077)
+    if t["memory"] > 0:
+        setrlimit(resource.RLIMIT_AS, (t["memory"], t["memory"]))
+    launcher = req["launcher"]
+    os.execve(launcher, [launcher] + t["argv"], dict(kv.split("=", 1) for kv in req["env"]))
 
 
 class NotPlain(Exception):
@@ -1309,6 +1657,9 @@ def zygote_main():
     # Import once here what programs commonly import, so that each child
     # finds it loaded instead of paying for the import again.
     preload(ZYGOTE_PRELOAD)
+    # What the site module (which -S leaves out) gives programs: exit()
+    # and quit(), which end the program as sys.exit does.
+    builtins.exit = builtins.quit = sys.exit
     pin()
     warm_up()
     # What warm-up left (cycles through its globals) goes before the

@@ -28,8 +28,14 @@ var hostile = sandbox.Limits{CPUSeconds: 1, WallSeconds: 2, MemoryMB: 128, Outpu
 // line of every fork server.
 const forkServerMarker = "rewardd code_exec fork server"
 
+// startPool starts a pool for the test; a config that names no languages
+// gets python only (the other languages' probes, compiles among them, cost
+// seconds that tests of python need not pay).
 func startPool(t *testing.T, cfg sandbox.Config) *sandbox.Pool {
 	t.Helper()
+	if cfg.Languages == nil {
+		cfg.Languages = []string{"python"}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := sandbox.Start(ctx, cfg)

@@ -17,8 +17,10 @@ const (
 	Assert Style = "assert"
 )
 
-// Limits bound one submission: all of its tests run in one process (and its
-// children), so CPU and wall time are for the whole suite.
+// Limits bound one submission. Wall time is for the whole suite; so is CPU
+// time for python, whose tests run in one process (and its children), while
+// the tests of any other language run in a process each, and CPU time
+// bounds each of them. Memory, output and processes bound each process.
 type Limits struct {
 	CPUSeconds  float64 `yaml:"cpu_seconds"`
 	WallSeconds float64 `yaml:"wall_seconds"`
@@ -32,6 +34,26 @@ type Limits struct {
 // that a hostile program costs little.
 func DefaultLimits() Limits {
 	return Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 512, OutputKB: 1024, Processes: 16}
+}
+
+// WithDefaults returns l with its zero fields taken from defaults.
+func (l Limits) WithDefaults(defaults Limits) Limits {
+	if l.CPUSeconds == 0 {
+		l.CPUSeconds = defaults.CPUSeconds
+	}
+	if l.WallSeconds == 0 {
+		l.WallSeconds = defaults.WallSeconds
+	}
+	if l.MemoryMB == 0 {
+		l.MemoryMB = defaults.MemoryMB
+	}
+	if l.OutputKB == 0 {
+		l.OutputKB = defaults.OutputKB
+	}
+	if l.Processes == 0 {
+		l.Processes = defaults.Processes
+	}
+	return l
 }
 
 // Validate reports a limit that is out of range.
@@ -51,21 +73,56 @@ func (l Limits) Validate() error {
 	return nil
 }
 
-// Job is one submission to run.
+// Job is one submission to run: a program in one language against tests.
 type Job struct {
-	// Code is the Python program.
+	// Language names an entry of Languages, by name or alias; "" is
+	// python.
+	Language string
+	// Code is the program's source. A compiled language's program is
+	// Build instead.
 	Code string
-	// Style says how it is tested.
+	// Build is the compiled program (from Pool.Compile), for a compiled
+	// language.
+	Build *Build
+	// Files are written into the work dir before the program starts (by
+	// name, a path relative to the work dir), readable and writable by it.
+	Files map[string][]byte
+	// Style says how it is tested. A language other than python runs io
+	// tests only.
 	Style Style
 	// Inputs are the stdin of each IO test.
 	Inputs []string
+	// Args, when set, has one entry per IO test: arguments added to the
+	// command that runs the program (not for python).
+	Args [][]string
+	// TestFiles, when set, has one entry per IO test: files written into
+	// the work dir just before that test (not for python).
+	TestFiles []map[string][]byte
 	// Check says whether test k's output is right (IO only). It runs in Go:
-	// expected outputs never enter the sandbox.
+	// expected outputs never enter the sandbox. Without a Check, a test
+	// whose program ran to its end and exited 0 is Ran, and its output is
+	// in its TestResult.
 	Check func(k int, stdout []byte) bool
 	// Test is the assert-style test code defining check(candidate), and
 	// EntryPoint the name of the function it is given.
 	Test, EntryPoint string
-	Limits           Limits
+	// Limits bound the submission: its wall time and (for python, whose
+	// tests share one process) its CPU time as a whole, and each process's
+	// memory, output and processes.
+	Limits Limits
+	// TestCPUSeconds bounds each IO test's CPU time; 0 leaves each test
+	// Limits.CPUSeconds. A test may take twice its CPU time plus a second
+	// of wall time, and no more than what is left of Limits.WallSeconds.
+	TestCPUSeconds float64
+	// StopOnFailure skips the tests after one whose program did not run
+	// to its end (a time, memory or output limit, a crash, an error).
+	StopOnFailure bool
+	// KeepOutput keeps each test's stdout and stderr in its TestResult.
+	KeepOutput bool
+	// Judge runs the job under the slot's judge uid, which no submission
+	// ever runs as: for checkers, which read the expected answers. They
+	// run after every process of the program they judge is gone.
+	Judge bool
 }
 
 // Status is what happened to one test.
@@ -75,8 +132,12 @@ const (
 	// Passed: the test ran and its output or asserts were right.
 	Passed Status = "passed"
 	// Failed: the test ran to the end and was wrong (wrong output, an
-	// assertion or another exception, a refused return value).
+	// assertion or another exception in assert style, a refused return
+	// value).
 	Failed Status = "failed"
+	// RuntimeError: the program raised an exception or exited with a
+	// status other than 0 (io style).
+	RuntimeError Status = "runtime_error"
 	// Timeout: the CPU or wall time limit ran out.
 	Timeout Status = "timeout"
 	// Memory: the memory limit was reached.
@@ -86,6 +147,12 @@ const (
 	// Crashed: the process died in the test (a signal, an exit without
 	// finishing, an exit(0) before the asserts ran).
 	Crashed Status = "crashed"
+	// Ran: the program ran to its end and exited 0; the job had no Check
+	// to judge its output, which is in the TestResult.
+	Ran Status = "ran"
+	// Skipped: not run, because an earlier test failed and the job asked
+	// to stop (StopOnFailure).
+	Skipped Status = "skipped"
 )
 
 // TestResult is the verdict on one test.
@@ -93,6 +160,21 @@ type TestResult struct {
 	Status Status
 	// Detail says why a test did not pass, for humans.
 	Detail string
+	// CPU is the CPU time the test's processes used, Wall the time it
+	// took. For python, whose tests share one process, CPU is that
+	// process's CPU from the test's start to its end.
+	CPU, Wall time.Duration
+	// MemoryKB is the peak resident set of the test's process, in KiB (its
+	// ru_maxrss). For python it is the process's peak up to the test's end,
+	// the interpreter included. 0 when unknown.
+	MemoryKB int64
+	// ExitCode is the program's exit status, or -1 when it did not exit
+	// (a signal, a limit) or is not known.
+	ExitCode int
+	// Stdout and Stderr are what the test's program wrote, up to the
+	// output limit: Stdout when the job has no Check or keeps output,
+	// Stderr when it keeps output.
+	Stdout, Stderr []byte
 }
 
 // Result is what happened to one submission. A program that fails, times out
@@ -119,14 +201,71 @@ func (r Result) Passed() int {
 // happened to any of its tests.
 func (r Result) outcome() string {
 	worst := Passed
-	rank := map[Status]int{Passed: 0, Failed: 1, Output: 2, Crashed: 3, Memory: 4, Timeout: 5}
+	rank := map[Status]int{Passed: 0, Ran: 0, Skipped: 0, Failed: 1, RuntimeError: 1, Output: 2, Crashed: 3, Memory: 4, Timeout: 5}
 	for _, t := range r.Tests {
 		if rank[t.Status] > rank[worst] {
 			worst = t.Status
 		}
 	}
-	if worst == Output {
+	if worst == Output || worst == RuntimeError {
 		return string(Failed)
 	}
 	return string(worst)
+}
+
+// CompileJob is a program to compile.
+type CompileJob struct {
+	// Language names a compiled language of Languages.
+	Language string
+	// Source is the program; it is written to the language's Source file.
+	Source string
+	// Files are more sources written beside it (headers), by name.
+	Files map[string][]byte
+	// Std, when set, replaces the compiler's -std= flag (c++17, gnu++20).
+	Std string
+	// Limits bound the compiler and everything it starts; a zero field
+	// takes the language's CompileLimits.
+	Limits Limits
+	// Judge compiles under the slot's judge uid (checkers).
+	Judge bool
+}
+
+// Build is a compiled program, or why there is none.
+type Build struct {
+	// Language is the language's name.
+	Language string
+	// Status is Passed when the program compiled; otherwise what stopped
+	// the compiler: Failed (it found errors), Timeout, Memory, Output or
+	// Crashed (its limits).
+	Status Status
+	// Detail says why a compile failed, for humans ("exit status 1",
+	// "time limit reached").
+	Detail string
+	// Output is what the compiler wrote (its messages), up to 64 KiB.
+	Output string
+	// ExitCode is the compiler's exit status, -1 when it did not exit (a
+	// signal, a limit).
+	ExitCode int
+	// CPU and Wall are the compile's CPU and wall time.
+	CPU, Wall time.Duration
+	// source is the program's source as compiled (its name fills
+	// {class}), files the compiled program: what the language's
+	// Artefacts matched.
+	source string
+	files  []wireFile
+	// loadBytes is what the compiled executable needs in memory before
+	// it runs (its static data included).
+	loadBytes int64
+}
+
+// OK says whether the program compiled.
+func (b *Build) OK() bool { return b != nil && b.Status == Passed }
+
+// Size is the size of the compiled program in bytes.
+func (b *Build) Size() int {
+	n := 0
+	for _, f := range b.files {
+		n += len(f.Data)
+	}
+	return n
 }

@@ -1,4 +1,7 @@
-// Package sandbox runs untrusted Python programs against tests, contained.
+// Package sandbox runs untrusted programs against tests, contained: Python
+// in a fork server tuned for it, and every other language of Languages
+// (C++, Java, JavaScript) compiled, when it is compiled, and exec'd under
+// the same confinement.
 //
 // A Pool keeps two Python processes per slot: a fork server (the zygote)
 // with the modules programs use loaded, and a runner that talks to Go and
@@ -15,6 +18,15 @@
 // between forks. Expected outputs never enter the sandbox: Job.Check
 // compares in Go.
 //
+// A program of another language is compiled by Pool.Compile (the compiler
+// runs in a slot, confined like a program, under the language's compile
+// limits; the compiled files come back to Go in a Build) and run by
+// Pool.Run: per test the zygote forks a child that confines itself as for
+// Python, then execs a small launcher (launcher/launcher.c) that runs the program
+// and reports its CPU time and peak memory. The launcher and C++'s
+// precompiled bits/stdc++.h are built once per machine, outside the
+// sandbox, into Config.CacheDir, which the sandbox may read.
+//
 // The confinement is applied by a helper, the calling binary re-executed
 // with HelperArg, so main (and TestMain of a package that starts pools) must
 // call IsHelper/HelperMain first.
@@ -24,7 +36,6 @@ import (
 	"bufio"
 	"context"
 	_ "embed"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -32,6 +43,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -59,6 +71,14 @@ type Config struct {
 	Unsafe bool
 	// Metrics, when set, receives executions, durations and busy slots.
 	Metrics *Metrics
+	// CacheDir holds what the pool builds once per machine (the launcher,
+	// precompiled headers); "" means DefaultCacheDir(). Programs in the
+	// sandbox may read it.
+	CacheDir string
+	// Languages are the languages the pool runs, by name: nil means every
+	// language of the table whose toolchain is installed. Python always
+	// runs.
+	Languages []string
 }
 
 // Pool is a set of sandbox slots. Its methods are safe for concurrent use.
@@ -70,9 +90,24 @@ type Pool struct {
 	cg      *cgroups
 	cgErr   error // why there are no cgroups
 
+	// langs are the languages the pool runs, by name; unsupported says
+	// why each other language of the table does not run.
+	langs       map[string]*poolLanguage
+	unsupported map[string]error
+	// launcher is the path of the launcher of exec'd programs, "" when no
+	// language needs it.
+	launcher string
+
 	mu     sync.Mutex
 	closed bool
 	done   chan struct{} // closed by Close: Runs waiting for a slot give up
+}
+
+// poolLanguage is a language a pool runs.
+type poolLanguage struct {
+	*Language
+	// pch is the directory of the precompiled header, "" without one.
+	pch string
 }
 
 // maxTests bounds the tests of one submission.
@@ -95,6 +130,12 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.Python == "" {
 		cfg.Python = "/usr/bin/python3"
 	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = DefaultCacheDir()
+	}
+	if dir := filepath.Clean(cfg.CacheDir); !cfg.Unsafe && (dir == "/tmp" || strings.HasPrefix(dir, "/tmp/")) {
+		return nil, fmt.Errorf("sandbox: cache directory %s: the sandbox mounts a /tmp of its own, where programs would not find it", cfg.CacheDir)
+	}
 	if cfg.Helper == nil {
 		exe, err := os.Executable()
 		if err != nil {
@@ -111,10 +152,16 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	if !cfg.Unsafe {
 		p.cg, p.cgErr = newCgroups()
 	}
+	if err := p.setupLanguages(ctx); err != nil {
+		if p.cg != nil {
+			p.cg.remove()
+		}
+		return nil, err
+	}
 	for i := range cfg.Slots {
-		s := &slot{id: i, uid: p.uidBase + i}
+		s := &slot{id: i, uid: p.uidBase + i, judge: judgeUIDBase + (os.Getpid()%10_000)*100 + i}
 		if cfg.Unsafe {
-			s.uid = -1
+			s.uid, s.judge = -1, -1
 		}
 		if p.cg != nil {
 			cg, err := p.cg.slot(i)
@@ -136,6 +183,10 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	}
 	if !cfg.Unsafe {
 		if err := p.probe(ctx); err != nil {
+			p.Close()
+			return nil, err
+		}
+		if err := p.probeLanguages(ctx); err != nil {
 			p.Close()
 			return nil, err
 		}
@@ -197,47 +248,94 @@ func (p *Pool) Cgroups() (bool, error) {
 // Run runs job in a free slot, waiting for one as long as ctx allows. A
 // program that fails, times out, runs out of memory or crashes gives a
 // Result; an error means the sandbox could not run it (the fork server died
-// twice, the test code is broken, ctx ended). When ctx ends while the
-// program runs, the program and everything it started are killed at once.
+// twice, the test code is broken, the job is invalid, ctx ended). When ctx
+// ends while the program runs, the program and everything it started are
+// killed at once.
 func (p *Pool) Run(ctx context.Context, job Job) (Result, error) {
-	if err := job.validate(); err != nil {
+	lang, err := p.validate(&job)
+	if err != nil {
 		return Result{}, err
 	}
+	var res Result
+	err = p.inSlot(ctx, func(s *slot) error {
+		m := p.cfg.Metrics
+		m.busy(1)
+		defer m.busy(-1)
+		start := time.Now()
+		var err error
+		res, err = p.runIn(ctx, s, lang, job)
+		m.executed(res, err, time.Since(start))
+		return err
+	})
+	return res, err
+}
+
+// Compile compiles job's program in a free slot, waiting for one as long as
+// ctx allows. A program that does not compile, or whose compile runs out of
+// its limits, gives a Build that says so; an error means the sandbox could
+// not run the compiler (or the job is invalid, or ctx ended).
+func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Build, error) {
+	lang, err := p.language(job.Language)
+	if err != nil {
+		return nil, err
+	}
+	if !lang.Compiled() {
+		return nil, fmt.Errorf("sandbox: %s %w", lang.Name, errNotCompiled)
+	}
+	job.Limits = job.Limits.WithDefaults(lang.CompileLimits)
+	if err := job.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	var b *Build
+	err = p.inSlot(ctx, func(s *slot) error {
+		var err error
+		b, err = p.compileIn(ctx, s, lang, job)
+		return err
+	})
+	return b, err
+}
+
+// inSlot takes a free slot, waiting as long as ctx allows, runs f in it and
+// gives it back.
+func (p *Pool) inSlot(ctx context.Context, f func(s *slot) error) error {
 	var s *slot
 	select {
 	case s = <-p.free:
 	case <-p.done:
-		return Result{}, errClosed
+		return errClosed
 	case <-ctx.Done():
-		return Result{}, ctx.Err()
+		return ctx.Err()
 	}
 	defer func() { p.free <- s }()
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
 	if closed {
-		return Result{}, errClosed
+		return errClosed
 	}
-	m := p.cfg.Metrics
-	m.busy(1)
-	defer m.busy(-1)
-	start := time.Now()
-	res, err := p.runIn(ctx, s, job)
-	m.executed(res, err, time.Since(start))
-	return res, err
+	return f(s)
 }
 
-func (p *Pool) runIn(ctx context.Context, s *slot, job Job) (Result, error) {
-	req := request{
-		Style: job.Style, Code: job.Code, Inputs: job.Inputs, Test: job.Test, Entry: job.EntryPoint, UID: s.uid,
-		Limits: wireLimits{
-			CPU: job.Limits.CPUSeconds, Wall: job.Limits.WallSeconds, Memory: int64(job.Limits.MemoryMB) << 20,
-			Output: int64(job.Limits.OutputKB) << 10, Procs: job.Limits.Processes,
-		},
+// runIn runs a valid job in slot s.
+func (p *Pool) runIn(ctx context.Context, s *slot, lang *poolLanguage, job Job) (Result, error) {
+	if res, over := overMemory(lang, job); over {
+		return res, nil
 	}
-	if req.Inputs == nil {
-		req.Inputs = []string{}
+	req, err := p.request(s, lang, job)
+	if err != nil {
+		return Result{}, err
 	}
+	rep, cgOOM, err := p.roundTrip(ctx, s, req, job.Limits)
+	if err != nil {
+		return Result{}, err
+	}
+	return job.result(rep, cgOOM)
+}
+
+// roundTrip sends req to slot s and returns its reply, trying once more on
+// a new fork server if the slot's dies; cgOOM says whether the kernel
+// killed a process of the slot for memory (its cgroup's limit) meanwhile.
+func (p *Pool) roundTrip(ctx context.Context, s *slot, req *request, lim Limits) (*reply, bool, error) {
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
 		if s.cmd == nil {
@@ -248,17 +346,17 @@ func (p *Pool) runIn(ctx context.Context, s *slot, job Job) (Result, error) {
 		}
 		ooms := int64(-1)
 		if s.cg != nil {
-			if err := s.cg.limit(job.Limits); err != nil {
-				return Result{}, fmt.Errorf("sandbox: %w", err)
+			if err := s.cg.limit(lim); err != nil {
+				return nil, false, fmt.Errorf("sandbox: %w", err)
 			}
 			ooms = s.cg.ooms()
 		}
 		s.seq++
 		req.ID = s.seq
-		rep, err := s.roundTrip(ctx, &req, time.Duration(job.Limits.WallSeconds*float64(time.Second))+10*time.Second)
+		rep, err := s.roundTrip(ctx, req, time.Duration(lim.WallSeconds*float64(time.Second))+10*time.Second)
 		if cerr := ctx.Err(); cerr != nil {
 			s.kill()
-			return Result{}, cerr
+			return nil, false, cerr
 		}
 		if err != nil {
 			last = err
@@ -266,19 +364,9 @@ func (p *Pool) runIn(ctx context.Context, s *slot, job Job) (Result, error) {
 			s.kill()
 			continue
 		}
-		res, err := job.result(rep)
-		if err == nil && ooms >= 0 && s.cg.ooms() > ooms {
-			// The kernel killed a process of the slot for memory: what
-			// looked like a crash was the memory limit.
-			for k, t := range res.Tests {
-				if t.Status == Crashed {
-					res.Tests[k] = TestResult{Status: Memory, Detail: "memory limit reached (the slot's cgroup)"}
-				}
-			}
-		}
-		return res, err
+		return rep, ooms >= 0 && s.cg.ooms() > ooms, nil
 	}
-	return Result{}, fmt.Errorf("sandbox failed twice: %w", last)
+	return nil, false, fmt.Errorf("sandbox failed twice: %w", last)
 }
 
 // probe runs a program that tries each way out of the sandbox; every line it
@@ -290,7 +378,7 @@ func (p *Pool) probe(ctx context.Context) error {
 		Check: func(_ int, out []byte) bool { got = string(out); return true },
 	}
 	for _, s := range p.slots {
-		res, err := p.runIn(ctx, s, job)
+		res, err := p.runIn(ctx, s, p.langs["python"], job)
 		if err != nil {
 			return fmt.Errorf("sandbox probe: %w", err)
 		}
@@ -342,15 +430,16 @@ if os.fork() == 0:
 // of namespaces of its own; they talk over a socket pair. Only the
 // goroutine holding the slot (taken from Pool.free) touches it.
 type slot struct {
-	id, uid int
-	seq     int64
-	cmd     *exec.Cmd // the runner
-	zygote  *exec.Cmd
-	req     *os.File
-	resp    *bufio.Reader
-	respF   *os.File
-	stderr  *tail       // both processes'
-	cg      *slotCgroup // nil without cgroups
+	// uid runs the programs, judge the checkers.
+	id, uid, judge int
+	seq            int64
+	cmd            *exec.Cmd // the runner
+	zygote         *exec.Cmd
+	req            *os.File
+	resp           *bufio.Reader
+	respF          *os.File
+	stderr         *tail       // both processes'
+	cg             *slotCgroup // nil without cgroups
 }
 
 // command is the command that starts one of a slot's processes in role
@@ -363,6 +452,7 @@ func (p *Pool) command(s *slot, role string) *exec.Cmd {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	} else {
 		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, p.cfg.Python, strconv.Itoa(s.id), role)
+		args = append(args, p.readPaths()...)
 		cmd = exec.Command(p.cfg.Helper[0], args...)
 		cmd.Env = []string{}
 		cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -515,118 +605,6 @@ func (s *slot) died(err error) error {
 		return fmt.Errorf("fork server: %w (%s)", err, msg)
 	}
 	return fmt.Errorf("fork server: %w", err)
-}
-
-type request struct {
-	ID     int64      `json:"id"`
-	Style  Style      `json:"style"`
-	Code   string     `json:"code"`
-	Inputs []string   `json:"inputs"`
-	Test   string     `json:"test"`
-	Entry  string     `json:"entry"`
-	UID    int        `json:"uid"`
-	Limits wireLimits `json:"limits"`
-}
-
-type wireLimits struct {
-	CPU    float64 `json:"cpu"`
-	Wall   float64 `json:"wall"`
-	Memory int64   `json:"memory"`
-	Output int64   `json:"output"`
-	Procs  int     `json:"procs"`
-}
-
-type reply struct {
-	ID    int64 `json:"id"`
-	Tests []struct {
-		Status string `json:"status"`
-		Detail string `json:"detail"`
-		Stdout string `json:"stdout"`
-	} `json:"tests"`
-	Seconds float64 `json:"seconds"`
-	Pid1    bool    `json:"pid1"`
-	UID     int     `json:"uid"`
-}
-
-// HarnessError is a problem with the tests rather than the program (test
-// code that does not compile or defines no check). It is the caller's data,
-// so the scorer reports it as an error, not as a failed program.
-type HarnessError struct{ Detail string }
-
-func (e *HarnessError) Error() string { return "tests: " + e.Detail }
-
-func (j Job) validate() error {
-	switch j.Style {
-	case IO:
-		if len(j.Inputs) == 0 || len(j.Inputs) > maxTests {
-			return fmt.Errorf("io submission with %d tests, want 1..%d", len(j.Inputs), maxTests)
-		}
-		if j.Check == nil {
-			return errors.New("io submission without a Check")
-		}
-	case Assert:
-		if j.EntryPoint == "" || j.Test == "" {
-			return errors.New("assert submission needs test code and an entry point")
-		}
-	default:
-		return fmt.Errorf("unknown test style %q", j.Style)
-	}
-	return j.Limits.Validate()
-}
-
-func (j Job) result(rep *reply) (Result, error) {
-	want := 1
-	if j.Style == IO {
-		want = len(j.Inputs)
-	}
-	if len(rep.Tests) != want {
-		return Result{}, fmt.Errorf("fork server answered %d tests of %d", len(rep.Tests), want)
-	}
-	res := Result{Tests: make([]TestResult, want), Elapsed: time.Duration(rep.Seconds * float64(time.Second))}
-	for k, t := range rep.Tests {
-		r := TestResult{Detail: t.Detail}
-		switch t.Status {
-		case "passed":
-			r.Status = Passed
-			if j.Style == IO {
-				// Only Check passes an io test; the harness never says
-				// "passed" for one, so the program wrote this line itself.
-				r.Status, r.Detail = Failed, "the program wrote a verdict of its own"
-			}
-		case "failed", "error", "exit":
-			r.Status = Failed
-		case "ran":
-			out, err := base64.StdEncoding.DecodeString(t.Stdout)
-			if err != nil {
-				return Result{}, fmt.Errorf("test %d: stdout: %w", k, err)
-			}
-			if j.Check(k, out) {
-				r.Status = Passed
-			} else {
-				r.Status, r.Detail = Failed, "wrong output"
-			}
-		case "timeout":
-			// Which limit struck first depends on the machine's load; the
-			// verdict must not, so the detail names both.
-			r.Status = Timeout
-			r.Detail = fmt.Sprintf("time limit reached (%g CPU seconds, %g wall seconds)", j.Limits.CPUSeconds, j.Limits.WallSeconds)
-		case "memory":
-			r.Status = Memory
-		case "output":
-			r.Status = Output
-		case "crashed":
-			r.Status = Crashed
-		case "harness":
-			return Result{}, &HarnessError{Detail: t.Detail}
-		default:
-			return Result{}, fmt.Errorf("test %d: unknown status %q", k, t.Status)
-		}
-		if j.Style == Assert && r.Status == Crashed {
-			r.Detail = "the program exited before its tests finished: " + r.Detail
-		}
-		res.Tests[k] = r
-	}
-	return res, nil
 }
 
 // tail keeps the last max bytes written to it.

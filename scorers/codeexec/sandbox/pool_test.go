@@ -286,7 +286,7 @@ func TestSameResultsUnderLoad(t *testing.T) {
 		want = append(want,
 			[]sandbox.Status{sandbox.Passed, sandbox.Passed, sandbox.Passed},
 			[]sandbox.Status{sandbox.Failed, sandbox.Failed},
-			[]sandbox.Status{sandbox.Passed, sandbox.Failed, sandbox.Passed},
+			[]sandbox.Status{sandbox.Passed, sandbox.RuntimeError, sandbox.Passed},
 			[]sandbox.Status{sandbox.Passed},
 			[]sandbox.Status{sandbox.Failed},
 		)

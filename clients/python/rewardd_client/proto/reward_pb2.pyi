@@ -18,6 +18,14 @@ SCORE_STATUS_ERROR: ScoreStatus
 SCORE_STATUS_NOT_APPLICABLE: ScoreStatus
 SCORE_STATUS_OK: ScoreStatus
 SCORE_STATUS_UNSPECIFIED: ScoreStatus
+VERDICT_ACCEPTED: Verdict
+VERDICT_COMPILATION_ERROR: Verdict
+VERDICT_MEMORY_LIMIT_EXCEEDED: Verdict
+VERDICT_OUTPUT_LIMIT_EXCEEDED: Verdict
+VERDICT_RUNTIME_ERROR: Verdict
+VERDICT_TIME_LIMIT_EXCEEDED: Verdict
+VERDICT_UNSPECIFIED: Verdict
+VERDICT_WRONG_ANSWER: Verdict
 
 class Aggregation(_message.Message):
     __slots__ = ["mode", "scale", "weights"]
@@ -36,6 +44,22 @@ class Aggregation(_message.Message):
     weights: _containers.ScalarMap[str, float]
     def __init__(self, mode: _Optional[_Union[AggregationMode, str]] = ..., scale: _Optional[_Union[AggregationScale, str]] = ..., weights: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
+class Execution(_message.Message):
+    __slots__ = ["compiler_output", "language", "passed", "tests", "total", "verdict"]
+    COMPILER_OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    TESTS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    compiler_output: str
+    language: str
+    passed: int
+    tests: _containers.RepeatedCompositeFieldContainer[TestExecution]
+    total: int
+    verdict: Verdict
+    def __init__(self, language: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., passed: _Optional[int] = ..., total: _Optional[int] = ..., tests: _Optional[_Iterable[_Union[TestExecution, _Mapping]]] = ..., compiler_output: _Optional[str] = ...) -> None: ...
+
 class FunctionInfo(_message.Message):
     __slots__ = ["kind", "name", "params_yaml", "weight"]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -49,7 +73,7 @@ class FunctionInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., weight: _Optional[float] = ..., params_yaml: _Optional[str] = ...) -> None: ...
 
 class FunctionScores(_message.Message):
-    __slots__ = ["errors", "name", "status", "values"]
+    __slots__ = ["errors", "executions", "name", "status", "values"]
     class ErrorsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -57,15 +81,24 @@ class FunctionScores(_message.Message):
         key: int
         value: str
         def __init__(self, key: _Optional[int] = ..., value: _Optional[str] = ...) -> None: ...
+    class ExecutionsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: Execution
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[Execution, _Mapping]] = ...) -> None: ...
     ERRORS_FIELD_NUMBER: _ClassVar[int]
+    EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     VALUES_FIELD_NUMBER: _ClassVar[int]
     errors: _containers.ScalarMap[int, str]
+    executions: _containers.MessageMap[int, Execution]
     name: str
     status: _containers.RepeatedScalarFieldContainer[ScoreStatus]
     values: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ..., status: _Optional[_Iterable[_Union[ScoreStatus, str]]] = ..., errors: _Optional[_Mapping[int, str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ..., status: _Optional[_Iterable[_Union[ScoreStatus, str]]] = ..., errors: _Optional[_Mapping[int, str]] = ..., executions: _Optional[_Mapping[int, Execution]] = ...) -> None: ...
 
 class FunctionSpec(_message.Message):
     __slots__ = ["kind", "name", "params"]
@@ -141,6 +174,24 @@ class ScoreResponse(_message.Message):
     warnings: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, batch_id: _Optional[str] = ..., functions: _Optional[_Iterable[_Union[FunctionScores, _Mapping]]] = ..., rewards: _Optional[_Iterable[float]] = ..., advantages: _Optional[_Iterable[float]] = ..., config_fingerprint: _Optional[str] = ..., unscorable: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class TestExecution(_message.Message):
+    __slots__ = ["cpu_seconds", "detail", "exit_code", "index", "memory_bytes", "verdict", "wall_seconds"]
+    CPU_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    WALL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    cpu_seconds: float
+    detail: str
+    exit_code: int
+    index: int
+    memory_bytes: int
+    verdict: Verdict
+    wall_seconds: float
+    def __init__(self, index: _Optional[int] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., cpu_seconds: _Optional[float] = ..., wall_seconds: _Optional[float] = ..., memory_bytes: _Optional[int] = ..., exit_code: _Optional[int] = ..., detail: _Optional[str] = ...) -> None: ...
+
 class AggregationMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
@@ -148,4 +199,7 @@ class AggregationScale(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class ScoreStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class Verdict(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -1,0 +1,378 @@
+package sandbox_test
+
+import (
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
+)
+
+// The hostile programs of TestHostile, in the languages the sandbox exec's:
+// each must end as a failure of the program, leave the host as it was,
+// leave the fork servers as they were, and leave the slot scoring right.
+
+// hostileLang is one language's hostile suite: a pool that runs it, the
+// fork servers it started with, and what every subtest ends with.
+type hostileLang struct {
+	p       *sandbox.Pool
+	lang    string
+	servers []int
+}
+
+func newHostileLang(t *testing.T, lang string) *hostileLang {
+	p := startLanguagePool(t)
+	h := &hostileLang{p: p, lang: lang, servers: append(forkServers(), runners()...)}
+	if len(h.servers) != 2 {
+		t.Fatalf("fork server and runner of this process: %v, want one of each", h.servers)
+	}
+	return h
+}
+
+// run runs src once, with empty stdin, under lim (zero fields: the
+// language's defaults), and returns its test's result with its output.
+func (h *hostileLang) run(t *testing.T, src string, lim sandbox.Limits) sandbox.TestResult {
+	t.Helper()
+	job := langJob(t, h.p, h.lang, src, "")
+	job.Limits, job.KeepOutput = lim.WithDefaults(job.Limits), true
+	return run(t, h.p, job).Tests[0]
+}
+
+// after checks what every hostile program must leave behind: none of its
+// processes, the same fork servers, a slot that scores right.
+func (h *hostileLang) after(t *testing.T) {
+	t.Helper()
+	assertNoSlotProcs(t)
+	if now := append(forkServers(), runners()...); !slices.Equal(now, h.servers) {
+		t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: the program reached them", h.servers, now)
+		h.servers = now
+	}
+	assertServes(t, h.p)
+	job := langJob(t, h.p, h.lang, doubling[h.lang], "21\n")
+	job.Check = func(_ int, out []byte) bool { return strings.TrimSpace(string(out)) == "42" }
+	if tr := run(t, h.p, job).Tests[0]; tr.Status != sandbox.Passed {
+		t.Errorf("the slot no longer runs %s right: %s (%s)", h.lang, tr.Status, tr.Detail)
+	}
+}
+
+// noneOf fails the test for every line of out that starts with one of
+// prefixes (what a probe prints when an attempt got through).
+func noneOf(t *testing.T, out string, prefixes ...string) {
+	t.Helper()
+	for _, prefix := range prefixes {
+		for _, l := range lines(out, prefix) {
+			t.Errorf("CONTAINMENT: %s", l)
+		}
+	}
+}
+
+// want checks that a probe reported n attempts (lines starting with
+// "blocked" or "denied"), so that it did run them.
+func wantBlocked(t *testing.T, out string, n int) {
+	t.Helper()
+	if got := len(lines(out, "blocked")) + len(lines(out, "denied")); got != n {
+		t.Errorf("%d attempts blocked, want %d:\n%s", got, n, out)
+	}
+}
+
+// oneOfStatus fails unless tr ended in one of want.
+func oneOfStatus(t *testing.T, tr sandbox.TestResult, want ...sandbox.Status) {
+	t.Helper()
+	if !slices.Contains(want, tr.Status) {
+		t.Errorf("verdict %s (%s), want one of %v", tr.Status, tr.Detail, want)
+	}
+}
+
+// listener is a TCP listener on loopback that must never get a
+// connection.
+func listener(t *testing.T) (port string, check func()) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), func() {
+		l.(*net.TCPListener).SetDeadline(time.Now().Add(100 * time.Millisecond))
+		if c, err := l.Accept(); err == nil {
+			t.Errorf("CONTAINMENT: the listener got a connection from %v", c.RemoteAddr())
+			c.Close()
+		}
+	}
+}
+
+const cppAttempt = `#include <bits/stdc++.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+static void attempt(const char *name, long r) {
+	std::printf("%s %s %ld\n", r < 0 ? "blocked" : "OPEN", name, r);
+	std::fflush(stdout);
+}
+// A system call made directly, past libc.
+static long raw(long n, long a, long b, long c) {
+	long r;
+	asm volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return r;
+}
+`
+
+// TestHostileCpp: C++ programs that fork without end, allocate without
+// end, write and read host files, open sockets (through libc and through
+// raw system calls), make namespaces, use the i386 system call gate, and
+// signal their parents, the fork servers and everything; and programs
+// whose compile never ends or never fits.
+func TestHostileCpp(t *testing.T) {
+	h := newHostileLang(t, "cpp")
+	uid := uidBase
+
+	t.Run("fork bomb", func(t *testing.T) {
+		stop := watchSlot(t, uid)
+		tr := h.run(t, "#include <unistd.h>\nint main() { for (;;) fork(); }\n", hostile)
+		peak, _ := stop()
+		oneOfStatus(t, tr, sandbox.Timeout)
+		if peak > hostile.Processes+1 { // the launcher counts too
+			t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes+1)
+		}
+		if peak < 2 {
+			t.Errorf("the fork bomb never forked (peak %d tasks)", peak)
+		}
+		h.after(t)
+	})
+
+	t.Run("memory bomb", func(t *testing.T) {
+		stop := watchSlot(t, uid)
+		tr := h.run(t, "#include <cstring>\nint main() { for (;;) std::memset(new char[1 << 20], 1, 1 << 20); }\n", hostile)
+		_, rss := stop()
+		oneOfStatus(t, tr, sandbox.Memory)
+		if rss > hostile.MemoryMB<<10 {
+			t.Errorf("CONTAINMENT: %d KB resident, limit %d MB", rss, hostile.MemoryMB)
+		}
+		h.after(t)
+	})
+
+	t.Run("host files", func(t *testing.T) {
+		outside := []string{hostPath(t, "/var/tmp", "cpp"), hostPath(t, "/dev/shm", "cpp")}
+		src := cppAttempt + `int main() {
+	attempt("write " OUT0, open(OUT0, O_WRONLY | O_CREAT, 0666));
+	attempt("write " OUT1, open(OUT1, O_WRONLY | O_CREAT, 0666));
+	attempt("read /etc/shadow", open("/etc/shadow", O_RDONLY));
+	attempt("read /etc/passwd", open("/etc/passwd", O_RDONLY));
+	attempt("read /proc/1/environ", open("/proc/1/environ", O_RDONLY));
+	attempt("raw openat /etc/passwd", raw(SYS_openat, AT_FDCWD, (long)"/etc/passwd", O_RDONLY));
+	attempt("raw mkdir /var/tmp", raw(SYS_mkdir, (long)OUT0 "-dir", 0777, 0));
+	std::printf("wrote work %d\n", open("scratch", O_WRONLY | O_CREAT, 0600) >= 0);
+}
+`
+		src = sub(src, "OUT0", strconv.Quote(outside[0]), "OUT1", strconv.Quote(outside[1]))
+		tr := h.run(t, src, hostile)
+		out := string(tr.Stdout)
+		noneOf(t, out, "OPEN")
+		wantBlocked(t, out, 7)
+		if !strings.Contains(out, "wrote work 1") {
+			t.Errorf("the program could not write its own work dir:\n%s", out)
+		}
+		assertAbsent(t, outside...)
+		h.after(t)
+	})
+
+	t.Run("sockets and namespaces, raw", func(t *testing.T) {
+		port, check := listener(t)
+		src := cppAttempt + `int main() {
+	attempt("socket inet", socket(AF_INET, SOCK_STREAM, 0));
+	attempt("socket unix", socket(AF_UNIX, SOCK_STREAM, 0));
+	attempt("raw socket inet", raw(SYS_socket, AF_INET, SOCK_STREAM, 0));
+	attempt("raw socket udp", raw(SYS_socket, AF_INET, SOCK_DGRAM, 0));
+	attempt("raw socket vsock", raw(SYS_socket, 40, SOCK_STREAM, 0));
+	attempt("raw unshare user", raw(SYS_unshare, 0x10000000, 0, 0));
+	attempt("raw unshare net", raw(SYS_unshare, 0x40000000, 0, 0));
+	attempt("raw clone newuser", raw(SYS_clone, 0x10000000 | SIGCHLD, 0, 0));
+	attempt("raw ptrace attach 1", raw(SYS_ptrace, 16, 1, 0));
+	attempt("raw mount", raw(SYS_mount, (long)"none", (long)"/tmp/work", (long)"tmpfs"));
+	sockaddr_in a{}; a.sin_family = AF_INET; a.sin_port = htons(PORT); a.sin_addr.s_addr = htonl(0x7f000001);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	attempt("connect", s < 0 ? -1 : connect(s, (sockaddr *)&a, sizeof a));
+}
+`
+		tr := h.run(t, sub(src, "PORT", port), hostile)
+		out := string(tr.Stdout)
+		noneOf(t, out, "OPEN")
+		wantBlocked(t, out, 11)
+		check()
+		h.after(t)
+	})
+
+	t.Run("i386 system calls", func(t *testing.T) {
+		// int 0x80 is the 32-bit ABI, past the deny list: the filter kills
+		// the process instead.
+		tr := h.run(t, "int main() { long r; asm volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L) : \"memory\"); return (int)r; }\n", hostile)
+		oneOfStatus(t, tr, sandbox.Crashed)
+		if !strings.Contains(tr.Detail, "SIGSYS") {
+			t.Errorf("detail %q, want the seccomp kill (SIGSYS)", tr.Detail)
+		}
+		h.after(t)
+	})
+
+	t.Run("signals", func(t *testing.T) {
+		src := cppAttempt + `int main() {
+	attempt("kill 1", kill(1, SIGKILL));
+	attempt("raw kill 1", raw(SYS_kill, 1, SIGKILL, 0));
+	kill(-1, SIGKILL); // every process it may signal: its launcher and itself
+	std::puts("alive");
+}
+`
+		tr := h.run(t, src, hostile)
+		oneOfStatus(t, tr, sandbox.Crashed, sandbox.RuntimeError)
+		noneOf(t, string(tr.Stdout), "OPEN")
+		tr = h.run(t, "#include <signal.h>\n#include <unistd.h>\nint main() { kill(getppid(), SIGKILL); pause(); }\n", hostile)
+		oneOfStatus(t, tr, sandbox.Crashed, sandbox.Timeout)
+		h.after(t)
+	})
+
+	t.Run("compile-time bombs", func(t *testing.T) {
+		lim := sandbox.Limits{CPUSeconds: 3, WallSeconds: 10, MemoryMB: 512, OutputKB: 16 << 10, Processes: 16}
+		for _, c := range []struct{ name, src string }{
+			{"include /dev/zero", "#include </dev/zero>\nint main() {}\n"},
+			{"include /dev/urandom", "#include </dev/urandom>\nint main() {}\n"},
+			{"constexpr loop", "constexpr long f() { long s = 0; for (long i = 0; i < 200000; i++) for (long j = 0; j < 200000; j++) s += i ^ j; return s; }\n" +
+				"static_assert(f() != 1);\nint main() {}\n"},
+			{"template explosion", "template <int A, int B> struct P { static const long v = P<A - 1, B>::v + P<A, B - 1>::v; };\n" +
+				"template <int B> struct P<0, B> { static const long v = 1; };\ntemplate <int A> struct P<A, 0> { static const long v = 1; };\n" +
+				"int main() { return P<400, 400>::v & 1; }\n"},
+			{"huge initialised array", "char a[1 << 30] = {1};\nint main() { return a[5]; }\n"},
+		} {
+			start := time.Now()
+			b, err := h.p.Compile(t.Context(), sandbox.CompileJob{Language: "cpp", Source: c.src, Limits: lim})
+			if err != nil {
+				t.Errorf("%s: Compile: %v (a compile that fails is a Build, not an error)", c.name, err)
+				continue
+			}
+			if b.OK() {
+				t.Errorf("%s: compiled", c.name)
+			}
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("%s: took %v with a wall limit of %g s", c.name, d, lim.WallSeconds)
+			}
+			t.Logf("%s: %s (%s) after %v, %v of CPU", c.name, b.Status, b.Detail, time.Since(start), b.CPU)
+		}
+		h.after(t)
+	})
+
+	t.Run("static array over the memory limit", func(t *testing.T) {
+		tr := h.run(t, "static char a[1L << 36];\nint main(int argc, char **) { a[argc << 30] = 1; return a[argc]; }\n", hostile)
+		oneOfStatus(t, tr, sandbox.Memory)
+		h.after(t)
+	})
+}
+
+// TestHostileJava: a JVM that starts threads without end, allocates
+// without end, spawns a shell to read host files, writes outside its work
+// dir and connects to the host.
+func TestHostileJava(t *testing.T) {
+	h := newHostileLang(t, "java")
+	lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 256, OutputKB: 64, Processes: 32}
+
+	t.Run("thread bomb", func(t *testing.T) {
+		stop := watchSlot(t, uidBase)
+		tr := h.run(t, `public class Main { public static void main(String[] a) {
+	while (true) new Thread(() -> { try { Thread.sleep(100000); } catch (Exception e) {} }).start();
+} }`, lim)
+		peak, _ := stop()
+		oneOfStatus(t, tr, sandbox.Memory, sandbox.RuntimeError, sandbox.Timeout, sandbox.Crashed)
+		if peak > lim.Processes+1 {
+			t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, lim.Processes+1)
+		}
+		h.after(t)
+	})
+
+	t.Run("memory bomb", func(t *testing.T) {
+		tr := h.run(t, `import java.util.*;
+public class Main { public static void main(String[] a) {
+	List<long[]> l = new ArrayList<>(); while (true) l.add(new long[1 << 20]);
+} }`, lim)
+		oneOfStatus(t, tr, sandbox.Memory)
+		h.after(t)
+	})
+
+	t.Run("files, processes, sockets", func(t *testing.T) {
+		port, check := listener(t)
+		outside := hostPath(t, "/var/tmp", "java")
+		tr := h.run(t, sub(`import java.io.*;
+import java.net.*;
+public class Main {
+	interface Try { Object run() throws Exception; }
+	static void attempt(String name, Try f) {
+		try { Object r = f.run(); System.out.println("OPEN " + name + " " + r); }
+		catch (Throwable e) { System.out.println("blocked " + name + " " + e.getClass().getSimpleName()); }
+	}
+	public static void main(String[] a) throws Exception {
+		attempt("read /etc/passwd", () -> new FileInputStream("/etc/passwd").read());
+		attempt("write outside", () -> { new FileOutputStream(OUTSIDE).close(); return 0; });
+		attempt("connect", () -> { new Socket("127.0.0.1", PORT).close(); return 0; });
+		attempt("datagram", () -> { new DatagramSocket().close(); return 0; });
+		Process p = new ProcessBuilder("/bin/sh", "-c", "cat /etc/passwd /etc/shadow; id -u").redirectErrorStream(true).start();
+		System.out.println("shell said " + new String(p.getInputStream().readAllBytes()).replace('\n', ' '));
+	}
+}`, "OUTSIDE", strconv.Quote(outside), "PORT", port), lim)
+		out := string(tr.Stdout)
+		noneOf(t, out, "OPEN")
+		wantBlocked(t, out, 4)
+		if !strings.Contains(out, "shell said") || strings.Contains(out, "root:") {
+			t.Errorf("CONTAINMENT or no shell: %s", out)
+		}
+		assertAbsent(t, outside)
+		check()
+		h.after(t)
+	})
+}
+
+// TestHostileJavaScript: node that spawns shells, reads and writes host
+// files, connects to the host, allocates without end and kills its
+// parent.
+func TestHostileJavaScript(t *testing.T) {
+	h := newHostileLang(t, "javascript")
+	lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 256, OutputKB: 64, Processes: 32}
+
+	t.Run("files, processes, sockets", func(t *testing.T) {
+		port, check := listener(t)
+		outside := hostPath(t, "/var/tmp", "js")
+		tr := h.run(t, sub(`const fs = require("fs"), cp = require("child_process");
+function attempt(name, f) {
+	try { const r = f(); console.log("OPEN " + name + " " + String(r).slice(0, 40)); }
+	catch (e) { console.log("blocked " + name + " " + e.code); }
+}
+attempt("read /etc/passwd", () => fs.readFileSync("/etc/passwd"));
+attempt("write outside", () => fs.writeFileSync(OUTSIDE, "x"));
+attempt("list /root", () => fs.readdirSync("/root"));
+attempt("shell cat /etc/shadow", () => cp.execSync("cat /etc/shadow", {stdio: "pipe"}));
+attempt("kill pid 1", () => process.kill(1, "SIGKILL"));
+const s = require("net").connect(PORT, "127.0.0.1");
+s.on("connect", () => console.log("OPEN connect"));
+s.on("error", (e) => console.log("blocked connect " + e.code));
+`, "OUTSIDE", strconv.Quote(outside), "PORT", port), lim)
+		out := string(tr.Stdout)
+		noneOf(t, out, "OPEN")
+		wantBlocked(t, out, 6)
+		assertAbsent(t, outside)
+		check()
+		h.after(t)
+	})
+
+	t.Run("memory bomb", func(t *testing.T) {
+		tr := h.run(t, "const a = []; for (;;) a.push(new Array(1 << 20).fill(2.5));\n", lim)
+		oneOfStatus(t, tr, sandbox.Memory)
+		h.after(t)
+	})
+
+	t.Run("kill the parent", func(t *testing.T) {
+		tr := h.run(t, "process.kill(process.ppid, 'SIGKILL'); setTimeout(() => {}, 100000);\n", lim)
+		oneOfStatus(t, tr, sandbox.Crashed, sandbox.Timeout)
+		h.after(t)
+	})
+}

@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// languageProbes are, per language other than python, a program that tries
+// the ways out of the sandbox its runtime offers and prints one line per
+// attempt: its name and "closed" or "open". (Java has no getuid: the C++
+// probe checks the uid every exec'd program runs as.)
+var languageProbes = map[string]string{
+	"cpp": `#include <cstdio>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+static void t(const char *name, bool open) { std::printf("%s %s\n", name, open ? "open" : "closed"); }
+int main() {
+	t("tcp", socket(AF_INET, SOCK_STREAM, 0) >= 0);
+	t("udp", socket(AF_INET, SOCK_DGRAM, 0) >= 0);
+	t("unix", socket(AF_UNIX, SOCK_STREAM, 0) >= 0);
+	t("vsock", socket(40, SOCK_STREAM, 0) >= 0);
+	t("host_files", open("/etc/passwd", O_RDONLY) >= 0);
+	t("proc", open("/proc/self/status", O_RDONLY) >= 0);
+	t("write_outside_workdir", open("/var/tmp/rewardd-sandbox-probe", O_WRONLY | O_CREAT, 0600) >= 0);
+	t("uid_0", getuid() == 0 || geteuid() == 0);
+}
+`,
+	"java": `import java.io.*;
+import java.net.*;
+public class Main {
+	interface Try { void run() throws Exception; }
+	static void t(String name, Try f) {
+		try { f.run(); System.out.println(name + " open"); } catch (Throwable e) { System.out.println(name + " closed"); }
+	}
+	public static void main(String[] args) {
+		t("tcp", () -> new Socket("127.0.0.1", 1).close());
+		t("udp", () -> new DatagramSocket().close());
+		t("host_files", () -> new FileInputStream("/etc/passwd").close());
+		t("proc", () -> new FileInputStream("/proc/self/status").close());
+		t("write_outside_workdir", () -> new FileOutputStream("/var/tmp/rewardd-sandbox-probe").close());
+	}
+}
+`,
+	"javascript": `const fs = require("fs");
+function t(name, f) {
+	try { f(); console.log(name + " open"); } catch (e) { console.log(name + " closed"); }
+}
+t("host_files", () => fs.readFileSync("/etc/passwd"));
+t("proc", () => fs.readFileSync("/proc/self/status"));
+t("write_outside_workdir", () => fs.writeFileSync("/var/tmp/rewardd-sandbox-probe", "x"));
+t("uid_0", () => { if (process.getuid() !== 0 && process.geteuid() !== 0) throw new Error("not root"); });
+const s = require("net").connect(1, "127.0.0.1");
+s.on("connect", () => { console.log("tcp open"); s.destroy(); });
+s.on("error", () => console.log("tcp closed"));
+`,
+}
+
+// probeLanguages compiles (when the language is compiled) and runs, in
+// the first slot, the probe of every language the pool runs besides
+// python: the toolchain must work in the sandbox, and every line the probe
+// prints must say "closed". A language that fails is a failed Start: its
+// toolchain is installed, so the sandbox is at fault.
+func (p *Pool) probeLanguages(ctx context.Context) error {
+	s := p.slots[0]
+	for _, name := range p.Languages() {
+		lang := p.langs[name]
+		if lang.InProcess {
+			continue
+		}
+		src, ok := languageProbes[name]
+		if !ok {
+			return fmt.Errorf("sandbox probe: no probe program for %s", name)
+		}
+		job := Job{Language: name, Style: IO, Inputs: []string{""}, Limits: lang.RunLimits}
+		if lang.Compiled() {
+			b, err := p.compileIn(ctx, s, lang, CompileJob{Language: name, Source: src, Limits: lang.CompileLimits})
+			if err != nil {
+				return fmt.Errorf("sandbox probe: compile the %s probe: %w", name, err)
+			}
+			if !b.OK() {
+				return fmt.Errorf("sandbox probe: the %s probe does not compile: %s (%s) %s", name, b.Status, b.Detail, firstLines(b.Output, 5))
+			}
+			job.Build = b
+		} else {
+			job.Code = src
+		}
+		res, err := p.runIn(ctx, s, lang, job)
+		if err != nil {
+			return fmt.Errorf("sandbox probe: run the %s probe: %w", name, err)
+		}
+		t := res.Tests[0]
+		if t.Status != Ran {
+			return fmt.Errorf("sandbox probe: the %s probe did not run: %s %s", name, t.Status, t.Detail)
+		}
+		var open []string
+		lines := strings.Split(strings.TrimSpace(string(t.Stdout)), "\n")
+		for _, line := range lines {
+			if what, state, _ := strings.Cut(line, " "); state != "closed" {
+				open = append(open, what)
+			}
+		}
+		if len(open) > 0 || len(lines) < 4 {
+			return fmt.Errorf("sandbox probe: %s: these ways out are open: %s (output %q)", name, strings.Join(open, ", "), t.Stdout)
+		}
+	}
+	return nil
+}
+
+// firstLines returns the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
