@@ -89,8 +89,26 @@ func decodeCases(t testing.TB) []decodeCase {
 	badUTF8 := marshal(&rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{{Completion: "ok"}}})
 	badUTF8 = append(badUTF8, protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType),
 		protowire.AppendString(protowire.AppendTag(nil, 4, protowire.BytesType), "bad \xff"))...)
+	promptOnce := marshal(&rewardv1.ScoreRequest{
+		Prompts: []string{"What is 2+2?", "Name a prime."},
+		Rollouts: []*rewardv1.Rollout{
+			{Id: "0", Completion: "<answer>4</answer>"}, {Id: "1", Completion: "5"},
+			{Id: "2", Completion: "7", PromptIndex: 1}, {Id: "3", Completion: "« 2 » ✓", PromptIndex: 1, Fields: &structpb.Struct{Fields: map[string]*structpb.Value{"own": str("x")}}},
+		},
+		PromptFields: []*rewardv1.FieldColumn{
+			{Name: "answer", Values: []*structpb.Value{str("4"), structpb.NewListValue(list)}},
+			{Name: "level", Values: []*structpb.Value{structpb.NewNumberValue(1), structpb.NewNullValue()}},
+		},
+		RolloutFields: []*rewardv1.FieldColumn{{Name: "completion_tokens", Values: []*structpb.Value{
+			structpb.NewNumberValue(5), structpb.NewNumberValue(1), structpb.NewNumberValue(1), structpb.NewNumberValue(3)}}},
+	})
+	// A prompt_index beyond 32 bits: truncated, as proto.Unmarshal does.
+	wide := protowire.AppendTag(nil, 2, protowire.BytesType)
+	wide = protowire.AppendBytes(wide, protowire.AppendVarint(protowire.AppendTag(nil, 6, protowire.VarintType), 1<<32+3))
 	return []decodeCase{
 		{"typical", wire, true},
+		{"prompt once, fields as columns", promptOnce, true},
+		{"prompt index over 32 bits", wide, true},
 		{"empty", nil, true},
 		{"batch id twice", append(marshal(&rewardv1.ScoreRequest{BatchId: "a"}), marshal(&rewardv1.ScoreRequest{BatchId: "b"})...), true},
 		{"fields twice", twice, false},
