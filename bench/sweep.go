@@ -11,7 +11,7 @@ import (
 // Sweeps: what varies from point to point.
 const (
 	SweepBatch   = "batch"   // rollouts per request, 64 → 16,384
-	SweepLength  = "length"  // completion bytes, 256 B → 64 KiB
+	SweepLength  = "length"  // completion bytes, 256 B → 128 KiB
 	SweepClients = "clients" // concurrent clients, 1 → 16
 )
 
@@ -21,7 +21,7 @@ func SweepValues(kind string) ([]int, error) {
 	case SweepBatch:
 		return []int{64, 256, 1024, 4096, 16384}, nil
 	case SweepLength:
-		return []int{256, 1 << 10, 4 << 10, 16 << 10, 64 << 10}, nil
+		return []int{256, 1 << 10, 4 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10}, nil
 	case SweepClients:
 		return []int{1, 2, 4, 8, 16}, nil
 	}
@@ -211,6 +211,27 @@ func (s *SweepResult) WriteText(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(s.Points) > 0 && len(s.Points[0].Result.PerFunction) > 0 {
+		fmt.Fprintf(w, "\nper function, one core, no transport: rewardd ns/rollout (rewardd ÷ Python speed-up) at each %s\n", s.Kind)
+		fmt.Fprintf(tw, "function\t")
+		for _, p := range s.Points {
+			fmt.Fprintf(tw, "%d\t", p.X)
+		}
+		fmt.Fprintln(tw)
+		for k, f := range s.Points[0].Result.PerFunction {
+			fmt.Fprintf(tw, "%s\t", f.Function)
+			for _, p := range s.Points {
+				if k < len(p.Result.PerFunction) {
+					c := p.Result.PerFunction[k]
+					fmt.Fprintf(tw, "%.0f (%.1f×)\t", c.RewarddNsPerRollout, c.Speedup)
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintf(w, "growth: %s", s.Growth.Verdict)
 	if s.Growth.Exponent != 0 {
