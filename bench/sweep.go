@@ -65,6 +65,11 @@ type Growth struct {
 	// Exponent is the slope of log(cost per request) against log(work per
 	// request) between the last two points: 1 is linear.
 	Exponent float64 `json:"exponent_last_two_points,omitempty"`
+	// OverRef is, for a length sweep, the cost per KiB at the last point ÷
+	// that at 4 KiB (RefX): the growth past the lengths where a fixed cost
+	// per rollout still shows.
+	OverRef float64 `json:"last_over_4kib_cost_per_unit,omitempty"`
+	RefX    int     `json:"ref_x,omitempty"`
 	Linear   bool    `json:"linear"`
 	Verdict  string  `json:"verdict"`
 }
@@ -166,6 +171,13 @@ func growth(res *SweepResult) Growth {
 			g.Exponent = math.Log(cb/ca) / math.Log(wb/wa)
 		}
 	}
+	if res.Kind == SweepLength {
+		for _, p := range pts {
+			if p.X == 4<<10 {
+				g.OverRef, g.RefX = ratio(last.CostPerUnit, p.CostPerUnit), p.X
+			}
+		}
+	}
 	g.Linear = g.Ratio <= linearSlack
 	switch {
 	case g.Linear && res.Kind == SweepClients:
@@ -236,6 +248,9 @@ func (s *SweepResult) WriteText(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "growth: %s", s.Growth.Verdict)
 	if s.Growth.Exponent != 0 {
 		fmt.Fprintf(w, "; exponent of cost per request against work per request over the last two points: %.2f", s.Growth.Exponent)
+	}
+	if s.Growth.RefX > 0 {
+		fmt.Fprintf(w, "; cost per %s at %d ÷ at %d: %.2f×", s.Unit, s.Points[len(s.Points)-1].X, s.Growth.RefX, s.Growth.OverRef)
 	}
 	fmt.Fprintln(w)
 	return err
