@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -281,13 +280,7 @@ func (s *session) baselines(ctx context.Context, opts Options, kind pointKind, b
 		r.Ratios.PerCPUSecond = ratio(float64(r.Rollouts)/r.Process.CPUSeconds, float64(t.Rollouts)/t.CPUSeconds)
 	}
 	if s.target.inProc {
-		var fns []*scorers.Function
-		for _, fn := range opts.Config.Functions {
-			if slices.Contains(s.functions, fn.Name) {
-				fns = append(fns, fn)
-			}
-		}
-		r.PerFunction = perFunction(ctx, fns, batches[0].rows, t)
+		r.PerFunction = perFunction(ctx, s.servedFunctions(opts), batches[0].rows, t)
 	}
 	if kind != pointFull {
 		return nil

@@ -723,7 +723,11 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	}
 
 	switch {
-	case s.py == nil || kind == pointLoadOnly:
+	case kind == pointLoadOnly:
+	case s.py == nil && !code && s.target.inProc:
+		// rewardd's side of the per-function costs alone.
+		r.PerFunction = perFunction(ctx, s.servedFunctions(opts), batches[0].rows, throughputOut{})
+	case s.py == nil:
 	case code:
 		kept := make([]*rewardv1.ScoreResponse, len(l.kept))
 		for i := range l.kept {
@@ -738,6 +742,18 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 		}
 	}
 	return r, nil
+}
+
+// servedFunctions returns the in-process server's functions that the
+// requests ask for, in config order.
+func (s *session) servedFunctions(opts Options) []*scorers.Function {
+	var fns []*scorers.Function
+	for _, fn := range opts.Config.Functions {
+		if slices.Contains(s.functions, fn.Name) {
+			fns = append(fns, fn)
+		}
+	}
+	return fns
 }
 
 func processOf(before, after usage, r *Result, reset bool) *Process {

@@ -225,7 +225,7 @@ func (s *SweepResult) WriteText(w io.Writer) error {
 		return err
 	}
 	if len(s.Points) > 0 && len(s.Points[0].Result.PerFunction) > 0 {
-		fmt.Fprintf(w, "\nper function, one core, no transport: rewardd ns/rollout (rewardd ÷ Python speed-up) at each %s\n", s.Kind)
+		fmt.Fprintf(w, "\nper function, one core, no transport: rewardd ns/rollout (with the baseline: Python ÷ rewardd time) at each %s\n", s.Kind)
 		fmt.Fprintf(tw, "function\t")
 		for _, p := range s.Points {
 			fmt.Fprintf(tw, "%d\t", p.X)
@@ -236,7 +236,11 @@ func (s *SweepResult) WriteText(w io.Writer) error {
 			for _, p := range s.Points {
 				if k < len(p.Result.PerFunction) {
 					c := p.Result.PerFunction[k]
-					fmt.Fprintf(tw, "%.0f (%.1f×)\t", c.RewarddNsPerRollout, c.Speedup)
+					if c.Speedup > 0 {
+						fmt.Fprintf(tw, "%.0f (%.1f×)\t", c.RewarddNsPerRollout, c.Speedup)
+					} else {
+						fmt.Fprintf(tw, "%.0f\t", c.RewarddNsPerRollout)
+					}
 				}
 			}
 			fmt.Fprintln(tw)
