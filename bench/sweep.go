@@ -70,8 +70,8 @@ type Growth struct {
 	// per rollout still shows.
 	OverRef float64 `json:"last_over_4kib_cost_per_unit,omitempty"`
 	RefX    int     `json:"ref_x,omitempty"`
-	Linear   bool    `json:"linear"`
-	Verdict  string  `json:"verdict"`
+	Linear  bool    `json:"linear"`
+	Verdict string  `json:"verdict"`
 }
 
 // linearSlack is how much the cost per unit at the largest point may exceed
