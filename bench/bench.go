@@ -461,8 +461,8 @@ type Ratios struct {
 	PerCPUSecond float64 `json:"per_cpu_second,omitempty"`
 	PerCPUBasis  string  `json:"per_cpu_basis,omitempty"`
 	// E2E is the in-process Python time of one E2ERows batch ÷ the Python
-	// client's end-to-end time for it over gRPC; the target is ≥ 0.5
-	// (the client within 2× of in-process Python).
+	// client's end-to-end time for it over gRPC: above 1, sending the batch
+	// to rewardd is faster than scoring it in the trainer's process.
 	E2E float64 `json:"e2e,omitempty"`
 }
 
