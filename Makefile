@@ -103,7 +103,7 @@ test: deps checkgenerate checkgenerate-python check-deploy ## Run every test (ra
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	@$(MAKE) --no-print-directory test-python
 	go test $(GO_TEST_FLAGS) ./...
-	go test -race -count=1 ./scorers/rematch ./scorers/regex ./scorers/extract # the plain build's engine: Go's regexp
+	go test -count=1 ./scorers/rematch ./scorers/regex ./scorers/extract # the plain build's engine: Go's regexp (-race ran above)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(CI_FUZZTIME) FUZZ=.
 
 # The fuzz targets are found anew on each run, not listed by hand: every
