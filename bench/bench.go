@@ -28,6 +28,7 @@ import (
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/rematch"
 	"github.com/rewardd/rewardd/server/config"
 )
 
@@ -320,14 +321,17 @@ type Result struct {
 
 // Machine describes where the benchmark ran.
 type Machine struct {
-	GOOS       string    `json:"goos"`
-	GOARCH     string    `json:"goarch"`
-	CPUs       int       `json:"cpus"`
-	GOMAXPROCS int       `json:"gomaxprocs"`
-	Go         string    `json:"go"`
-	LoadBefore []float64 `json:"load_average_before"`
-	LoadAfter  []float64 `json:"load_average_after"`
-	Time       time.Time `json:"time"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Go         string `json:"go"`
+	// RegexEngine is what this binary matches patterns with: "re2" (built
+	// with the re2_cgo tag) or "regexp".
+	RegexEngine string    `json:"regex_engine"`
+	LoadBefore  []float64 `json:"load_average_before"`
+	LoadAfter   []float64 `json:"load_average_after"`
+	Time        time.Time `json:"time"`
 }
 
 // Settings echo the options of the run.
@@ -636,7 +640,7 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 
 	machine := Machine{
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Go: runtime.Version(), LoadBefore: loadAvg(), Time: time.Now().UTC().Truncate(time.Second),
+		Go: runtime.Version(), LoadBefore: loadAvg(), Time: time.Now().UTC().Truncate(time.Second), RegexEngine: rematch.Engine(),
 	}
 	what := fmt.Sprintf("rewardd %s batch %d × %d clients", opts.Scenario, opts.BatchSize, opts.Clients)
 	l.progress = newProgress(opts.Progress, what, opts.Requests, opts.Duration)
