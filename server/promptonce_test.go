@@ -119,14 +119,22 @@ func TestPromptOnceScoresAsRows(t *testing.T) {
 	for _, form := range []struct {
 		name            string
 		perPrompt, keep []string
+		inlinePrompts   bool
 	}{
-		{"prompt columns", []string{"answer"}, []string{"note"}},
-		{"rollout columns only", nil, nil},
-		{"prompt columns, own fields", []string{"answer"}, []string{"tokens", "note"}},
+		{"prompt columns", []string{"answer"}, []string{"note"}, false},
+		{"rollout columns only", nil, nil, false},
+		{"prompt columns, own fields", []string{"answer"}, []string{"tokens", "note"}, false},
+		{"rollout columns, prompts in the rollouts", nil, []string{"note"}, true},
 	} {
 		once := promptOnce(t, req, form.perPrompt, form.keep)
 		if len(once.Prompts) != 64 {
 			t.Fatalf("%d prompts, want 64", len(once.Prompts))
+		}
+		if form.inlinePrompts {
+			for _, r := range once.Rollouts {
+				r.Prompt, r.PromptIndex = once.Prompts[r.PromptIndex], 0
+			}
+			once.Prompts = nil
 		}
 		got, err := st.client.Score(context.Background(), once)
 		if err != nil {
