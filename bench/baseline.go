@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -241,7 +240,8 @@ type throughputOut struct {
 }
 
 // baselines runs the Python side of a point and fills r.Baseline, r.Ratios
-// and, for a full point, r.PerFunction.
+// and, in process, r.PerFunction; for a full point also the agreement and
+// the end-to-end client.
 func (s *session) baselines(ctx context.Context, opts Options, kind pointKind, batches []batch, r *Result) error {
 	rowSets := make([][]Row, len(batches))
 	for i, b := range batches {
@@ -279,21 +279,15 @@ func (s *session) baselines(ctx context.Context, opts Options, kind pointKind, b
 	if r.Process != nil && r.Process.CPUSeconds > 0 && t.CPUSeconds > 0 {
 		r.Ratios.PerCPUSecond = ratio(float64(r.Rollouts)/r.Process.CPUSeconds, float64(t.Rollouts)/t.CPUSeconds)
 	}
+	if s.target.inProc {
+		r.PerFunction = perFunction(ctx, s.servedFunctions(opts), batches[0].rows, t)
+	}
 	if kind != pointFull {
 		return nil
 	}
 
 	if b.Agreement, err = s.agreement(ctx, batches[0].rows, t.FirstBatchScores); err != nil {
 		return err
-	}
-	if s.target.inProc {
-		var fns []*scorers.Function
-		for _, fn := range opts.Config.Functions {
-			if slices.Contains(s.functions, fn.Name) {
-				fns = append(fns, fn)
-			}
-		}
-		r.PerFunction = perFunction(ctx, fns, batches[0].rows, t)
 	}
 	s.say("python baseline: a %d-rollout batch end to end from a Python gRPC client …", opts.E2ERows)
 	if b.E2E, err = s.e2e(ctx, opts); err != nil {

@@ -28,6 +28,7 @@ import (
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/rematch"
 	"github.com/rewardd/rewardd/server/config"
 )
 
@@ -36,7 +37,7 @@ import (
 // value from Defaults, and so does Duration when Requests is 0 too; the other
 // fields mean what zero says (no warm-up, no wrong rollouts, …).
 type Options struct {
-	// Scenario is GSM8K, Mixed, HumanEval or Stdio.
+	// Scenario is GSM8K, Mixed, Long, HumanEval or Stdio.
 	Scenario string
 	// Data is GSM8K's test.jsonl, or HumanEval's JSONL for HumanEval ("":
 	// the scenario's default, Defaults().Data or HumanEvalData; Stdio
@@ -46,7 +47,8 @@ type Options struct {
 	// HumanEval: whose function body is replaced by `return None`; for
 	// Stdio: whose program is one that fails some cases).
 	Wrong float64
-	// BatchSize is rollouts per request; GroupSize completions per prompt.
+	// BatchSize is rollouts per request (0: LongBatchSize for Long, else
+	// Defaults().BatchSize); GroupSize completions per prompt.
 	BatchSize, GroupSize int
 	// Clients is the number of concurrent clients, each with its own
 	// connection, each sending its next request when the last is answered.
@@ -102,10 +104,17 @@ type Options struct {
 	Trace io.Writer
 }
 
-// BaselineFunctions are the functions of the embedded default config that
-// the Python baseline (bench/baseline/trl_rewards.py) implements: the
-// string functions open-r1 users write.
-var BaselineFunctions = []string{"accuracy", "format", "tag_count", "reasoning_steps"}
+// BaselineFunctions are the functions of the embedded default config, all
+// of which the Python baseline (bench/baseline/trl_rewards.py) implements:
+// the string functions open-r1 users write.
+var BaselineFunctions = []string{"accuracy", "format", "tag_count", "reasoning_steps", "repetition", "overlong"}
+
+// LongBatchSize and LongE2ERows are the Long scenario's defaults: its
+// rollouts are about 36 KiB on average, 120 times GSM8K's.
+const (
+	LongBatchSize = 256
+	LongE2ERows   = 1024
+)
 
 // HumanEvalFunctions are the functions the humaneval scenario asks for by
 // default: the one function of HumanEvalConfig.
@@ -181,6 +190,14 @@ func (o *Options) check() error {
 			o.Data = "(generated)"
 		default:
 			o.Data = d.Data
+		}
+	}
+	if o.Scenario == Long {
+		if o.BatchSize == 0 {
+			o.BatchSize = LongBatchSize
+		}
+		if o.E2ERows == 0 {
+			o.E2ERows = LongE2ERows
 		}
 	}
 	for _, p := range []struct{ v, def *int }{
@@ -275,6 +292,11 @@ type Result struct {
 	// Latency is of OK requests, from sending the encoded request to
 	// having the decoded and checked answer.
 	Latency Latency `json:"latency_ms"`
+	// ServerLatency is the in-process server's own view of the OK and failed
+	// Score requests of the measured phase: p50, p90 and p99 estimated from
+	// its rewardd_request_duration_seconds histogram (buckets 2.5× wide),
+	// as histogram_quantile would. Nil for --addr.
+	ServerLatency *Latency `json:"server_latency_ms,omitempty"`
 	// RefusedLatency is of requests refused with RESOURCE_EXHAUSTED, when
 	// any were: how long a client waits to learn it should back off.
 	RefusedLatency   *Latency   `json:"refused_latency_ms,omitempty"`
@@ -299,14 +321,17 @@ type Result struct {
 
 // Machine describes where the benchmark ran.
 type Machine struct {
-	GOOS       string    `json:"goos"`
-	GOARCH     string    `json:"goarch"`
-	CPUs       int       `json:"cpus"`
-	GOMAXPROCS int       `json:"gomaxprocs"`
-	Go         string    `json:"go"`
-	LoadBefore []float64 `json:"load_average_before"`
-	LoadAfter  []float64 `json:"load_average_after"`
-	Time       time.Time `json:"time"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Go         string `json:"go"`
+	// RegexEngine is what this binary matches patterns with: "re2" (built
+	// with the re2_cgo tag) or "regexp".
+	RegexEngine string    `json:"regex_engine"`
+	LoadBefore  []float64 `json:"load_average_before"`
+	LoadAfter   []float64 `json:"load_average_after"`
+	Time        time.Time `json:"time"`
 }
 
 // Settings echo the options of the run.
@@ -392,6 +417,20 @@ type Process struct {
 	AllocsPerRollout     float64 `json:"allocs_per_rollout"`
 	AllocBytesPerRollout float64 `json:"alloc_bytes_per_rollout"`
 	GCs                  uint32  `json:"gc_cycles"`
+	// MachineCPUSeconds is the busy CPU time of the whole machine in the
+	// measured phase (/proc/stat), and OtherCPUSeconds the part of it that
+	// was neither this process's nor its children's: other work on a
+	// shared machine, which the cores figure above does not get.
+	MachineCPUSeconds float64 `json:"machine_cpu_seconds,omitempty"`
+	OtherCPUSeconds   float64 `json:"other_cpu_seconds,omitempty"`
+	// GOMAXPROCSeconds is GOMAXPROCS × the elapsed time: what the Go
+	// scheduler could run. Of it, IdlePSeconds its Ps had no goroutine to
+	// run (work missing, not cores), and GCCPUSeconds went to the
+	// collector (runtime/metrics' /cpu/classes, the scheduler's own
+	// accounting: a P whose thread the OS does not run counts as busy).
+	GOMAXPROCSeconds float64 `json:"gomaxprocs_seconds,omitempty"`
+	IdlePSeconds     float64 `json:"idle_p_seconds,omitempty"`
+	GCCPUSeconds     float64 `json:"gc_cpu_seconds,omitempty"`
 }
 
 // Outcome is one function's statuses.
@@ -426,8 +465,8 @@ type Ratios struct {
 	PerCPUSecond float64 `json:"per_cpu_second,omitempty"`
 	PerCPUBasis  string  `json:"per_cpu_basis,omitempty"`
 	// E2E is the in-process Python time of one E2ERows batch ÷ the Python
-	// client's end-to-end time for it over gRPC; the target is ≥ 0.5
-	// (the client within 2× of in-process Python).
+	// client's end-to-end time for it over gRPC: above 1, sending the batch
+	// to rewardd is faster than scoring it in the trainer's process.
 	E2E float64 `json:"e2e,omitempty"`
 }
 
@@ -549,7 +588,7 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 
 	// The distinct batches: as many as the requests use, up to maxBatches
 	// and maxBatchBytes.
-	perBatch := opts.BatchSize * (max(sc.length, 300) + 600)
+	perBatch := opts.BatchSize * (sc.meanLength() + 600)
 	n := max(1, min(maxBatches, maxBatchBytes/max(perBatch, 1)))
 	if opts.Requests > 0 {
 		n = min(n, opts.Requests)
@@ -601,11 +640,12 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 
 	machine := Machine{
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Go: runtime.Version(), LoadBefore: loadAvg(), Time: time.Now().UTC().Truncate(time.Second),
+		Go: runtime.Version(), LoadBefore: loadAvg(), Time: time.Now().UTC().Truncate(time.Second), RegexEngine: rematch.Engine(),
 	}
 	what := fmt.Sprintf("rewardd %s batch %d × %d clients", opts.Scenario, opts.BatchSize, opts.Clients)
 	l.progress = newProgress(opts.Progress, what, opts.Requests, opts.Duration)
 	reset := s.target.inProc && resetPeakRSS()
+	bounds, requests0 := s.target.requestBuckets()
 	before := readUsage()
 	timer := s.target.timer
 	if timer != nil {
@@ -636,6 +676,7 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	}
 	after := readUsage()
 	cpu, children := machineCPU()-cpu0, childrenCPU()-children0
+	_, requests1 := s.target.requestBuckets()
 	if opts.MemProfile != nil && kind == pointFull {
 		// The profile counts what was allocated up to the last
 		// collection; a large batch may have had one or none.
@@ -674,6 +715,9 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	if s.target.inProc {
 		r.Settings.Workers = s.target.workers
 		r.Process = processOf(before, after, r, reset)
+		r.Process.MachineCPUSeconds = cpu.Seconds()
+		r.Process.OtherCPUSeconds = max(0, cpu.Seconds()-r.Process.CPUSeconds-children.Seconds())
+		r.ServerLatency = histogramLatency(bounds, requests0, requests1)
 	} else {
 		r.Notes = append(r.Notes, "server CPU and peak RSS are not measured for a remote server (--addr): read them from its /metrics (process_cpu_seconds_total, process_resident_memory_bytes)")
 	}
@@ -683,7 +727,11 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	}
 
 	switch {
-	case s.py == nil || kind == pointLoadOnly:
+	case kind == pointLoadOnly:
+	case s.py == nil && !code && s.target.inProc:
+		// rewardd's side of the per-function costs alone.
+		r.PerFunction = perFunction(ctx, s.servedFunctions(opts), batches[0].rows, throughputOut{})
+	case s.py == nil:
 	case code:
 		kept := make([]*rewardv1.ScoreResponse, len(l.kept))
 		for i := range l.kept {
@@ -700,10 +748,25 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	return r, nil
 }
 
+// servedFunctions returns the in-process server's functions that the
+// requests ask for, in config order.
+func (s *session) servedFunctions(opts Options) []*scorers.Function {
+	var fns []*scorers.Function
+	for _, fn := range opts.Config.Functions {
+		if slices.Contains(s.functions, fn.Name) {
+			fns = append(fns, fn)
+		}
+	}
+	return fns
+}
+
 func processOf(before, after usage, r *Result, reset bool) *Process {
 	p := &Process{
-		CPUSeconds: (after.cpu - before.cpu).Seconds(),
-		GCs:        after.gcs - before.gcs,
+		CPUSeconds:       (after.cpu - before.cpu).Seconds(),
+		GCs:              after.gcs - before.gcs,
+		IdlePSeconds:     after.idle - before.idle,
+		GCCPUSeconds:     after.gc - before.gc,
+		GOMAXPROCSeconds: float64(runtime.GOMAXPROCS(0)) * r.ElapsedSeconds,
 	}
 	p.Cores = ratio(p.CPUSeconds, r.ElapsedSeconds)
 	if r.Rollouts > 0 {

@@ -91,13 +91,14 @@ func TestBenchAccountsForEveryRequest(t *testing.T) {
 	if want := int64(r.Requests.OK * opts.BatchSize); r.Rollouts != want {
 		t.Errorf("rollouts %d, want %d", r.Rollouts, want)
 	}
-	if len(r.Functions) != 4 || r.Evaluations != r.Rollouts*4 {
+	nf := len(BaselineFunctions)
+	if len(r.Functions) != nf || r.Evaluations != r.Rollouts*int64(nf) {
 		t.Errorf("functions %v, evaluations %d for %d rollouts", r.Functions, r.Evaluations, r.Rollouts)
 	}
 	if got, want := r.RolloutsPerSecond, float64(r.Rollouts)/r.ElapsedSeconds; math.Abs(got-want) > 1e-9*want {
 		t.Errorf("rollouts/s %v, want %v", got, want)
 	}
-	if got, want := r.EvaluationsPerSecond, 4*r.RolloutsPerSecond; math.Abs(got-want) > 1e-9*want {
+	if got, want := r.EvaluationsPerSecond, float64(nf)*r.RolloutsPerSecond; math.Abs(got-want) > 1e-9*want {
 		t.Errorf("evaluations/s %v, want %v", got, want)
 	}
 	l := r.Latency
@@ -466,8 +467,11 @@ func TestBenchHumanEvalWithoutSandbox(t *testing.T) {
 // of valid UTF-8, keeping the final answer (and the tags, when padded).
 func TestBenchCompletionLength(t *testing.T) {
 	needData(t)
-	for _, name := range []string{GSM8K, Mixed} {
+	for _, name := range []string{GSM8K, Mixed, Long} {
 		for _, n := range []int{64, 256, 5000, 64 << 10} {
+			if name == Long && n < 256 {
+				continue // shorter than its answer tags
+			}
 			opts := tinyOptions(t)
 			opts.Scenario, opts.CompletionLength = name, n
 			sc, err := newScenario(&opts)
@@ -491,6 +495,49 @@ func TestBenchCompletionLength(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBenchLong: the long scenario's rows look like a reasoning model's
+// output (step markers, lists, LaTeX, second thoughts, the answer in tags
+// or a box, some cut off) and run from 4 to 128 KiB.
+func TestBenchLong(t *testing.T) {
+	needData(t)
+	opts := tinyOptions(t)
+	opts.Scenario = Long
+	sc, err := newScenario(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shortest, longest, total := math.MaxInt, 0, 0
+	seen := map[string]int{}
+	const n = 400
+	for i := range n {
+		r := sc.row(i)
+		c := r.Completion
+		if !utf8.ValidString(c) || r.Answer == "" || r.Prompt == "" {
+			t.Fatalf("row %d: valid UTF-8 %v, answer %q, prompt %q", i, utf8.ValidString(c), r.Answer, r.Prompt)
+		}
+		shortest, longest, total = min(shortest, len(c)), max(longest, len(c)), total+len(c)
+		for _, marker := range []string{"Step ", "Wait, ", "$$", "\\(", "\n- ", "\n* ", "\n1. ", "First, ", "<think>", "</answer>", "\\boxed{", "Final answer: "} {
+			if strings.Contains(c, marker) {
+				seen[marker]++
+			}
+		}
+		if strings.Contains(c, "<<") {
+			t.Fatalf("row %d keeps GSM8K's calculator annotations", i)
+		}
+	}
+	if shortest < longMin || longest > longMax+64 || total/n < 24<<10 || total/n > 48<<10 {
+		t.Errorf("lengths %d–%d, mean %d: want 4–128 KiB, about 36 KiB on average", shortest, longest, total/n)
+	}
+	for _, marker := range []string{"Step ", "Wait, ", "$$", "\\(", "\n- ", "\n* ", "\n1. ", "First, ", "<think>", "</answer>", "\\boxed{", "Final answer: "} {
+		if seen[marker] == 0 {
+			t.Errorf("no row has %q", marker)
+		}
+	}
+	if seen["</answer>"] < n/2 || seen["</answer>"] > n*3/4 {
+		t.Errorf("%d of %d rows answer in tags, want about 60%%", seen["</answer>"], n)
 	}
 }
 
@@ -558,16 +605,17 @@ func TestBenchBaselines(t *testing.T) {
 	if b == nil || b.Batches != 2 || b.Rollouts != 400 || b.RolloutsPerSecond <= 0 {
 		t.Fatalf("baseline %+v, want 2 batches of 200", b)
 	}
-	if a := b.Agreement; a == nil || a.Compared != 800 || a.Agree != a.Compared {
-		t.Errorf("agreement %+v, want all 800 scores equal", a)
+	nf := len(BaselineFunctions)
+	if a := b.Agreement; a == nil || a.Compared != 200*nf || a.Agree != a.Compared {
+		t.Errorf("agreement %+v, want all %d scores equal", a, 200*nf)
 	}
-	if e := b.E2E; e == nil || e.Rows != 300 || e.Compared != 1200 || e.Agree != e.Compared || e.ClientMs <= 0 {
+	if e := b.E2E; e == nil || e.Rows != 300 || e.Compared != 300*nf || e.Agree != e.Compared || e.ClientMs <= 0 {
 		t.Errorf("end to end %+v, want 300 rows with the client's scores equal to in-process ones", e)
 	}
 	if r.Ratios == nil || r.Ratios.Throughput <= 0 || r.Ratios.E2E <= 0 || r.Ratios.PerCPUSecond <= 0 {
 		t.Errorf("ratios %+v", r.Ratios)
 	}
-	if len(r.PerFunction) != 4 || r.PerFunction[0].PythonNsPerRollout <= 0 {
+	if len(r.PerFunction) != nf || r.PerFunction[0].PythonNsPerRollout <= 0 {
 		t.Errorf("per function %+v", r.PerFunction)
 	}
 	checkSVG(t, r.WriteSVG)

@@ -33,12 +33,15 @@ func (r *Result) WriteText(w io.Writer) error {
 	p("load\tbatch %d rollouts in groups of %d, %d client(s), %s; completions %.0f B on average (%d–%d), %.0f%% wrong",
 		r.Settings.BatchSize, r.Settings.GroupSize, r.Settings.Clients, run,
 		r.CompletionBytes.Mean, r.CompletionBytes.Min, r.CompletionBytes.Max, 100*r.Settings.Wrong)
-	p("machine\t%d CPUs, GOMAXPROCS %d, load average %s before, %s after", r.Machine.CPUs, r.Machine.GOMAXPROCS,
-		loads(r.Machine.LoadBefore), loads(r.Machine.LoadAfter))
+	p("machine\t%d CPUs, GOMAXPROCS %d, load average %s before, %s after; regex engine %s", r.Machine.CPUs, r.Machine.GOMAXPROCS,
+		loads(r.Machine.LoadBefore), loads(r.Machine.LoadAfter), r.Machine.RegexEngine)
 	p("requests\t%d sent = %d OK + %d failed%s (in %.2f s; warm-up: %d sent, %d OK)", r.Requests.Sent, r.Requests.OK,
 		r.Requests.Failed(), errorList(r.Requests.Errors), r.ElapsedSeconds, r.WarmupRequests.Sent, r.WarmupRequests.OK)
 	p("throughput\t%s rollouts/s, %s evaluations/s", num(r.RolloutsPerSecond), num(r.EvaluationsPerSecond))
 	p("latency\tp50 %s  p90 %s  p99 %s  max %s", dur(r.Latency.P50), dur(r.Latency.P90), dur(r.Latency.P99), dur(r.Latency.Max))
+	if l := r.ServerLatency; l != nil {
+		p("\tserver side (rewardd_request_duration_seconds, interpolated in 2.5×-wide buckets): p50 %s  p90 %s  p99 %s", dur(l.P50), dur(l.P90), dur(l.P99))
+	}
 	if l := r.RefusedLatency; l != nil {
 		p("refused\tRESOURCE_EXHAUSTED after p50 %s  p90 %s  p99 %s  max %s", dur(l.P50), dur(l.P90), dur(l.P99), dur(l.Max))
 	}
@@ -51,6 +54,14 @@ func (r *Result) WriteText(w io.Writer) error {
 			pr.CPUSeconds, pr.Cores, pr.CPUMicrosPerRollout, bytesOf(float64(pr.PeakRSSBytes)), since,
 			pr.AllocsPerRollout, bytesOf(pr.AllocBytesPerRollout), pr.GCs)
 		p("\t(server and load generator together; the load generator sends pre-encoded requests and decodes the answers)")
+		if pr.MachineCPUSeconds > 0 && r.Code == nil {
+			p("\tthe machine's busy CPU %.2f s of %.2f s available, of which %.2f s (%.2f cores) not this process's",
+				pr.MachineCPUSeconds, float64(r.Machine.CPUs)*r.ElapsedSeconds, pr.OtherCPUSeconds, ratio(pr.OtherCPUSeconds, r.ElapsedSeconds))
+		}
+		if pr.GOMAXPROCSeconds > 0 {
+			p("\tGo's scheduler: of %.2f P-seconds, %.2f s idle (no goroutine ready to run), %.2f s in the collector",
+				pr.GOMAXPROCSeconds, pr.IdlePSeconds, pr.GCCPUSeconds)
+		}
 		if r.Code != nil {
 			p("\t(not the sandboxes' Python processes, which are others: see the machine CPU below)")
 		}
@@ -141,7 +152,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			p("\t  per CPU second\t%.2f×\t(rollouts per CPU second, server + load generator vs Python)", q.PerCPUSecond)
 		}
 		if q.E2E > 0 {
-			p("\t  end to end\t%.2f×\t(in-process Python time ÷ Python client time; target ≥ 0.5, i.e. within 2×)", q.E2E)
+			p("\t  end to end\t%.2f×\t(in-process Python time ÷ Python client time: above 1, the client is faster)", q.E2E)
 		}
 	}
 	for _, n := range r.Notes {

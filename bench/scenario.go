@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -82,7 +83,7 @@ type scenario struct {
 
 func newScenario(opts *Options) (*scenario, error) {
 	switch opts.Scenario {
-	case GSM8K, Mixed:
+	case GSM8K, Mixed, Long:
 	case Stdio:
 		return &scenario{name: opts.Scenario, group: opts.GroupSize, wrong: opts.Wrong, seed: opts.Seed}, nil
 	case HumanEval:
@@ -92,7 +93,7 @@ func newScenario(opts *Options) (*scenario, error) {
 		}
 		return &scenario{name: opts.Scenario, tasks: tasks, group: opts.GroupSize, wrong: opts.Wrong, seed: opts.Seed}, nil
 	default:
-		return nil, &OptionError{fmt.Errorf("unknown scenario %q (one of %s, %s, %s, %s)", opts.Scenario, GSM8K, Mixed, HumanEval, Stdio)}
+		return nil, &OptionError{fmt.Errorf("unknown scenario %q (one of %s, %s, %s, %s, %s)", opts.Scenario, GSM8K, Mixed, Long, HumanEval, Stdio)}
 	}
 	problems, err := readGSM8K(opts.Data)
 	if err != nil {
@@ -215,15 +216,37 @@ func (s *scenario) row(i int) Row {
 	if r.Wrong {
 		final = perturb(final, i)
 	}
-	if s.name == Mixed {
+	switch s.name {
+	case Mixed:
 		r.Completion = s.mixed(i, p, final)
-	} else {
+	case Long:
+		return withCompletion(r, s.long(i, p, final)) // at s.length already
+	default:
 		r.Completion = p.steps + "\n#### " + final
 	}
 	if s.length > 0 {
 		r.Completion = s.fit(r.Completion, s.length, i)
 	}
 	return r
+}
+
+func withCompletion(r Row, c string) Row {
+	r.Completion = c
+	return r
+}
+
+// meanLength estimates the mean completion length of the rows, for sizing
+// the batches prepared.
+func (s *scenario) meanLength() int {
+	switch {
+	case s.length > 0:
+		return s.length
+	case s.name == Long:
+		return int(float64(longMax-longMin) / math.Log(float64(longMax)/longMin))
+	case s.name == Mixed:
+		return 3 << 10
+	}
+	return 300
 }
 
 // humanEval returns row i of group g: the problem's prompt and canonical

@@ -126,3 +126,40 @@ func newProgress(w io.Writer, what string, total int, d time.Duration) *progress
 		stop: func() { close(stop); <-stopped; bar.Finish() },
 	}
 }
+
+// histogramLatency estimates p50, p90 and p99 in milliseconds from the
+// cumulative counts of a histogram's buckets (upper bounds in seconds) over
+// a run (after − before), interpolating within a bucket as Prometheus's
+// histogram_quantile does; nil when the run added nothing.
+func histogramLatency(bounds []float64, before, after []uint64) *Latency {
+	if len(bounds) == 0 || len(after) != len(bounds) {
+		return nil
+	}
+	delta := make([]float64, len(bounds))
+	for i := range bounds {
+		delta[i] = float64(after[i])
+		if i < len(before) {
+			delta[i] -= float64(before[i])
+		}
+	}
+	total := delta[len(delta)-1]
+	if total <= 0 {
+		return nil
+	}
+	q := func(q float64) float64 {
+		rank := q * total
+		lo, below := 0.0, 0.0
+		for i, c := range delta {
+			if c >= rank {
+				hi := bounds[i]
+				if math.IsInf(hi, 1) {
+					return lo * 1e3
+				}
+				return (lo + (hi-lo)*(rank-below)/max(c-below, 1)) * 1e3
+			}
+			lo, below = bounds[i], c
+		}
+		return lo * 1e3
+	}
+	return &Latency{P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+}

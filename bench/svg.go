@@ -163,10 +163,11 @@ func (s *SweepResult) WriteSVG(w io.Writer) error {
 		format: func(v float64) string { return fmt.Sprint(int(v)) }}
 	if s.Kind == SweepLength {
 		xa.format = func(v float64) string {
+			// Compact: the points of a length sweep are a factor 2 apart.
 			if v >= 1024 {
-				return fmt.Sprintf("%d KiB", int(v)/1024)
+				return fmt.Sprintf("%dK", int(v)/1024)
 			}
-			return fmt.Sprintf("%d B", int(v))
+			return fmt.Sprintf("%dB", int(v))
 		}
 	}
 

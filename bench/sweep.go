@@ -11,7 +11,7 @@ import (
 // Sweeps: what varies from point to point.
 const (
 	SweepBatch   = "batch"   // rollouts per request, 64 → 16,384
-	SweepLength  = "length"  // completion bytes, 256 B → 64 KiB
+	SweepLength  = "length"  // completion bytes, 256 B → 128 KiB
 	SweepClients = "clients" // concurrent clients, 1 → 16
 )
 
@@ -21,7 +21,7 @@ func SweepValues(kind string) ([]int, error) {
 	case SweepBatch:
 		return []int{64, 256, 1024, 4096, 16384}, nil
 	case SweepLength:
-		return []int{256, 1 << 10, 4 << 10, 16 << 10, 64 << 10}, nil
+		return []int{256, 1 << 10, 4 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10}, nil
 	case SweepClients:
 		return []int{1, 2, 4, 8, 16}, nil
 	}
@@ -65,8 +65,13 @@ type Growth struct {
 	// Exponent is the slope of log(cost per request) against log(work per
 	// request) between the last two points: 1 is linear.
 	Exponent float64 `json:"exponent_last_two_points,omitempty"`
-	Linear   bool    `json:"linear"`
-	Verdict  string  `json:"verdict"`
+	// OverRef is, for a length sweep, the cost per KiB at the last point ÷
+	// that at 4 KiB (RefX): the growth past the lengths where a fixed cost
+	// per rollout still shows.
+	OverRef float64 `json:"last_over_4kib_cost_per_unit,omitempty"`
+	RefX    int     `json:"ref_x,omitempty"`
+	Linear  bool    `json:"linear"`
+	Verdict string  `json:"verdict"`
 }
 
 // linearSlack is how much the cost per unit at the largest point may exceed
@@ -166,6 +171,13 @@ func growth(res *SweepResult) Growth {
 			g.Exponent = math.Log(cb/ca) / math.Log(wb/wa)
 		}
 	}
+	if res.Kind == SweepLength {
+		for _, p := range pts {
+			if p.X == 4<<10 {
+				g.OverRef, g.RefX = ratio(last.CostPerUnit, p.CostPerUnit), p.X
+			}
+		}
+	}
 	g.Linear = g.Ratio <= linearSlack
 	switch {
 	case g.Linear && res.Kind == SweepClients:
@@ -212,9 +224,37 @@ func (s *SweepResult) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(s.Points) > 0 && len(s.Points[0].Result.PerFunction) > 0 {
+		fmt.Fprintf(w, "\nper function, one core, no transport: rewardd ns/rollout (with the baseline: Python ÷ rewardd time) at each %s\n", s.Kind)
+		fmt.Fprintf(tw, "function\t")
+		for _, p := range s.Points {
+			fmt.Fprintf(tw, "%d\t", p.X)
+		}
+		fmt.Fprintln(tw)
+		for k, f := range s.Points[0].Result.PerFunction {
+			fmt.Fprintf(tw, "%s\t", f.Function)
+			for _, p := range s.Points {
+				if k < len(p.Result.PerFunction) {
+					c := p.Result.PerFunction[k]
+					if c.Speedup > 0 {
+						fmt.Fprintf(tw, "%.0f (%.1f×)\t", c.RewarddNsPerRollout, c.Speedup)
+					} else {
+						fmt.Fprintf(tw, "%.0f\t", c.RewarddNsPerRollout)
+					}
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	_, err := fmt.Fprintf(w, "growth: %s", s.Growth.Verdict)
 	if s.Growth.Exponent != 0 {
 		fmt.Fprintf(w, "; exponent of cost per request against work per request over the last two points: %.2f", s.Growth.Exponent)
+	}
+	if s.Growth.RefX > 0 {
+		fmt.Fprintf(w, "; cost per %s at %d ÷ at %d: %.2f×", s.Unit, s.Points[len(s.Points)-1].X, s.Growth.RefX, s.Growth.OverRef)
 	}
 	fmt.Fprintln(w)
 	return err

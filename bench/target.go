@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,7 +37,39 @@ type target struct {
 	// timer times the in-process server's code_exec functions (nil when
 	// it has none, or for a remote server).
 	timer *submissionTimer
-	stop  func()
+	// metrics is the in-process server's registry (nil for a remote one).
+	metrics prometheus.Gatherer
+	stop    func()
+}
+
+// requestBuckets returns the in-process server's
+// rewardd_request_duration_seconds{method="Score"} histogram: the upper
+// bounds of its buckets and their cumulative counts, or nil.
+func (t *target) requestBuckets() (bounds []float64, counts []uint64) {
+	if t.metrics == nil {
+		return nil, nil
+	}
+	families, err := t.metrics.Gather()
+	if err != nil {
+		return nil, nil
+	}
+	for _, f := range families {
+		if f.GetName() != "rewardd_request_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "method" && l.GetValue() == "Score" {
+					for _, b := range m.GetHistogram().GetBucket() {
+						bounds = append(bounds, b.GetUpperBound())
+						counts = append(counts, b.GetCumulativeCount())
+					}
+					return bounds, counts
+				}
+			}
+		}
+	}
+	return nil, nil
 }
 
 // startTarget starts the in-process server (the same NewEngine, NewService
@@ -52,7 +85,8 @@ func startTarget(opts *Options) (*target, error) {
 	for i, fn := range cfg.Functions {
 		names[i] = fn.Name
 	}
-	m := server.NewMetrics(prometheus.NewRegistry(), names)
+	reg := prometheus.NewRegistry()
+	m := server.NewMetrics(reg, names)
 	engine := server.NewEngine(opts.Workers, m, log)
 	svc := server.NewService(cfg, opts.Registry, engine, log)
 	gs, _ := server.NewGRPCServer(svc, m, log, nil)
@@ -63,7 +97,7 @@ func startTarget(opts *Options) (*target, error) {
 	var wg conc.WaitGroup
 	wg.Go(func() { gs.Serve(lis) })
 	return &target{
-		addr: lis.Addr().String(), inProc: true, workers: opts.Workers, timer: timer,
+		addr: lis.Addr().String(), inProc: true, workers: opts.Workers, timer: timer, metrics: reg,
 		dialOpts: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
 		stop: func() {
 			gs.Stop()
@@ -134,6 +168,10 @@ type usage struct {
 	mallocs uint64
 	bytes   uint64
 	gcs     uint32
+	// idle and gc are the Go scheduler's CPU accounting (runtime/metrics):
+	// the time its Ps had no goroutine to run, and the time the collector
+	// took, in seconds.
+	idle, gc float64
 }
 
 func readUsage() usage {
@@ -141,10 +179,19 @@ func readUsage() usage {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return usage{
+	samples := []metrics.Sample{{Name: "/cpu/classes/idle:cpu-seconds"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(samples)
+	u := usage{
 		cpu:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
 		mallocs: ms.Mallocs, bytes: ms.TotalAlloc, gcs: ms.NumGC,
 	}
+	if samples[0].Value.Kind() == metrics.KindFloat64 {
+		u.idle = samples[0].Value.Float64()
+	}
+	if samples[1].Value.Kind() == metrics.KindFloat64 {
+		u.gc = samples[1].Value.Float64()
+	}
+	return u
 }
 
 // resetPeakRSS resets the process's peak resident set size (VmHWM), so that

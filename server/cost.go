@@ -1,6 +1,10 @@
 package server
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+)
 
 // What the admission reserves for a request, in bytes: upper bounds of what
 // the server allocates for it (TestCostsBoundAllocations measures them).
@@ -37,7 +41,8 @@ type shape struct{ rollouts, nodes int }
 
 // protoShape counts the rollouts and nodes of a ScoreRequest's wire form
 // without decoding it. Where b is malformed it counts what comes before:
-// a decoder stops there too.
+// a decoder stops there too. The prompt-once form's prompts and columns
+// count as decoded; what expanding them makes is expansionCost's.
 func protoShape(b []byte) shape {
 	var sh shape
 	eachField(b, func(num protowire.Number, v []byte) {
@@ -59,9 +64,39 @@ func protoShape(b []byte) shape {
 		case 5: // aggregation: its weights are map entries
 			sh.nodes++
 			eachField(v, func(protowire.Number, []byte) { sh.nodes++ })
+		case 6: // prompts
+			sh.nodes++
+		case 7, 8: // prompt_fields, rollout_fields
+			sh.nodes++
+			eachField(v, func(num protowire.Number, v []byte) {
+				if num == 2 { // values
+					sh.nodes += valueNodes(v)
+				}
+			})
 		}
 	})
 	return sh
+}
+
+// expansionCost bounds what expand allocates for the decoded req: a fields
+// Struct with an entry per prompt column for each prompt, and a Struct per
+// rollout that merges rollout columns or fields of its own with its
+// prompt's. It is 0 for a request that does not use the prompt-once form.
+func expansionCost(req *rewardv1.ScoreRequest) int64 {
+	kp, kr := len(req.GetPromptFields()), len(req.GetRolloutFields())
+	if kp == 0 && kr == 0 {
+		return 0
+	}
+	nodes := 0
+	if kp > 0 {
+		nodes += len(req.GetPrompts()) * (1 + kp)
+	}
+	for _, r := range req.GetRollouts() {
+		if own := len(r.GetFields().GetFields()); kr > 0 || own > 0 {
+			nodes += 1 + kp + kr + own
+		}
+	}
+	return int64(nodes) * nodeCost
 }
 
 // structNodes counts a google.protobuf.Struct's nodes: itself, its entries

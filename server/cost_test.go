@@ -47,7 +47,45 @@ func costShapes() map[string]*rewardv1.ScoreRequest {
 		}
 		return &structpb.Struct{Fields: f}
 	}
+	// The prompt-once form: 256 prompts of 8 rollouts, the answer a prompt
+	// column, a per-rollout column, and a few rollouts with fields of their
+	// own (a Struct each, merged).
+	promptOnce := func(groups, g, size int) *rewardv1.ScoreRequest {
+		req := &rewardv1.ScoreRequest{
+			PromptFields:  []*rewardv1.FieldColumn{{Name: "answer"}},
+			RolloutFields: []*rewardv1.FieldColumn{{Name: "completion_tokens"}},
+		}
+		text := strings.Repeat("Step 1: think. ", size/15+1)[:size]
+		for p := range groups {
+			req.Prompts = append(req.Prompts, "Question "+strconv.Itoa(p)+"? "+strings.Repeat("Some context. ", 20))
+			req.PromptFields[0].Values = append(req.PromptFields[0].Values, structpb.NewStringValue(strconv.Itoa(p)))
+			for i := range g {
+				r := &rewardv1.Rollout{PromptIndex: uint32(p), Completion: text}
+				if i == 0 {
+					r.Fields = answer(i)
+					r.Fields.Fields["own"] = r.Fields.Fields["answer"]
+					delete(r.Fields.Fields, "answer")
+				}
+				req.Rollouts = append(req.Rollouts, r)
+				req.RolloutFields[0].Values = append(req.RolloutFields[0].Values, structpb.NewNumberValue(float64(size/4)))
+			}
+		}
+		return req
+	}
+	manyColumns := func() *rewardv1.ScoreRequest {
+		req := promptOnce(512, 8, 1)
+		for k := range 64 {
+			c := &rewardv1.FieldColumn{Name: "c" + strconv.Itoa(k)}
+			for range req.Prompts {
+				c.Values = append(c.Values, structpb.NewBoolValue(true))
+			}
+			req.PromptFields = append(req.PromptFields, c)
+		}
+		return req
+	}
 	return map[string]*rewardv1.ScoreRequest{
+		"prompt once 256 x 8 x 400 B":        promptOnce(256, 8, 400),
+		"prompt once, 64+1 columns merged":   manyColumns(),
 		"gsm8k-like 2048 x 400 B":            row(2048, 400, answer),
 		"long 128 x 32 KiB":                  row(128, 32<<10, answer),
 		"empty rollouts 20000":               row(20000, 0, func(int) *structpb.Struct { return nil }),
@@ -68,7 +106,8 @@ func live() int64 {
 }
 
 // TestCostsBoundAllocations: what the admission reserves for a request
-// (its copy, its decoded messages, its scoring) bounds the memory the
+// (its copy, its decoded messages, the expansion of the prompt-once form,
+// its scoring) bounds the memory the
 // request holds once decoded and scored, over gRPC's codec and over JSON,
 // for the shapes trainers send and for shapes that make the decoded tree
 // many times larger than the message.
@@ -95,6 +134,7 @@ limits: {max_rollouts: 50000}
 			t.Fatal(err)
 		}
 		n := len(req.GetRollouts())
+		expansion := expansionCost(req)
 		req = nil
 
 		// gRPC: the codec's copy, the decoded request, the scoring.
@@ -108,7 +148,7 @@ limits: {max_rollouts: 50000}
 			t.Fatal(err)
 		}
 		held := live() - before
-		reserved := int64(len(wire)+len(wire)/4) + decodeCost(len(wire), protoShape(wire)) + scoringCost(n, tasks)
+		reserved := int64(len(wire)+len(wire)/4) + decodeCost(len(wire), protoShape(wire)) + scoringCost(n, tasks) + expansion
 		if held > reserved {
 			t.Errorf("%s over gRPC: holds %d bytes, reserved %d", name, held, reserved)
 		}
@@ -129,7 +169,7 @@ limits: {max_rollouts: 50000}
 			t.Fatal(err)
 		}
 		held = live() - before
-		reserved = int64(len(body)) + decodeCost(len(body), jsonShape(body)) + scoringCost(n, tasks)
+		reserved = int64(len(body)) + decodeCost(len(body), jsonShape(body)) + scoringCost(n, tasks) + expansion
 		if held > reserved {
 			t.Errorf("%s over JSON: holds %d bytes, reserved %d", name, held, reserved)
 		}

@@ -29,7 +29,9 @@ import (
 // with proto.Unmarshal, which keeps unknown fields and names the problem.
 // Nested values other than strings and numbers (lists, structs, bools,
 // nulls), inline functions and the aggregation are decoded by
-// proto.Unmarshal in place.
+// proto.Unmarshal in place. The prompt-once form (prompts, prompt_fields,
+// rollout_fields, Rollout.prompt_index) is decoded here too; Service
+// expands it.
 //
 // Whatever keeps a request's string beyond the request must strings.Clone
 // it: a unary Score request's b holds the next request once this one is
@@ -87,6 +89,22 @@ func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest, mem *requestMemory) 
 			}
 			if (proto.UnmarshalOptions{Merge: true}).Unmarshal(b[vs:ve], m.Aggregation) != nil {
 				return false
+			}
+		case num == 6 && typ == protowire.BytesType:
+			s, ok := d.str(vs, ve)
+			if !ok {
+				return false
+			}
+			m.Prompts = append(m.Prompts, s)
+		case (num == 7 || num == 8) && typ == protowire.BytesType:
+			c := new(rewardv1.FieldColumn)
+			if !d.column(vs, ve, c) {
+				return false
+			}
+			if num == 7 {
+				m.PromptFields = append(m.PromptFields, c)
+			} else {
+				m.RolloutFields = append(m.RolloutFields, c)
 			}
 		default:
 			return false
@@ -176,10 +194,18 @@ func (d *wireDecoder) str(vs, ve int) (string, bool) {
 func (d *wireDecoder) rollout(vs, ve int, r *rewardv1.Rollout) bool {
 	for i := vs; i < ve; {
 		num, typ, fs, fe, next := d.field(i, ve)
-		if next < 0 || typ != protowire.BytesType {
+		if next < 0 {
 			return false
 		}
 		i = next
+		if num == 6 && typ == protowire.VarintType {
+			v, _ := protowire.ConsumeVarint(d.b[fs:fe])
+			r.PromptIndex = uint32(v)
+			continue
+		}
+		if typ != protowire.BytesType {
+			return false
+		}
 		var dst *string
 		switch num {
 		case 1:
@@ -214,6 +240,34 @@ func (d *wireDecoder) rollout(vs, ve int, r *rewardv1.Rollout) bool {
 			return false
 		}
 		*dst = s
+	}
+	return true
+}
+
+// column decodes a FieldColumn from b[vs:ve] into c.
+func (d *wireDecoder) column(vs, ve int, c *rewardv1.FieldColumn) bool {
+	for i := vs; i < ve; {
+		num, typ, fs, fe, next := d.field(i, ve)
+		if next < 0 || typ != protowire.BytesType {
+			return false
+		}
+		i = next
+		switch num {
+		case 1:
+			s, ok := d.str(fs, fe)
+			if !ok {
+				return false
+			}
+			c.Name = s
+		case 2:
+			v := d.value(fs, fe)
+			if v == nil {
+				return false
+			}
+			c.Values = append(c.Values, v)
+		default:
+			return false
+		}
 	}
 	return true
 }

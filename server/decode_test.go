@@ -89,8 +89,26 @@ func decodeCases(t testing.TB) []decodeCase {
 	badUTF8 := marshal(&rewardv1.ScoreRequest{Rollouts: []*rewardv1.Rollout{{Completion: "ok"}}})
 	badUTF8 = append(badUTF8, protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType),
 		protowire.AppendString(protowire.AppendTag(nil, 4, protowire.BytesType), "bad \xff"))...)
+	promptOnce := marshal(&rewardv1.ScoreRequest{
+		Prompts: []string{"What is 2+2?", "Name a prime."},
+		Rollouts: []*rewardv1.Rollout{
+			{Id: "0", Completion: "<answer>4</answer>"}, {Id: "1", Completion: "5"},
+			{Id: "2", Completion: "7", PromptIndex: 1}, {Id: "3", Completion: "« 2 » ✓", PromptIndex: 1, Fields: &structpb.Struct{Fields: map[string]*structpb.Value{"own": str("x")}}},
+		},
+		PromptFields: []*rewardv1.FieldColumn{
+			{Name: "answer", Values: []*structpb.Value{str("4"), structpb.NewListValue(list)}},
+			{Name: "level", Values: []*structpb.Value{structpb.NewNumberValue(1), structpb.NewNullValue()}},
+		},
+		RolloutFields: []*rewardv1.FieldColumn{{Name: "completion_tokens", Values: []*structpb.Value{
+			structpb.NewNumberValue(5), structpb.NewNumberValue(1), structpb.NewNumberValue(1), structpb.NewNumberValue(3)}}},
+	})
+	// A prompt_index beyond 32 bits: truncated, as proto.Unmarshal does.
+	wide := protowire.AppendTag(nil, 2, protowire.BytesType)
+	wide = protowire.AppendBytes(wide, protowire.AppendVarint(protowire.AppendTag(nil, 6, protowire.VarintType), 1<<32+3))
 	return []decodeCase{
 		{"typical", wire, true},
+		{"prompt once, fields as columns", promptOnce, true},
+		{"prompt index over 32 bits", wide, true},
 		{"empty", nil, true},
 		{"batch id twice", append(marshal(&rewardv1.ScoreRequest{BatchId: "a"}), marshal(&rewardv1.ScoreRequest{BatchId: "b"})...), true},
 		{"fields twice", twice, false},
@@ -188,7 +206,8 @@ func FuzzDecodeScoreRequest(f *testing.F) {
 
 // BenchmarkDecodeScoreRequest compares decodeScoreRequest with
 // proto.Unmarshal on a request shaped like the bench's gsm8k load: 1,024
-// rollouts of ~300 bytes with an answer field.
+// rollouts of ~300 bytes with an answer field, and in the prompt-once form
+// (decoded, then expanded).
 //
 //	go test -run XXX -bench DecodeScoreRequest -benchmem ./server/
 func BenchmarkDecodeScoreRequest(b *testing.B) {
@@ -213,15 +232,38 @@ func BenchmarkDecodeScoreRequest(b *testing.B) {
 			}
 		}
 	})
-	b.Run("decodeScoreRequest", func(b *testing.B) {
-		b.ReportAllocs()
-		mem := new(requestMemory) // as the codec lends it
-		for b.Loop() {
-			var m rewardv1.ScoreRequest
-			mem.buf = append(mem.buf[:0], wire...)
-			if !decodeScoreRequest(mem.buf, &m, mem) {
-				b.Fatal("declined")
-			}
+	// The same batch with each prompt and answer once (the prompt-once
+	// form), decoded and expanded as Service.score does.
+	once := &rewardv1.ScoreRequest{BatchId: "b", Functions: req.Functions, PromptFields: []*rewardv1.FieldColumn{{Name: "answer"}}}
+	for i, r := range req.Rollouts {
+		if i%8 == 0 {
+			once.Prompts = append(once.Prompts, r.Prompt)
+			once.PromptFields[0].Values = append(once.PromptFields[0].Values, r.Fields.Fields["answer"])
 		}
-	})
+		once.Rollouts = append(once.Rollouts, &rewardv1.Rollout{Id: r.Id, Group: r.Group, Completion: r.Completion, PromptIndex: uint32(i / 8)})
+	}
+	onceWire, err := proto.Marshal(once)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		wire []byte
+	}{{"decodeScoreRequest", wire}, {"decodeScoreRequest+expand/prompt-once", onceWire}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			mem := new(requestMemory) // as the codec lends it
+			for b.Loop() {
+				var m rewardv1.ScoreRequest
+				mem.buf = append(mem.buf[:0], c.wire...)
+				if !decodeScoreRequest(mem.buf, &m, mem) {
+					b.Fatal("declined")
+				}
+				if err := expand(&m); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(c.wire)), "wire-B")
+		})
+	}
 }

@@ -28,6 +28,9 @@ func FuzzJSONEndpoints(f *testing.F) {
 		`{"rollouts": [` + "\xff" + `]}`,
 		`[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]`,
 		`{"rollouts": [{"fields": {"a": {"b": {"c": [1, [2, [3]]]}}}}]}`,
+		`{"prompts": ["q"], "promptFields": [{"name": "answer", "values": ["4"]}], "rolloutFields": [{"name": "t", "values": [1, null]}],
+		  "rollouts": [{"completion": "<answer>4</answer>"}, {"completion": "5", "promptIndex": 0}]}`,
+		`{"prompts": ["q"], "rollouts": [{"completion": "x", "promptIndex": 3}]}`,
 	} {
 		f.Add([]byte(s), uint8(0))
 		f.Add([]byte(s), uint8(1))

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -15,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
@@ -178,7 +180,10 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scr
 	if err := t.takeSlot(); err != nil {
 		return nil, err
 	}
-	if err := t.reserve(scoringCost(n, len(tasks))); err != nil {
+	if err := t.reserve(scoringCost(n, len(tasks)) + expansionCost(req)); err != nil {
+		return nil, err
+	}
+	if err := expand(req); err != nil {
 		return nil, err
 	}
 	// Rollouts over a per-rollout limit get an Error in every function and
@@ -243,6 +248,99 @@ func (s *Service) validate(req *rewardv1.ScoreRequest) error {
 		return invalid("request defines %d inline functions; the limit is %d (limits.max_inline_functions)", n, lim.MaxInlineFunctions)
 	}
 	return nil
+}
+
+// expand rewrites a request in the prompt-once form (prompts, prompt_fields,
+// rollout_fields, Rollout.prompt_index) as the rollouts' own prompts and
+// fields, so that what follows reads every request alike. The rollouts of a
+// prompt share one fields Struct unless they have fields of their own (a
+// rollout column, Rollout.fields), which are merged into a Struct per
+// rollout. A null column value is a field the row does not have. Errors
+// name the rollout, column or field at fault.
+func expand(req *rewardv1.ScoreRequest) error {
+	prompts, pcols, rcols := req.GetPrompts(), req.GetPromptFields(), req.GetRolloutFields()
+	if len(prompts) == 0 && len(pcols) == 0 && len(rcols) == 0 {
+		return nil
+	}
+	if len(pcols) > 0 && len(prompts) == 0 {
+		return invalid("prompt_fields has %d columns but the request has no prompts (send them in prompts, and name each rollout's by prompt_index)", len(pcols))
+	}
+	n := len(req.GetRollouts())
+	seen := make(map[string]string, len(pcols)+len(rcols))
+	for _, cols := range []struct {
+		what string
+		cols []*rewardv1.FieldColumn
+		n    int
+		of   string
+	}{{"prompt_fields", pcols, len(prompts), "prompts"}, {"rollout_fields", rcols, n, "rollouts"}} {
+		for i, c := range cols.cols {
+			if len(c.GetValues()) != cols.n {
+				return invalid("%s[%d] %q has %d values for %d %s", cols.what, i, c.GetName(), len(c.GetValues()), cols.n, cols.of)
+			}
+			if where, dup := seen[c.GetName()]; dup {
+				return invalid("%s[%d]: field %q is already a column of %s", cols.what, i, c.GetName(), where)
+			}
+			seen[c.GetName()] = cols.what
+		}
+	}
+	var shared []*structpb.Struct // per prompt
+	if len(pcols) > 0 {
+		shared = make([]*structpb.Struct, len(prompts))
+		for p := range prompts {
+			m := make(map[string]*structpb.Value, len(pcols))
+			for _, c := range pcols {
+				if v := c.Values[p]; !isNull(v) {
+					m[c.Name] = v
+				}
+			}
+			shared[p] = &structpb.Struct{Fields: m}
+		}
+	}
+	for i, r := range req.GetRollouts() {
+		var base *structpb.Struct
+		if len(prompts) > 0 {
+			p := int(r.GetPromptIndex())
+			switch {
+			case r.GetPrompt() != "":
+				return invalid("rollout %d has a prompt of its own and the request has prompts: name its prompt by prompt_index", i)
+			case p >= len(prompts):
+				return invalid("rollout %d: prompt_index %d is out of range (%d prompts)", i, p, len(prompts))
+			}
+			r.Prompt = prompts[p]
+			if shared != nil {
+				base = shared[p]
+			}
+		}
+		own := r.GetFields().GetFields()
+		if len(rcols) == 0 && (len(own) == 0 || base == nil) {
+			if len(own) == 0 && base != nil {
+				r.Fields = base
+			}
+			continue
+		}
+		m := make(map[string]*structpb.Value, len(base.GetFields())+len(rcols)+len(own))
+		maps.Copy(m, base.GetFields())
+		for _, c := range rcols {
+			if v := c.Values[i]; !isNull(v) {
+				m[c.Name] = v
+			}
+		}
+		for k, v := range own {
+			if _, dup := seen[k]; dup {
+				return invalid("rollout %d: field %q is in its fields and in %s", i, k, seen[k])
+			}
+			m[k] = v
+		}
+		r.Fields = &structpb.Struct{Fields: m}
+	}
+	req.Prompts, req.PromptFields, req.RolloutFields = nil, nil, nil
+	return nil
+}
+
+// isNull reports whether v is no value (null, or unset).
+func isNull(v *structpb.Value) bool {
+	_, null := v.GetKind().(*structpb.Value_NullValue)
+	return null || v.GetKind() == nil
 }
 
 // rolloutProblem says why a rollout is over a per-rollout limit, or "" when

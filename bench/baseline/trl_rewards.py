@@ -1,9 +1,9 @@
 """rewardd's default string reward functions, written the way TRL users write them.
 
-This is the baseline `rewardd bench` compares against: four functions of
-cmd/rewardd/default.yaml (accuracy, format, tag_count, reasoning_steps) as
-in-process Python with the `re` module, in the style of open-r1's rewards.py,
-with TRL's reward-function signature:
+This is the baseline `rewardd bench` compares against: the six functions of
+cmd/rewardd/default.yaml (accuracy, format, tag_count, reasoning_steps,
+repetition, overlong) as in-process Python with the `re` module, in the style
+of open-r1's rewards.py, with TRL's reward-function signature:
 
     f(prompts, completions, **kwargs) -> list[float | None]
 
@@ -23,6 +23,11 @@ that both sides do the same work and give the same scores on the bench rows
   - tag_count: each bare tag present exactly once earns 0.25; open-r1 counts
     "<think>\\n", "\\n</think>\\n", "\\n<answer>\\n", "\\n</answer>".
   - reasoning_steps: open-r1's pattern, with re.MULTILINE as the config's m flag.
+  - repetition: open-r1's get_repetition_penalty_reward (ngram_size 3,
+    max_penalty -1) verbatim.
+  - overlong: DAPO's soft overlong punishment (open-r1's
+    get_soft_overlong_punishment) counting words (str.split) instead of
+    completion token ids, as the config's unit: words does; max 768, buffer 192.
 
 Run as a program, it scores the rows of a JSONL file in batches and prints
 timings as JSON (see main). Standard library only.
@@ -138,12 +143,54 @@ def reasoning_steps_reward(completions, **kwargs):
     return [min(1.0, count / 3) for count in matches]
 
 
+def zipngram(text, ngram_size):
+    words = text.lower().split()
+    return zip(*[words[i:] for i in range(ngram_size)]), words
+
+
+def repetition_penalty_reward(completions, ngram_size=3, max_penalty=-1.0, **kwargs):
+    """open-r1's repetition penalty: (1 - unique/total word n-grams) * max_penalty."""
+    rewards = []
+    for completion in completions:
+        if completion == "":
+            rewards.append(0.0)
+            continue
+        if len(completion.split()) < ngram_size:
+            rewards.append(0.0)
+            continue
+        ngrams = set()
+        total = 0
+        ngram_array, words = zipngram(completion, ngram_size)
+        for ng in ngram_array:
+            ngrams.add(ng)
+            total += 1
+        scaling = 1 - len(ngrams) / total
+        rewards.append(scaling * max_penalty)
+    return rewards
+
+
+def overlong_reward(completions, max_completion_len=768, soft_punish_cache=192, **kwargs):
+    """DAPO's soft overlong punishment, the length in words."""
+    rewards = []
+    for completion in completions:
+        completion_length = len(completion.split())
+        if completion_length <= max_completion_len - soft_punish_cache:
+            rewards.append(0.0)
+        elif max_completion_len - soft_punish_cache < completion_length <= max_completion_len:
+            rewards.append(-1.0 * (completion_length - (max_completion_len - soft_punish_cache)) / soft_punish_cache)
+        else:
+            rewards.append(-1.0)
+    return rewards
+
+
 # The reward functions in config order, under their config names.
 FUNCTIONS = {
     "accuracy": accuracy_reward,
     "format": format_reward,
     "tag_count": tag_count_reward,
     "reasoning_steps": reasoning_steps_reward,
+    "repetition": repetition_penalty_reward,
+    "overlong": overlong_reward,
 }
 
 

@@ -27,10 +27,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC) to load instead of an in-process server")
 	tokenFile := fs.String("auth-token-file", "", "with --addr: file holding the server's bearer token")
 	caFile := fs.String("tls-ca", "", "with --addr: PEM CA bundle to verify the server's TLS certificate (enables TLS)")
-	scenario := fs.String("scenario", d.Scenario, "scenario: gsm8k, mixed; humaneval or stdio (code_exec: programs in the sandbox, against a naive subprocess runner; needs root)")
+	scenario := fs.String("scenario", d.Scenario, "scenario: gsm8k, mixed, long; humaneval or stdio (code_exec: programs in the sandbox, against a naive subprocess runner; needs root)")
 	data := fs.String("data", "", "the scenario's data (default "+d.Data+", or "+bench.HumanEvalData+" for humaneval)")
 	wrong := fs.Float64("wrong", d.Wrong, "share of rollouts whose final answer is made wrong (humaneval: whose body is replaced by \"return None\")")
-	batchSize := fs.Int("batch-size", d.BatchSize, "rollouts per request")
+	batchSize := fs.Int("batch-size", d.BatchSize, fmt.Sprintf("rollouts per request (long: %d)", bench.LongBatchSize))
 	groupSize := fs.Int("group-size", d.GroupSize, "completions per prompt (GRPO group)")
 	clients := fs.Int("clients", d.Clients, "concurrent clients, each with its own connection")
 	duration := fs.Duration("duration", d.Duration, "how long to send (per sweep point with --sweep)")
@@ -41,10 +41,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Uint64("seed", d.Seed, "seed of the wrong rollouts and the mixed formats")
 	functions := fs.String("functions", "", "comma-separated served functions every request asks for (default "+
 		strings.Join(bench.BaselineFunctions, ",")+", which the Python baseline implements; "+strings.Join(bench.HumanEvalFunctions, ",")+" for humaneval)")
-	sweep := fs.String("sweep", "", "measure how cost grows: batch (64 → 16,384), length (256 B → 64 KiB) or clients (1 → 16)")
+	sweep := fs.String("sweep", "", "measure how cost grows: batch (64 → 16,384), length (256 B → 128 KiB) or clients (1 → 16)")
 	baseline := fs.Bool("baseline", true, "run the Python baselines in the same invocation")
 	python := fs.String("python", "/usr/bin/python3", "Python interpreter of the baselines (needs grpcio and grpc_tools)")
-	e2eRows := fs.Int("e2e-rows", d.E2ERows, "rollouts of the batch the Python client sends end to end")
+	e2eRows := fs.Int("e2e-rows", d.E2ERows, fmt.Sprintf("rollouts of the batch the Python client sends end to end (long: %d)", bench.LongE2ERows))
 	out := fs.String("out", "", "write the result as JSON to this file")
 	svg := fs.String("svg", "", "write the picture as SVG to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured load to this file (not with --sweep)")
@@ -88,6 +88,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *functions != "" {
 		opts.Functions = strings.Split(*functions, ",")
+	}
+	// Unset, they take the scenario's defaults.
+	if !set["batch-size"] {
+		opts.BatchSize = 0
+	}
+	if !set["e2e-rows"] {
+		opts.E2ERows = 0
 	}
 	if set["requests"] {
 		opts.Requests, opts.Duration = *requests, 0

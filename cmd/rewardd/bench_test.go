@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rewardd/rewardd/bench"
 )
 
 const gsm8kData = "../../../shared/data/gsm8k_test.jsonl"
@@ -45,8 +48,8 @@ func TestBenchRequests(t *testing.T) {
 	if res.Requests.Sent != 20 || res.Requests.OK != 20 || len(res.Requests.Errors) != 0 || res.Rollouts != 20*32 {
 		t.Errorf("result: %+v", res)
 	}
-	if len(res.Functions) != 4 {
-		t.Errorf("functions %v, want the baseline's four", res.Functions)
+	if !slices.Equal(res.Functions, bench.BaselineFunctions) {
+		t.Errorf("functions %v, want the baseline's %v", res.Functions, bench.BaselineFunctions)
 	}
 	pic, err := os.ReadFile(svg)
 	if err != nil || !strings.HasPrefix(string(pic), "<svg") {

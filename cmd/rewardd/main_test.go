@@ -39,6 +39,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers/rematch"
 )
 
 // binary is the rewardd executable built once for these tests: they run the
@@ -52,7 +53,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "rewardd")
-	build := exec.Command("go", "build", "-race", "-o", binary, ".")
+	// The binary matches patterns with the engine these tests were built
+	// with (make test: RE2).
+	args := []string{"build", "-race", "-o", binary}
+	if rematch.Engine() == "re2" {
+		args = append(args, "-tags", "re2_cgo")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build rewardd:", err)
@@ -379,8 +386,8 @@ func TestBadConfigExits2(t *testing.T) {
 
 func TestVersionAndDefaultConfig(t *testing.T) {
 	out, _, exit := runRewardd(t, "", "version")
-	if exit != 0 || !strings.HasPrefix(out, "rewardd ") {
-		t.Errorf("version: exit %d, %q", exit, out)
+	if exit != 0 || !strings.HasPrefix(out, "rewardd ") || !strings.Contains(out, "regex engine "+rematch.Engine()) {
+		t.Errorf("version: exit %d, %q, want the regex engine (%s)", exit, out, rematch.Engine())
 	}
 	out, _, exit = runRewardd(t, "", "serve", "--print-config")
 	if exit != 0 || string(defaultConfig) != out {

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/rewardd/rewardd/scorers/rematch"
 )
 
 // version describes the binary from its build info: module version, VCS
-// revision and Go version.
+// revision, Go version, and the regex engine it was built with.
 func version() string {
 	v, rev := "(devel)", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -25,8 +27,9 @@ func version() string {
 			}
 		}
 	}
+	engine := "regex engine " + rematch.Engine()
 	if rev != "" {
-		return fmt.Sprintf("rewardd %s (%s, %s)", v, rev, runtime.Version())
+		return fmt.Sprintf("rewardd %s (%s, %s, %s)", v, rev, runtime.Version(), engine)
 	}
-	return fmt.Sprintf("rewardd %s (%s)", v, runtime.Version())
+	return fmt.Sprintf("rewardd %s (%s, %s)", v, runtime.Version(), engine)
 }

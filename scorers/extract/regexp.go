@@ -1,14 +1,16 @@
 package extract
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/rewardd/rewardd/scorers/rematch"
 )
 
-// Regexp extracts the answer with a regular expression (RE2 syntax) compiled
-// once. It is the slow path: prefer the scans of this package where one fits.
+// Regexp extracts the answer with a regular expression (RE2 syntax, Go
+// regexp's semantics; see package rematch for the engine) compiled once. It
+// is the slow path: prefer the scans of this package where one fits.
 type Regexp struct {
-	re    *regexp.Regexp
+	re    *rematch.Regexp
 	group int
 	// prefix is a literal that every match begins with; when the text does
 	// not contain it, the regexp engine is not run at all.
@@ -18,15 +20,15 @@ type Regexp struct {
 // NewRegexp compiles pattern. The answer is the submatch named "answer" if
 // the pattern has one, else its first group, else the whole match.
 func NewRegexp(pattern string) (*Regexp, error) {
-	re, err := regexp.Compile(pattern)
+	re, err := rematch.CompileString(pattern)
 	if err != nil {
 		return nil, err
 	}
-	group := re.SubexpIndex("answer")
+	group := re.Std().SubexpIndex("answer")
 	if group < 0 {
-		group = min(1, re.NumSubexp())
+		group = min(1, re.Std().NumSubexp())
 	}
-	prefix, _ := re.LiteralPrefix()
+	prefix, _ := re.Std().LiteralPrefix()
 	return &Regexp{re: re, group: group, prefix: prefix}, nil
 }
 

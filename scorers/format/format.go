@@ -7,7 +7,9 @@
 //     block per tag in the order of Tags (<think>…</think><answer>…</answer>
 //     by default), each tag opened and closed exactly once, only whitespace
 //     between blocks. Score 1, or 0 with a reason naming the first problem.
-//     A block may be empty.
+//     A block may be empty. A completion that does not start with the first
+//     tag scores 0 for that ("does not start with <think>"), without the
+//     rest of it being read.
 //   - partial: open-r1's tag_count partial credit. Each of the 2·len(Tags)
 //     open and close tags present exactly once earns 1/(2·len(Tags)): 0.25
 //     each for <think>, </think>, <answer>, </answer>. Unlike open-r1, which
@@ -69,9 +71,9 @@ type tag struct {
 	// missing and repeated explain a count of 0 or more than 1, for open
 	// ([0]) and close ([1]).
 	missing, repeated [2]string
-	// before is the reason for text before the first tag; after for text
-	// after the last; between for text between this tag's block and the
-	// next one's.
+	// before is the reason for a completion that does not start with the
+	// first tag; after for text after the last; between for text between
+	// this tag's block and the next one's.
 	before, after, between string
 }
 
@@ -122,7 +124,7 @@ func New(p Params) (*Scorer, error) {
 		t := tag{name: name, open: "<" + name + ">", close: "</" + name + ">"}
 		t.missing = [2]string{"tag " + t.open + " missing", "tag " + t.close + " missing"}
 		t.repeated = [2]string{"tag " + t.open + " repeated", "tag " + t.close + " repeated"}
-		t.before, t.after = "text before "+t.open, "text after "+t.close
+		t.before, t.after = "does not start with "+t.open, "text after "+t.close
 		if i > 0 {
 			s.tags[i-1].between = "text between " + s.tags[i-1].close + " and " + t.open
 		}
@@ -190,6 +192,9 @@ func (s *Scorer) marks(buf *[2 * maxStackTags]mark) []mark {
 
 func (s *Scorer) strict(text string) scorers.Result {
 	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, s.tags[0].open) {
+		return scorers.ScoreWhy(0, s.tags[0].before)
+	}
 	var buf [2 * maxStackTags]mark
 	marks := s.marks(&buf)
 	s.scan(text, marks)
@@ -205,9 +210,6 @@ func (s *Scorer) strict(text string) scorers.Result {
 		if marks[i].pos < marks[i-1].pos {
 			return scorers.ScoreWhy(0, s.order)
 		}
-	}
-	if marks[0].pos != 0 {
-		return scorers.ScoreWhy(0, s.tags[0].before)
 	}
 	for i := 0; i+1 < len(s.tags); i++ {
 		end := marks[2*i+1].pos + len(s.tags[i].close)

@@ -454,29 +454,32 @@ func kindName(v *structpb.Value) string {
 // U+001C–U+001F, which Python also splits on. An invalid UTF-8 byte is not
 // white space.
 func countWords(s string) int {
-	n := 0
-	inWord := false
+	// A word starts at a non-space after a space (or at the start). ASCII
+	// is counted without a branch per byte: prev is 1 after a space.
+	n, prev := 0, 1
 	for i := 0; i < len(s); {
 		c := s[i]
-		var space bool
 		if c < utf8.RuneSelf {
-			space = asciiSpace[c]
+			sp := int(asciiSpace[c])
+			n += prev &^ sp
+			prev = sp
 			i++
-		} else {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			space = unicode.IsSpace(r)
-			i += size
+			continue
 		}
-		if !space && !inWord {
-			n++
+		r, size := utf8.DecodeRuneInString(s[i:])
+		sp := 0
+		if unicode.IsSpace(r) {
+			sp = 1
 		}
-		inWord = !space
+		n += prev &^ sp
+		prev = sp
+		i += size
 	}
 	return n
 }
 
-// asciiSpace marks the ASCII characters Python's str.split splits on.
-var asciiSpace = [utf8.RuneSelf]bool{
-	'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true,
-	0x1c: true, 0x1d: true, 0x1e: true, 0x1f: true,
+// asciiSpace is 1 for the ASCII characters Python's str.split splits on.
+var asciiSpace = [utf8.RuneSelf]uint8{
+	'\t': 1, '\n': 1, '\v': 1, '\f': 1, '\r': 1, ' ': 1,
+	0x1c: 1, 0x1d: 1, 0x1e: 1, 0x1f: 1,
 }

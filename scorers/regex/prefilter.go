@@ -1,12 +1,13 @@
 package regex
 
 import (
-	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rewardd/rewardd/scorers/rematch"
 )
 
 // check decides whether a text holds a match of one pattern. It derives from
@@ -16,7 +17,7 @@ import (
 // narrowed to the part where the matches lie.
 type check struct {
 	// re is the pattern compiled; exists may rewrite it first (see trimRepeats).
-	re *regexp.Regexp
+	re *rematch.Regexp
 	// begin and end report that every match starts at the start of the text
 	// (\A, or ^ without the m flag) or ends at its end (\z, $ without m).
 	begin, end bool
@@ -217,11 +218,10 @@ func newCheck(tree *syntax.Regexp, exists bool) (*check, error) {
 		items = trimRepeats(items)
 	}
 	c := analyze(items)
-	expr := tree.String()
 	if exists {
-		expr = concat(items).String()
+		tree = concat(items)
 	}
-	re, err := regexp.Compile(expr)
+	re, err := rematch.Compile(tree)
 	if err != nil {
 		return nil, err
 	}

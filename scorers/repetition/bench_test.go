@@ -23,6 +23,17 @@ func loadGSM8K(b *testing.B) (plain, repeated []*scorers.Rollout) {
 	return plain, repeated
 }
 
+// joined returns the GSM8K solutions joined until n bytes: a long
+// completion.
+func joined(plain []*scorers.Rollout, n int) []*scorers.Rollout {
+	var t strings.Builder
+	for i := 0; t.Len() < n; i++ {
+		t.WriteString(plain[i%len(plain)].Completion)
+		t.WriteByte('\n')
+	}
+	return []*scorers.Rollout{{Completion: t.String()[:n]}}
+}
+
 // BenchmarkScore is one evaluation (one function on one rollout).
 func BenchmarkScore(b *testing.B) {
 	plain, repeated := loadGSM8K(b)
@@ -34,6 +45,9 @@ func BenchmarkScore(b *testing.B) {
 		{"words/plain", repetition.Params{}, plain},
 		{"words/repeated", repetition.Params{}, repeated},
 		{"chars/plain", repetition.Params{Unit: repetition.Chars, NgramSize: 8}, plain},
+		{"words/4KiB", repetition.Params{}, joined(plain, 4<<10)},
+		{"words/32KiB", repetition.Params{}, joined(plain, 32<<10)},
+		{"words/128KiB", repetition.Params{}, joined(plain, 128<<10)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s := scorertest.MustNew(b, repetition.New, c.p)

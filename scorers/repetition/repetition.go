@@ -26,11 +26,13 @@ package repetition
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/rewardd/rewardd/scorers"
 )
@@ -63,6 +65,8 @@ type Scorer struct {
 	penalty float64
 	chars   bool
 	short   string // reason for a completion shorter than n units
+	// seed hashes n-grams; the score does not depend on it.
+	seed maphash.Seed
 	// scratch holds *scratch values.
 	scratch sync.Pool
 }
@@ -70,8 +74,8 @@ type Scorer struct {
 // New builds a scorer from p, filling in defaults. A bad parameter is
 // reported as a *scorers.ParamError naming its key.
 func New(p Params) (*Scorer, error) {
-	s := &Scorer{n: p.NgramSize, penalty: -1}
-	s.scratch.New = func() any { return &scratch{seen: make(map[string]struct{})} }
+	s := &Scorer{n: p.NgramSize, penalty: -1, seed: maphash.MakeSeed()}
+	s.scratch.New = func() any { return new(scratch) }
 	if s.n == 0 {
 		s.n = 3
 	}
@@ -102,9 +106,9 @@ func New(p Params) (*Scorer, error) {
 func (s *Scorer) Range() (lo, hi float64) { return s.penalty, 0 }
 
 // Score returns the repetition penalty of the completion. It makes one pass
-// over the completion and one map insertion per n-gram (a few microseconds
-// for a GSM8K-sized answer), and checks ctx every 16,384 n-grams, returning
-// an Error once it is done.
+// over the completion and one hash-set insertion per n-gram (a few
+// microseconds for a GSM8K-sized answer), and checks ctx every 16,384
+// n-grams, returning an Error once it is done.
 func (s *Scorer) Score(ctx context.Context, r *scorers.Rollout) scorers.Result {
 	sc := s.scratch.Get().(*scratch)
 	defer s.release(sc)
@@ -116,91 +120,142 @@ func (s *Scorer) Score(ctx context.Context, r *scorers.Rollout) scorers.Result {
 		return scorers.ScoreWhy(0, s.short)
 	}
 	total := units - s.n + 1
-	seen := sc.seen
-	if total > maxPooled {
-		seen = make(map[string]struct{}, min(total, 1<<16)) // not kept
+	// ngram returns n-gram i (less the space after its n-th word).
+	ngram := func(i int) string {
+		end := starts[i+s.n]
+		if !s.chars {
+			end--
+		}
+		return text[starts[i]:end]
 	}
+	set := sc.set(total)
+	distinct := 0
 	for i := range total {
 		if i&(1<<14-1) == 1<<14-1 {
 			if err := ctx.Err(); err != nil {
 				return scorers.Errorf("cancelled: %v", err)
 			}
 		}
-		end := starts[i+s.n]
-		if !s.chars {
-			end-- // the space after the n-th word
+		g := ngram(i)
+		h := maphash.String(s.seed, g)
+		// A slot holds the top 32 bits of an n-gram's hash and 1 + its
+		// index; equal hashes are told apart by comparing the n-grams.
+		tag := h >> 32 << 32
+		for k := h & uint64(len(set)-1); ; k = (k + 1) & uint64(len(set)-1) {
+			e := set[k]
+			if e == 0 {
+				set[k] = tag | uint64(i+1)
+				distinct++
+				break
+			}
+			if e&^(1<<32-1) == tag && ngram(int(uint32(e))-1) == g {
+				break
+			}
 		}
-		seen[text[starts[i]:end]] = struct{}{}
 	}
-	return scorers.Score((1-float64(len(seen))/float64(total))*s.penalty + 0) // + 0: no −0
+	return scorers.Score((1-float64(distinct)/float64(total))*s.penalty + 0) // + 0: no −0
 }
 
 // scratch is the memory one Score call works in, kept between calls.
 type scratch struct {
 	starts []int
-	seen   map[string]struct{}
+	buf    []byte // the canonical text
+	slots  []uint64
 }
 
-// release returns sc to the pool, emptied, unless it grew too large to keep.
+// set returns an empty open-addressing table for n entries: a power of two
+// at least 4n/3, so that probes stay short (linear probing at a load of at
+// most 3/4) and the table small enough to stay in cache.
+func (sc *scratch) set(n int) []uint64 {
+	size := 16
+	for size < n+n/3 {
+		size *= 2
+	}
+	if cap(sc.slots) < size {
+		sc.slots = make([]uint64, size)
+	}
+	sc.slots = sc.slots[:size]
+	clear(sc.slots)
+	return sc.slots
+}
+
+// release returns sc to the pool unless it grew too large to keep.
 func (s *Scorer) release(sc *scratch) {
-	if cap(sc.starts) > maxPooled+1 {
+	if cap(sc.starts) > maxPooled+1 || cap(sc.slots) > 4*maxPooled || cap(sc.buf) > 8*maxPooled {
 		return
 	}
-	clear(sc.seen)
 	sc.starts = sc.starts[:0]
 	s.scratch.Put(sc)
 }
 
-// maxPooled bounds the scratch memory kept between calls: a completion with
-// more n-grams gets its own map and its offsets are dropped after the call.
-const maxPooled = 4096
+// maxPooled bounds the scratch memory kept between calls: a completion of
+// more units gets memory of its own, dropped after the call. 1<<16 units
+// (300 KiB of English) keep 512 KiB of offsets and 2 MiB of table.
+const maxPooled = 1 << 16
 
 // units returns the canonical text (lower-cased; words joined by one space
 // and ending with one, or for chars white space runs read as one space and
 // the ends trimmed) and sets sc.starts to the offset of each unit in it
 // followed by len(canonical), so that the n-gram starting at unit i is
 // canonical[starts[i]:starts[i+n]], less the trailing space for words.
-// Bytes that are not valid UTF-8 are kept as they are.
+// Bytes that are not valid UTF-8 are kept as they are in ASCII words, and
+// read as U+FFFD in others (strings.ToLower). The text is sc's memory: it
+// is valid until sc is used again.
 func (s *Scorer) units(text string, sc *scratch) string {
 	starts := sc.starts[:0]
-	var b strings.Builder
-	b.Grow(len(text) + 1)
+	if cap(sc.buf) < len(text)+1 {
+		sc.buf = make([]byte, 0, len(text)+1)
+	}
+	buf := sc.buf[:0]
 	for i := skipSpace(text, 0); i < len(text); i = skipSpace(text, i) {
 		j, ascii := skipWord(text, i)
 		word := text[i:j]
 		if s.chars && len(starts) > 0 {
-			starts = append(starts, b.Len())
-			b.WriteByte(' ')
+			starts = append(starts, len(buf))
+			buf = append(buf, ' ')
 		}
 		if !s.chars {
-			starts = append(starts, b.Len())
+			starts = append(starts, len(buf))
 		}
-		at := b.Len()
+		at := len(buf)
 		if ascii {
-			for k := 0; k < len(word); k++ {
-				c := word[k]
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				b.WriteByte(c)
+			buf = append(buf, word...)
+			for k, c := range buf[at:] {
+				buf[at+k] = c | asciiUpper[c]
 			}
 		} else {
 			// Lower-casing maps rune to rune and never makes or removes
 			// white space, so it may be done word by word.
-			b.WriteString(strings.ToLower(word))
+			buf = append(buf, strings.ToLower(word)...)
 		}
 		if s.chars {
-			w := b.String()[at:]
-			for k := 0; k < len(w); k += runeLen(w, k) {
-				starts = append(starts, at+k)
+			for k := at; k < len(buf); {
+				starts = append(starts, k)
+				if buf[k] < utf8.RuneSelf {
+					k++
+				} else {
+					_, size := utf8.DecodeRune(buf[k:])
+					k += size
+				}
 			}
 		} else {
-			b.WriteByte(' ')
+			buf = append(buf, ' ')
 		}
 		i = j
 	}
-	sc.starts = append(starts, b.Len())
-	return b.String()
+	sc.starts = append(starts, len(buf))
+	sc.buf = buf
+	if len(buf) == 0 {
+		return ""
+	}
+	return unsafe.String(&buf[0], len(buf))
+}
+
+// asciiUpper is 0x20 for the ASCII capitals: c | asciiUpper[c] lower-cases c.
+var asciiUpper = [256]byte{
+	'A': 0x20, 'B': 0x20, 'C': 0x20, 'D': 0x20, 'E': 0x20, 'F': 0x20, 'G': 0x20, 'H': 0x20, 'I': 0x20,
+	'J': 0x20, 'K': 0x20, 'L': 0x20, 'M': 0x20, 'N': 0x20, 'O': 0x20, 'P': 0x20, 'Q': 0x20, 'R': 0x20,
+	'S': 0x20, 'T': 0x20, 'U': 0x20, 'V': 0x20, 'W': 0x20, 'X': 0x20, 'Y': 0x20, 'Z': 0x20,
 }
 
 // skipSpace returns the offset of the first non-space at or after i.
@@ -244,15 +299,6 @@ func skipWord(s string, i int) (int, bool) {
 		i += size
 	}
 	return i, ascii
-}
-
-// runeLen is the length of the rune at s[i], 1 for an invalid byte.
-func runeLen(s string, i int) int {
-	if s[i] < utf8.RuneSelf {
-		return 1
-	}
-	_, size := utf8.DecodeRuneInString(s[i:])
-	return size
 }
 
 // asciiSpace marks the ASCII white space of Python's str.split, which

@@ -4,9 +4,15 @@ A batch is normalised once into plain text and JSON-able column values.
 Batches are compared by that content (Batch.same), so the reward functions
 after the first find the scored batch without hashing or encoding it again.
 The request is encoded from it only when it is sent (request, Batch.encode:
-the ScoreRequest.rollouts wire bytes are written here directly, as building
-protobuf messages cost more than the server's work); its batch_id is a hash
-of them.
+the ScoreRequest wire bytes are written here directly, as building protobuf
+messages cost more than the server's work); its batch_id is a hash of them.
+
+The request is in reward.v1's prompt-once form: each distinct prompt once
+(ScoreRequest.prompts, Rollout.prompt_index), each column once with a value
+per prompt when the rollouts of every prompt agree on it (prompt_fields: a
+dataset column such as the reference answer), else a value per rollout
+(rollout_fields). Batch.encode(rows=True) writes the form of servers before
+it: every rollout with its prompt and a fields Struct.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import operator
 import struct
 import warnings
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from .errors import RewarddWarning
 from .proto import reward_pb2
@@ -61,14 +67,17 @@ class Batch:
     def __len__(self) -> int:
         return len(self.completions)
 
-    def encode(self) -> list[bytes]:
-        """The rollouts as ScoreRequest wire bytes (field 2, repeated Rollout),
-        in pieces to join.
+    def encode(self, rows: bool = False) -> list[bytes]:
+        """The rollouts, prompts and row fields as ScoreRequest wire bytes, in
+        pieces to join: in the prompt-once form, or with rows, every rollout
+        with its own prompt and fields (ScoreRequest.rollouts only).
 
         Appending an encoded ScoreRequest holding the other fields makes the
         whole request (a message's encodings concatenate into one message).
         """
-        return encode_rollouts(self.prompts, self.completions, self.columns)
+        if rows:
+            return encode_rollouts(self.prompts, self.completions, self.columns)
+        return encode_prompt_once(self.prompts, self.completions, self.columns)
 
     def same(self, other: "Batch") -> bool:
         """Whether other sends the same rollouts: equal texts, and column values
@@ -102,16 +111,17 @@ def _same_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def request(batch: Batch, functions: Sequence[str]) -> bytes:
-    """The encoded ScoreRequest scoring batch with functions: its rollouts,
-    then a batch_id hashing them, and the functions.
+def request(batch: Batch, functions: Sequence[str], rows: bool = False) -> bytes:
+    """The encoded ScoreRequest scoring batch with functions: its rollouts
+    (see Batch.encode for rows), then a batch_id hashing them, and the
+    functions.
 
     The pieces go into a BytesIO, which grows one buffer in place and hands
     it over as its value (CPython): b"".join would take an extra 80 bytes
     per piece, and fresh memory costs page faults.
     """
     buf = io.BytesIO()
-    buf.writelines(batch.encode())
+    buf.writelines(batch.encode(rows))
     with buf.getbuffer() as rollouts:
         batch_id = hashlib.sha256(rollouts).hexdigest()[:16]
     buf.write(reward_pb2.ScoreRequest(batch_id=batch_id, functions=list(functions)).SerializeToString())
@@ -366,4 +376,77 @@ def encode_rollouts(prompts: Sequence[str], completions: Sequence[str], columns:
         hc = _COMPLETION[lc] if lc < small else b"\x22" + _varint(lc)
         size = len(p) + len(hc) + lc + len(f)
         add((_ROLLOUT[size] if size < small else b"\x12" + _varint(size), p, hc, c, f))
+    return parts
+
+
+# reward.v1 prompt-once form: ScoreRequest.prompts = 6 (string),
+# prompt_fields = 7 and rollout_fields = 8 (FieldColumn: name = 1, values = 2,
+# one google.protobuf.Value each, null where the row has no value);
+# Rollout.prompt_index = 6 (varint, left out when 0).
+_PROMPT_INDEX = tuple(b"\x30" + v for v in _VARINTS)
+_NULL = b"\x08\x00"
+
+
+def _column_values(values: Sequence[Any]) -> bytes:
+    memo: dict[str, bytes] = {}  # a GRPO group's rollouts share their row's values
+    out = []
+    for v in values:
+        if v is None:
+            out.append(b"\x12\x02" + _NULL)
+            continue
+        e = memo.get(v) if type(v) is str else None
+        if e is None:
+            e = _field_always(b"\x12", _value(v))
+            if type(v) is str:
+                memo[v] = e
+        out.append(e)
+    return b"".join(out)
+
+
+def _field_always(tag: bytes, data: bytes) -> bytes:
+    """A length-delimited field, written even when empty (a repeated element)."""
+    return tag + _varint(len(data)) + data
+
+
+def _per_prompt(values: Sequence[Any], index: Sequence[int], prompts: int) -> Optional[list[Any]]:
+    """The column's value for each prompt when every rollout of a prompt has
+    the same one (as the server would see it), else None."""
+    first: list[Any] = [_UNSET] * prompts
+    for v, p in zip(values, index):
+        f = first[p]
+        if f is _UNSET:
+            first[p] = v
+        elif f is not v and not (type(f) is type(v) and _same_value(f, v)):
+            return None
+    return first
+
+
+_UNSET = object()
+
+
+def encode_prompt_once(prompts: Sequence[str], completions: Sequence[str], columns: Mapping[str, Sequence[Any]]) -> list[bytes]:
+    """ScoreRequest's prompts (6), rollouts (2), prompt_fields (7) and
+    rollout_fields (8), in pieces to join. A column that is None for every
+    row is left out, as rows leave out None values."""
+    index: dict[str, int] = {}
+    idx = [index.setdefault(s, len(index)) for s in prompts]
+    parts: list[bytes] = [_field_always(b"\x32", _utf8(s)) for s in index]
+    small = _SMALL
+    add = parts.append
+    for c, p in zip(map(_utf8, completions), idx):
+        lc = len(c)
+        hc = _COMPLETION[lc] if lc < small else b"\x22" + _varint(lc)
+        hp = b"" if p == 0 else _PROMPT_INDEX[p] if p < small else b"\x30" + _varint(p)
+        size = len(hc) + lc + len(hp)
+        add((_ROLLOUT[size] if size < small else b"\x12" + _varint(size)) + hc)
+        add(c)
+        if hp:
+            add(hp)
+    for name in sorted(columns):
+        values = columns[name]
+        if all(v is None for v in values):
+            continue
+        per = _per_prompt(values, idx, len(index))
+        tag, vals = (b"\x42", values) if per is None else (b"\x3a", per)
+        add(_field_always(tag, _key(name) + _column_values(vals)))
     return parts

@@ -68,6 +68,12 @@ class Settings:
                    RESOURCE_EXHAUSTED, with exponential backoff from `backoff`
                    seconds up to `max_backoff` (jittered: by default the
                    attempts span about 11 to 23 s, time for a restart).
+    wire:          REWARDD_WIRE. "columns" (the default): each prompt sent once
+                   and the dataset columns as columns (reward.v1's prompt-once
+                   form: ScoreRequest.prompts, prompt_fields, rollout_fields);
+                   "rows": every rollout with its prompt and fields, for a
+                   server older than that form, which would ignore the
+                   columns and score every row as having no fields.
     """
 
     addr: str = DEFAULT_ADDR
@@ -78,6 +84,7 @@ class Settings:
     max_attempts: int = 8
     backoff: float = 0.2
     max_backoff: float = 10.0
+    wire: str = "columns"
 
     @classmethod
     def from_env(cls, environ: Optional[Mapping[str, str]] = None) -> "Settings":
@@ -91,6 +98,8 @@ class Settings:
             kw["fingerprint"] = env["REWARDD_FINGERPRINT"].strip()
         if env.get("REWARDD_ON_ERROR", "").strip():
             kw["on_error"] = env["REWARDD_ON_ERROR"].strip().lower()
+        if env.get("REWARDD_WIRE", "").strip():
+            kw["wire"] = env["REWARDD_WIRE"].strip().lower()
         for var, key, conv in (("REWARDD_TIMEOUT", "timeout", float), ("REWARDD_MAX_ATTEMPTS", "max_attempts", int)):
             raw = env.get(var, "").strip()
             if raw:
@@ -114,6 +123,8 @@ class Settings:
             raise ConfigError(f"{name('max_attempts')}={self.max_attempts}: want at least 1")
         if self.on_error not in ("warn", "raise"):
             raise ConfigError(f"{name('on_error')}={self.on_error!r}: want 'warn' or 'raise'")
+        if self.wire not in ("columns", "rows"):
+            raise ConfigError(f"{name('wire')}={self.wire!r}: want 'columns' or 'rows'")
         if self.backoff < 0 or self.max_backoff < self.backoff:
             raise ConfigError(f"backoff={self.backoff}, max_backoff={self.max_backoff}: want 0 <= backoff <= max_backoff")
         grpc_target(self.addr)  # raises ConfigError
@@ -231,7 +242,7 @@ class Client:
     def score_batch(self, batch: _rows.Batch, functions: Sequence[str] = ()) -> ScoreResult:
         """Scores a batch made by rewardd_client._rows.make_batch."""
         # Encoded by _rows, much faster than building ScoreRequest messages.
-        resp = self._call("Score", self._score_encoded, _rows.request(batch, functions))
+        resp = self._call("Score", self._score_encoded, _rows.request(batch, functions, rows=self.settings.wire == "rows"))
         self._check_fingerprint(resp.config_fingerprint)
         n = len(batch)
         out: dict[str, FunctionResult] = {}

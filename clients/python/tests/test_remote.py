@@ -76,6 +76,20 @@ class RemoteTest(unittest.TestCase):
         self.assertIn(0.0, acc)
         self.assertIn(None, acc)
 
+    def test_both_wire_forms_match_a_direct_score(self):
+        # The prompt-once form (each prompt once, answer and level as prompt
+        # columns, a per-rollout column) and the rows form score alike.
+        rows = trl_batch(seed=3, prompts=16, generations=4)["inputs"]
+        for i, row in enumerate(rows):
+            row["tokens"] = i % 7
+        want = direct_score(self.server.grpc_addr, rows, FUNCTIONS)
+        columns = {k: [r[k] for r in rows] for k in ("answer", "level", "tokens")}
+        for wire in ("columns", "rows"):
+            with rewardd_client.Client(addr=self.server.grpc_addr, wire=wire) as c:
+                got = c.score([r["prompt"] for r in rows], [r["completion"] for r in rows], columns, FUNCTIONS)
+            for name in FUNCTIONS:
+                self.assertEqual(got.functions[name].rewards(), want[name], f"{wire}: {name}")
+
     def test_trl_loop_costs_one_rpc_per_batch(self):
         funcs = [remote.accuracy, remote.format, remote.tag_count]
         before = self.server.score_ok()

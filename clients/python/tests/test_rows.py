@@ -25,7 +25,24 @@ def built_by_protobuf(batch: _rows.Batch) -> reward_pb2.ScoreRequest:
 
 
 def decoded(batch: _rows.Batch) -> reward_pb2.ScoreRequest:
-    return reward_pb2.ScoreRequest.FromString(b"".join(batch.encode()))
+    """The rows form, as sent to servers older than the prompt-once form."""
+    return reward_pb2.ScoreRequest.FromString(b"".join(batch.encode(rows=True)))
+
+
+def expanded(batch: _rows.Batch) -> reward_pb2.ScoreRequest:
+    """The prompt-once form as sent, expanded into rows as the server's
+    Service.expand does: each rollout's prompt and fields from its prompt's
+    and its own columns, nulls left out."""
+    once = reward_pb2.ScoreRequest.FromString(b"".join(batch.encode()))
+    req = reward_pb2.ScoreRequest()
+    for i, r in enumerate(once.rollouts):
+        out = req.rollouts.add(prompt=once.prompts[r.prompt_index], completion=r.completion)
+        values = [(c.name, c.values[r.prompt_index]) for c in once.prompt_fields]
+        values += [(c.name, c.values[i]) for c in once.rollout_fields]
+        for name, v in values:
+            if v.WhichOneof("kind") != "null_value":
+                out.fields.fields[name].CopyFrom(v)
+    return req
 
 
 def random_value(rng: random.Random, depth: int = 0):
@@ -61,6 +78,24 @@ class EncodeTest(unittest.TestCase):
             batch = _rows.make_batch(prompts, completions, columns)
             with self.subTest(trial=trial):
                 self.assertEqual(decoded(batch), built_by_protobuf(batch))
+                self.assertEqual(expanded(batch), built_by_protobuf(batch))
+
+    def test_prompt_once(self):
+        # Two prompts of three rollouts: answer agrees within each prompt (a
+        # prompt column), tokens does not (a rollout column), none is
+        # always None (left out).
+        batch = _rows.make_batch(
+            ["q1", "q1", "q1", "q2", "q2", "q2"],
+            ["a", "b", "c", "d", "e", "f"],
+            {"answer": ["1", "1", "1", 2, 2, 2], "tokens": [1, 2, 3, 4, 5, 6], "none": [None] * 6},
+        )
+        once = reward_pb2.ScoreRequest.FromString(b"".join(batch.encode()))
+        self.assertEqual(list(once.prompts), ["q1", "q2"])
+        self.assertEqual([r.prompt_index for r in once.rollouts], [0, 0, 0, 1, 1, 1])
+        self.assertEqual([c.name for c in once.prompt_fields], ["answer"])
+        self.assertEqual([c.name for c in once.rollout_fields], ["tokens"])
+        self.assertEqual(expanded(batch), built_by_protobuf(batch))
+        self.assertLess(len(b"".join(batch.encode())), len(b"".join(batch.encode(rows=True))))
 
     def test_chat_and_numpy_like_inputs(self):
         batch = _rows.make_batch(
@@ -89,7 +124,10 @@ class EncodeTest(unittest.TestCase):
         req = reward_pb2.ScoreRequest.FromString(_rows.request(batch, ["accuracy", "format"]))
         self.assertEqual(list(req.functions), ["accuracy", "format"])
         self.assertEqual(len(req.batch_id), 16)
-        self.assertEqual(list(req.rollouts), list(built_by_protobuf(batch).rollouts))
+        self.assertEqual(list(req.prompts), ["q"])
+        self.assertEqual([r.completion for r in req.rollouts], ["a", "b"])
+        rows = reward_pb2.ScoreRequest.FromString(_rows.request(batch, ["accuracy"], rows=True))
+        self.assertEqual(list(rows.rollouts), list(built_by_protobuf(batch).rollouts))
 
     def test_batch_id_is_a_hash_of_the_content(self):
         def batch_id(*args):

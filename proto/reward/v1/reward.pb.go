@@ -293,7 +293,11 @@ type Rollout struct {
 	Completion string `protobuf:"bytes,4,opt,name=completion,proto3" json:"completion,omitempty"`
 	// The dataset row's other columns: reference answers, tests, per-row
 	// patterns. Functions name the field they read (e.g. reference_field).
-	Fields        *structpb.Struct `protobuf:"bytes,5,opt,name=fields,proto3" json:"fields,omitempty"`
+	Fields *structpb.Struct `protobuf:"bytes,5,opt,name=fields,proto3" json:"fields,omitempty"`
+	// When ScoreRequest.prompts is set: the index there of this rollout's
+	// prompt, whose text and prompt_fields are then this rollout's (leave
+	// prompt empty). Ignored otherwise.
+	PromptIndex   uint32 `protobuf:"varint,6,opt,name=prompt_index,json=promptIndex,proto3" json:"prompt_index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -363,6 +367,70 @@ func (x *Rollout) GetFields() *structpb.Struct {
 	return nil
 }
 
+func (x *Rollout) GetPromptIndex() uint32 {
+	if x != nil {
+		return x.PromptIndex
+	}
+	return 0
+}
+
+// FieldColumn is one row field of many rollouts: its name once, then its
+// values in order. A null value means the row has no such field.
+type FieldColumn struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The field's name, as functions read it (e.g. reference_field: answer).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// One value per prompt (ScoreRequest.prompt_fields) or per rollout
+	// (ScoreRequest.rollout_fields).
+	Values        []*structpb.Value `protobuf:"bytes,2,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FieldColumn) Reset() {
+	*x = FieldColumn{}
+	mi := &file_reward_v1_reward_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FieldColumn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FieldColumn) ProtoMessage() {}
+
+func (x *FieldColumn) ProtoReflect() protoreflect.Message {
+	mi := &file_reward_v1_reward_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FieldColumn.ProtoReflect.Descriptor instead.
+func (*FieldColumn) Descriptor() ([]byte, []int) {
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *FieldColumn) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FieldColumn) GetValues() []*structpb.Value {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // FunctionSpec defines a reward function inline, for one request, with the
 // same names and parameters as the config file.
 type FunctionSpec struct {
@@ -380,7 +448,7 @@ type FunctionSpec struct {
 
 func (x *FunctionSpec) Reset() {
 	*x = FunctionSpec{}
-	mi := &file_reward_v1_reward_proto_msgTypes[1]
+	mi := &file_reward_v1_reward_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +460,7 @@ func (x *FunctionSpec) String() string {
 func (*FunctionSpec) ProtoMessage() {}
 
 func (x *FunctionSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[1]
+	mi := &file_reward_v1_reward_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +473,7 @@ func (x *FunctionSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionSpec.ProtoReflect.Descriptor instead.
 func (*FunctionSpec) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{1}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *FunctionSpec) GetName() string {
@@ -446,7 +514,7 @@ type Aggregation struct {
 
 func (x *Aggregation) Reset() {
 	*x = Aggregation{}
-	mi := &file_reward_v1_reward_proto_msgTypes[2]
+	mi := &file_reward_v1_reward_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -458,7 +526,7 @@ func (x *Aggregation) String() string {
 func (*Aggregation) ProtoMessage() {}
 
 func (x *Aggregation) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[2]
+	mi := &file_reward_v1_reward_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -471,7 +539,7 @@ func (x *Aggregation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Aggregation.ProtoReflect.Descriptor instead.
 func (*Aggregation) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{2}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Aggregation) GetMode() AggregationMode {
@@ -508,14 +576,27 @@ type ScoreRequest struct {
 	// Functions defined for this request only.
 	Inline []*FunctionSpec `protobuf:"bytes,4,rep,name=inline,proto3" json:"inline,omitempty"`
 	// Optional: ask for combined rewards and advantages.
-	Aggregation   *Aggregation `protobuf:"bytes,5,opt,name=aggregation,proto3" json:"aggregation,omitempty"`
+	Aggregation *Aggregation `protobuf:"bytes,5,opt,name=aggregation,proto3" json:"aggregation,omitempty"`
+	// The batch's distinct prompts, each sent once: a GRPO group's G
+	// rollouts name theirs by Rollout.prompt_index instead of carrying its
+	// text G times. When set, every rollout takes its prompt from here.
+	Prompts []string `protobuf:"bytes,6,rep,name=prompts,proto3" json:"prompts,omitempty"`
+	// Row fields as columns with one value per prompt (aligned with prompts):
+	// the dataset row's columns, which the rollouts of a prompt share.
+	// Requires prompts.
+	PromptFields []*FieldColumn `protobuf:"bytes,7,rep,name=prompt_fields,json=promptFields,proto3" json:"prompt_fields,omitempty"`
+	// Row fields as columns with one value per rollout (aligned with
+	// rollouts): what differs between the rollouts of a prompt. A rollout's
+	// fields are its prompt's, these, and its own Rollout.fields; a name may
+	// come from only one of them.
+	RolloutFields []*FieldColumn `protobuf:"bytes,8,rep,name=rollout_fields,json=rolloutFields,proto3" json:"rollout_fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ScoreRequest) Reset() {
 	*x = ScoreRequest{}
-	mi := &file_reward_v1_reward_proto_msgTypes[3]
+	mi := &file_reward_v1_reward_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +608,7 @@ func (x *ScoreRequest) String() string {
 func (*ScoreRequest) ProtoMessage() {}
 
 func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[3]
+	mi := &file_reward_v1_reward_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +621,7 @@ func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreRequest.ProtoReflect.Descriptor instead.
 func (*ScoreRequest) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{3}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ScoreRequest) GetBatchId() string {
@@ -578,6 +659,27 @@ func (x *ScoreRequest) GetAggregation() *Aggregation {
 	return nil
 }
 
+func (x *ScoreRequest) GetPrompts() []string {
+	if x != nil {
+		return x.Prompts
+	}
+	return nil
+}
+
+func (x *ScoreRequest) GetPromptFields() []*FieldColumn {
+	if x != nil {
+		return x.PromptFields
+	}
+	return nil
+}
+
+func (x *ScoreRequest) GetRolloutFields() []*FieldColumn {
+	if x != nil {
+		return x.RolloutFields
+	}
+	return nil
+}
+
 // FunctionScores holds one function's verdict on every rollout of a batch.
 type FunctionScores struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -602,7 +704,7 @@ type FunctionScores struct {
 
 func (x *FunctionScores) Reset() {
 	*x = FunctionScores{}
-	mi := &file_reward_v1_reward_proto_msgTypes[4]
+	mi := &file_reward_v1_reward_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -614,7 +716,7 @@ func (x *FunctionScores) String() string {
 func (*FunctionScores) ProtoMessage() {}
 
 func (x *FunctionScores) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[4]
+	mi := &file_reward_v1_reward_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -627,7 +729,7 @@ func (x *FunctionScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionScores.ProtoReflect.Descriptor instead.
 func (*FunctionScores) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{4}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *FunctionScores) GetName() string {
@@ -690,7 +792,7 @@ type Execution struct {
 
 func (x *Execution) Reset() {
 	*x = Execution{}
-	mi := &file_reward_v1_reward_proto_msgTypes[5]
+	mi := &file_reward_v1_reward_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +804,7 @@ func (x *Execution) String() string {
 func (*Execution) ProtoMessage() {}
 
 func (x *Execution) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[5]
+	mi := &file_reward_v1_reward_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +817,7 @@ func (x *Execution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Execution.ProtoReflect.Descriptor instead.
 func (*Execution) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{5}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Execution) GetLanguage() string {
@@ -785,7 +887,7 @@ type TestExecution struct {
 
 func (x *TestExecution) Reset() {
 	*x = TestExecution{}
-	mi := &file_reward_v1_reward_proto_msgTypes[6]
+	mi := &file_reward_v1_reward_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +899,7 @@ func (x *TestExecution) String() string {
 func (*TestExecution) ProtoMessage() {}
 
 func (x *TestExecution) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[6]
+	mi := &file_reward_v1_reward_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +912,7 @@ func (x *TestExecution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestExecution.ProtoReflect.Descriptor instead.
 func (*TestExecution) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{6}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TestExecution) GetIndex() int32 {
@@ -896,7 +998,7 @@ type ScoreResponse struct {
 
 func (x *ScoreResponse) Reset() {
 	*x = ScoreResponse{}
-	mi := &file_reward_v1_reward_proto_msgTypes[7]
+	mi := &file_reward_v1_reward_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1010,7 @@ func (x *ScoreResponse) String() string {
 func (*ScoreResponse) ProtoMessage() {}
 
 func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[7]
+	mi := &file_reward_v1_reward_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1023,7 @@ func (x *ScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreResponse.ProtoReflect.Descriptor instead.
 func (*ScoreResponse) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{7}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ScoreResponse) GetBatchId() string {
@@ -996,7 +1098,7 @@ type ListFunctionsRequest struct {
 
 func (x *ListFunctionsRequest) Reset() {
 	*x = ListFunctionsRequest{}
-	mi := &file_reward_v1_reward_proto_msgTypes[8]
+	mi := &file_reward_v1_reward_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1008,7 +1110,7 @@ func (x *ListFunctionsRequest) String() string {
 func (*ListFunctionsRequest) ProtoMessage() {}
 
 func (x *ListFunctionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[8]
+	mi := &file_reward_v1_reward_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1021,7 +1123,7 @@ func (x *ListFunctionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListFunctionsRequest.ProtoReflect.Descriptor instead.
 func (*ListFunctionsRequest) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{8}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{9}
 }
 
 // FunctionInfo describes one served function.
@@ -1041,7 +1143,7 @@ type FunctionInfo struct {
 
 func (x *FunctionInfo) Reset() {
 	*x = FunctionInfo{}
-	mi := &file_reward_v1_reward_proto_msgTypes[9]
+	mi := &file_reward_v1_reward_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1155,7 @@ func (x *FunctionInfo) String() string {
 func (*FunctionInfo) ProtoMessage() {}
 
 func (x *FunctionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[9]
+	mi := &file_reward_v1_reward_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1168,7 @@ func (x *FunctionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionInfo.ProtoReflect.Descriptor instead.
 func (*FunctionInfo) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{9}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FunctionInfo) GetName() string {
@@ -1115,7 +1217,7 @@ type ListFunctionsResponse struct {
 
 func (x *ListFunctionsResponse) Reset() {
 	*x = ListFunctionsResponse{}
-	mi := &file_reward_v1_reward_proto_msgTypes[10]
+	mi := &file_reward_v1_reward_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1229,7 @@ func (x *ListFunctionsResponse) String() string {
 func (*ListFunctionsResponse) ProtoMessage() {}
 
 func (x *ListFunctionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_reward_v1_reward_proto_msgTypes[10]
+	mi := &file_reward_v1_reward_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1242,7 @@ func (x *ListFunctionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListFunctionsResponse.ProtoReflect.Descriptor instead.
 func (*ListFunctionsResponse) Descriptor() ([]byte, []int) {
-	return file_reward_v1_reward_proto_rawDescGZIP(), []int{10}
+	return file_reward_v1_reward_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListFunctionsResponse) GetFunctions() []*FunctionInfo {
@@ -1168,7 +1270,7 @@ var File_reward_v1_reward_proto protoreflect.FileDescriptor
 
 const file_reward_v1_reward_proto_rawDesc = "" +
 	"\n" +
-	"\x16reward/v1/reward.proto\x12\treward.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x98\x01\n" +
+	"\x16reward/v1/reward.proto\x12\treward.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xbb\x01\n" +
 	"\aRollout\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05group\x18\x02 \x01(\tR\x05group\x12\x16\n" +
@@ -1176,7 +1278,11 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\n" +
 	"completion\x18\x04 \x01(\tR\n" +
 	"completion\x12/\n" +
-	"\x06fields\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06fields\"g\n" +
+	"\x06fields\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06fields\x12!\n" +
+	"\fprompt_index\x18\x06 \x01(\rR\vpromptIndex\"Q\n" +
+	"\vFieldColumn\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12.\n" +
+	"\x06values\x18\x02 \x03(\v2\x16.google.protobuf.ValueR\x06values\"g\n" +
 	"\fFunctionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12/\n" +
@@ -1187,13 +1293,16 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\aweights\x18\x03 \x03(\v2#.reward.v1.Aggregation.WeightsEntryR\aweights\x1a:\n" +
 	"\fWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xe2\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xf8\x02\n" +
 	"\fScoreRequest\x12\x19\n" +
 	"\bbatch_id\x18\x01 \x01(\tR\abatchId\x12.\n" +
 	"\brollouts\x18\x02 \x03(\v2\x12.reward.v1.RolloutR\brollouts\x12\x1c\n" +
 	"\tfunctions\x18\x03 \x03(\tR\tfunctions\x12/\n" +
 	"\x06inline\x18\x04 \x03(\v2\x17.reward.v1.FunctionSpecR\x06inline\x128\n" +
-	"\vaggregation\x18\x05 \x01(\v2\x16.reward.v1.AggregationR\vaggregation\"\x86\x03\n" +
+	"\vaggregation\x18\x05 \x01(\v2\x16.reward.v1.AggregationR\vaggregation\x12\x18\n" +
+	"\aprompts\x18\x06 \x03(\tR\aprompts\x12;\n" +
+	"\rprompt_fields\x18\a \x03(\v2\x16.reward.v1.FieldColumnR\fpromptFields\x12=\n" +
+	"\x0erollout_fields\x18\b \x03(\v2\x16.reward.v1.FieldColumnR\rrolloutFields\"\x86\x03\n" +
 	"\x0eFunctionScores\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\x01R\x06values\x12.\n" +
@@ -1292,58 +1401,63 @@ func file_reward_v1_reward_proto_rawDescGZIP() []byte {
 }
 
 var file_reward_v1_reward_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_reward_v1_reward_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_reward_v1_reward_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_reward_v1_reward_proto_goTypes = []any{
 	(AggregationMode)(0),          // 0: reward.v1.AggregationMode
 	(AggregationScale)(0),         // 1: reward.v1.AggregationScale
 	(ScoreStatus)(0),              // 2: reward.v1.ScoreStatus
 	(Verdict)(0),                  // 3: reward.v1.Verdict
 	(*Rollout)(nil),               // 4: reward.v1.Rollout
-	(*FunctionSpec)(nil),          // 5: reward.v1.FunctionSpec
-	(*Aggregation)(nil),           // 6: reward.v1.Aggregation
-	(*ScoreRequest)(nil),          // 7: reward.v1.ScoreRequest
-	(*FunctionScores)(nil),        // 8: reward.v1.FunctionScores
-	(*Execution)(nil),             // 9: reward.v1.Execution
-	(*TestExecution)(nil),         // 10: reward.v1.TestExecution
-	(*ScoreResponse)(nil),         // 11: reward.v1.ScoreResponse
-	(*ListFunctionsRequest)(nil),  // 12: reward.v1.ListFunctionsRequest
-	(*FunctionInfo)(nil),          // 13: reward.v1.FunctionInfo
-	(*ListFunctionsResponse)(nil), // 14: reward.v1.ListFunctionsResponse
-	nil,                           // 15: reward.v1.Aggregation.WeightsEntry
-	nil,                           // 16: reward.v1.FunctionScores.ErrorsEntry
-	nil,                           // 17: reward.v1.FunctionScores.ExecutionsEntry
-	(*structpb.Struct)(nil),       // 18: google.protobuf.Struct
+	(*FieldColumn)(nil),           // 5: reward.v1.FieldColumn
+	(*FunctionSpec)(nil),          // 6: reward.v1.FunctionSpec
+	(*Aggregation)(nil),           // 7: reward.v1.Aggregation
+	(*ScoreRequest)(nil),          // 8: reward.v1.ScoreRequest
+	(*FunctionScores)(nil),        // 9: reward.v1.FunctionScores
+	(*Execution)(nil),             // 10: reward.v1.Execution
+	(*TestExecution)(nil),         // 11: reward.v1.TestExecution
+	(*ScoreResponse)(nil),         // 12: reward.v1.ScoreResponse
+	(*ListFunctionsRequest)(nil),  // 13: reward.v1.ListFunctionsRequest
+	(*FunctionInfo)(nil),          // 14: reward.v1.FunctionInfo
+	(*ListFunctionsResponse)(nil), // 15: reward.v1.ListFunctionsResponse
+	nil,                           // 16: reward.v1.Aggregation.WeightsEntry
+	nil,                           // 17: reward.v1.FunctionScores.ErrorsEntry
+	nil,                           // 18: reward.v1.FunctionScores.ExecutionsEntry
+	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 20: google.protobuf.Value
 }
 var file_reward_v1_reward_proto_depIdxs = []int32{
-	18, // 0: reward.v1.Rollout.fields:type_name -> google.protobuf.Struct
-	18, // 1: reward.v1.FunctionSpec.params:type_name -> google.protobuf.Struct
-	0,  // 2: reward.v1.Aggregation.mode:type_name -> reward.v1.AggregationMode
-	1,  // 3: reward.v1.Aggregation.scale:type_name -> reward.v1.AggregationScale
-	15, // 4: reward.v1.Aggregation.weights:type_name -> reward.v1.Aggregation.WeightsEntry
-	4,  // 5: reward.v1.ScoreRequest.rollouts:type_name -> reward.v1.Rollout
-	5,  // 6: reward.v1.ScoreRequest.inline:type_name -> reward.v1.FunctionSpec
-	6,  // 7: reward.v1.ScoreRequest.aggregation:type_name -> reward.v1.Aggregation
-	2,  // 8: reward.v1.FunctionScores.status:type_name -> reward.v1.ScoreStatus
-	16, // 9: reward.v1.FunctionScores.errors:type_name -> reward.v1.FunctionScores.ErrorsEntry
-	17, // 10: reward.v1.FunctionScores.executions:type_name -> reward.v1.FunctionScores.ExecutionsEntry
-	3,  // 11: reward.v1.Execution.verdict:type_name -> reward.v1.Verdict
-	10, // 12: reward.v1.Execution.tests:type_name -> reward.v1.TestExecution
-	3,  // 13: reward.v1.TestExecution.verdict:type_name -> reward.v1.Verdict
-	8,  // 14: reward.v1.ScoreResponse.functions:type_name -> reward.v1.FunctionScores
-	13, // 15: reward.v1.ListFunctionsResponse.functions:type_name -> reward.v1.FunctionInfo
-	6,  // 16: reward.v1.ListFunctionsResponse.aggregation:type_name -> reward.v1.Aggregation
-	9,  // 17: reward.v1.FunctionScores.ExecutionsEntry.value:type_name -> reward.v1.Execution
-	7,  // 18: reward.v1.RewardService.Score:input_type -> reward.v1.ScoreRequest
-	7,  // 19: reward.v1.RewardService.ScoreStream:input_type -> reward.v1.ScoreRequest
-	12, // 20: reward.v1.RewardService.ListFunctions:input_type -> reward.v1.ListFunctionsRequest
-	11, // 21: reward.v1.RewardService.Score:output_type -> reward.v1.ScoreResponse
-	11, // 22: reward.v1.RewardService.ScoreStream:output_type -> reward.v1.ScoreResponse
-	14, // 23: reward.v1.RewardService.ListFunctions:output_type -> reward.v1.ListFunctionsResponse
-	21, // [21:24] is the sub-list for method output_type
-	18, // [18:21] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	19, // 0: reward.v1.Rollout.fields:type_name -> google.protobuf.Struct
+	20, // 1: reward.v1.FieldColumn.values:type_name -> google.protobuf.Value
+	19, // 2: reward.v1.FunctionSpec.params:type_name -> google.protobuf.Struct
+	0,  // 3: reward.v1.Aggregation.mode:type_name -> reward.v1.AggregationMode
+	1,  // 4: reward.v1.Aggregation.scale:type_name -> reward.v1.AggregationScale
+	16, // 5: reward.v1.Aggregation.weights:type_name -> reward.v1.Aggregation.WeightsEntry
+	4,  // 6: reward.v1.ScoreRequest.rollouts:type_name -> reward.v1.Rollout
+	6,  // 7: reward.v1.ScoreRequest.inline:type_name -> reward.v1.FunctionSpec
+	7,  // 8: reward.v1.ScoreRequest.aggregation:type_name -> reward.v1.Aggregation
+	5,  // 9: reward.v1.ScoreRequest.prompt_fields:type_name -> reward.v1.FieldColumn
+	5,  // 10: reward.v1.ScoreRequest.rollout_fields:type_name -> reward.v1.FieldColumn
+	2,  // 11: reward.v1.FunctionScores.status:type_name -> reward.v1.ScoreStatus
+	17, // 12: reward.v1.FunctionScores.errors:type_name -> reward.v1.FunctionScores.ErrorsEntry
+	18, // 13: reward.v1.FunctionScores.executions:type_name -> reward.v1.FunctionScores.ExecutionsEntry
+	3,  // 14: reward.v1.Execution.verdict:type_name -> reward.v1.Verdict
+	11, // 15: reward.v1.Execution.tests:type_name -> reward.v1.TestExecution
+	3,  // 16: reward.v1.TestExecution.verdict:type_name -> reward.v1.Verdict
+	9,  // 17: reward.v1.ScoreResponse.functions:type_name -> reward.v1.FunctionScores
+	14, // 18: reward.v1.ListFunctionsResponse.functions:type_name -> reward.v1.FunctionInfo
+	7,  // 19: reward.v1.ListFunctionsResponse.aggregation:type_name -> reward.v1.Aggregation
+	10, // 20: reward.v1.FunctionScores.ExecutionsEntry.value:type_name -> reward.v1.Execution
+	8,  // 21: reward.v1.RewardService.Score:input_type -> reward.v1.ScoreRequest
+	8,  // 22: reward.v1.RewardService.ScoreStream:input_type -> reward.v1.ScoreRequest
+	13, // 23: reward.v1.RewardService.ListFunctions:input_type -> reward.v1.ListFunctionsRequest
+	12, // 24: reward.v1.RewardService.Score:output_type -> reward.v1.ScoreResponse
+	12, // 25: reward.v1.RewardService.ScoreStream:output_type -> reward.v1.ScoreResponse
+	15, // 26: reward.v1.RewardService.ListFunctions:output_type -> reward.v1.ListFunctionsResponse
+	24, // [24:27] is the sub-list for method output_type
+	21, // [21:24] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_reward_v1_reward_proto_init() }
@@ -1357,7 +1471,7 @@ func file_reward_v1_reward_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_reward_v1_reward_proto_rawDesc), len(file_reward_v1_reward_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -60,6 +60,14 @@ class Execution(_message.Message):
     verdict: Verdict
     def __init__(self, language: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., passed: _Optional[int] = ..., total: _Optional[int] = ..., tests: _Optional[_Iterable[_Union[TestExecution, _Mapping]]] = ..., compiler_output: _Optional[str] = ...) -> None: ...
 
+class FieldColumn(_message.Message):
+    __slots__ = ["name", "values"]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    values: _containers.RepeatedCompositeFieldContainer[_struct_pb2.Value]
+    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[_Union[_struct_pb2.Value, _Mapping]]] = ...) -> None: ...
+
 class FunctionInfo(_message.Message):
     __slots__ = ["kind", "name", "params_yaml", "weight"]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -125,32 +133,40 @@ class ListFunctionsResponse(_message.Message):
     def __init__(self, functions: _Optional[_Iterable[_Union[FunctionInfo, _Mapping]]] = ..., config_fingerprint: _Optional[str] = ..., aggregation: _Optional[_Union[Aggregation, _Mapping]] = ...) -> None: ...
 
 class Rollout(_message.Message):
-    __slots__ = ["completion", "fields", "group", "id", "prompt"]
+    __slots__ = ["completion", "fields", "group", "id", "prompt", "prompt_index"]
     COMPLETION_FIELD_NUMBER: _ClassVar[int]
     FIELDS_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_INDEX_FIELD_NUMBER: _ClassVar[int]
     completion: str
     fields: _struct_pb2.Struct
     group: str
     id: str
     prompt: str
-    def __init__(self, id: _Optional[str] = ..., group: _Optional[str] = ..., prompt: _Optional[str] = ..., completion: _Optional[str] = ..., fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    prompt_index: int
+    def __init__(self, id: _Optional[str] = ..., group: _Optional[str] = ..., prompt: _Optional[str] = ..., completion: _Optional[str] = ..., fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., prompt_index: _Optional[int] = ...) -> None: ...
 
 class ScoreRequest(_message.Message):
-    __slots__ = ["aggregation", "batch_id", "functions", "inline", "rollouts"]
+    __slots__ = ["aggregation", "batch_id", "functions", "inline", "prompt_fields", "prompts", "rollout_fields", "rollouts"]
     AGGREGATION_FIELD_NUMBER: _ClassVar[int]
     BATCH_ID_FIELD_NUMBER: _ClassVar[int]
     FUNCTIONS_FIELD_NUMBER: _ClassVar[int]
     INLINE_FIELD_NUMBER: _ClassVar[int]
+    PROMPTS_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELDS_FIELD_NUMBER: _ClassVar[int]
     ROLLOUTS_FIELD_NUMBER: _ClassVar[int]
+    ROLLOUT_FIELDS_FIELD_NUMBER: _ClassVar[int]
     aggregation: Aggregation
     batch_id: str
     functions: _containers.RepeatedScalarFieldContainer[str]
     inline: _containers.RepeatedCompositeFieldContainer[FunctionSpec]
+    prompt_fields: _containers.RepeatedCompositeFieldContainer[FieldColumn]
+    prompts: _containers.RepeatedScalarFieldContainer[str]
+    rollout_fields: _containers.RepeatedCompositeFieldContainer[FieldColumn]
     rollouts: _containers.RepeatedCompositeFieldContainer[Rollout]
-    def __init__(self, batch_id: _Optional[str] = ..., rollouts: _Optional[_Iterable[_Union[Rollout, _Mapping]]] = ..., functions: _Optional[_Iterable[str]] = ..., inline: _Optional[_Iterable[_Union[FunctionSpec, _Mapping]]] = ..., aggregation: _Optional[_Union[Aggregation, _Mapping]] = ...) -> None: ...
+    def __init__(self, batch_id: _Optional[str] = ..., rollouts: _Optional[_Iterable[_Union[Rollout, _Mapping]]] = ..., functions: _Optional[_Iterable[str]] = ..., inline: _Optional[_Iterable[_Union[FunctionSpec, _Mapping]]] = ..., aggregation: _Optional[_Union[Aggregation, _Mapping]] = ..., prompts: _Optional[_Iterable[str]] = ..., prompt_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ..., rollout_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ...) -> None: ...
 
 class ScoreResponse(_message.Message):
     __slots__ = ["advantages", "batch_id", "config_fingerprint", "error_code", "error_message", "functions", "rewards", "unscorable", "warnings"]

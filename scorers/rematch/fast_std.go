@@ -1,0 +1,8 @@
+//go:build !re2_cgo
+
+package rematch
+
+const fastName = "regexp"
+
+// compileFast returns nil: this build has no RE2 (see the package comment).
+func compileFast(string) fastEngine { return nil }

@@ -1,0 +1,241 @@
+// Package rematch runs a regular expression (RE2 syntax) with the semantics
+// of Go's regexp package — the same matches, at the same positions, with the
+// same submatches — on the engine that is fastest here: RE2's DFAs through
+// cgo when the binary is built with the re2_cgo tag (and libre2, which `make
+// deps` installs: Debian's libre2-dev), Go's regexp otherwise.
+//
+// Both engines take time linear in the text. Go's regexp runs its NFA (or a
+// backtracker bounded to linear time) over every byte it searches, tens of
+// nanoseconds a byte; RE2's DFA scans a byte in a nanosecond or two, and
+// finds submatches only inside a match once the DFA has found its bounds.
+//
+// RE2 is given the pattern as Go's regexp/syntax parsed it, written out
+// again with every class as explicit code point ranges and case folding as
+// explicit classes (see re2Syntax): the two engines' Unicode tables and
+// case-folding rules never come into it. A text that is not valid UTF-8
+// (which Go's regexp reads as U+FFFD per bad byte, and RE2 does not) is
+// matched with Go's regexp, and so is a pattern RE2 does not take.
+package rematch
+
+import (
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Regexp is a compiled pattern. It is safe for concurrent use.
+type Regexp struct {
+	std *regexp.Regexp
+	// fast is the same pattern on RE2, or nil.
+	fast fastEngine
+}
+
+// fastEngine is what Regexp needs of the RE2 engine: the methods of
+// regexp.Regexp it calls, with the same results.
+type fastEngine interface {
+	MatchString(s string) bool
+	FindAllStringIndex(s string, n int) [][]int
+	FindAllStringSubmatchIndex(s string, n int) [][]int
+}
+
+// Compile compiles a pattern parsed by regexp/syntax (with the flags the
+// caller chose).
+func Compile(tree *syntax.Regexp) (*Regexp, error) {
+	std, err := regexp.Compile(tree.String())
+	if err != nil {
+		return nil, err
+	}
+	return withFast(std, tree), nil
+}
+
+// CompileString compiles pattern as regexp.Compile does (syntax.Perl); its
+// String is pattern.
+func CompileString(pattern string) (*Regexp, error) {
+	std, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	return withFast(std, tree), nil
+}
+
+// withFast returns std with tree, the same pattern, compiled by RE2 where
+// this build has it and RE2 takes the pattern.
+func withFast(std *regexp.Regexp, tree *syntax.Regexp) *Regexp {
+	r := &Regexp{std: std}
+	if expr, ok := re2Syntax(tree); ok {
+		r.fast = compileFast(expr)
+	}
+	return r
+}
+
+// Engine names the engine Regexps use when they can: "re2" or "regexp".
+func Engine() string { return fastName }
+
+// Fast reports whether r runs on RE2 (for valid UTF-8 texts).
+func (r *Regexp) Fast() bool { return r.fast != nil }
+
+// Std returns the pattern compiled by Go's regexp, for what does not depend
+// on the text (SubexpIndex, NumSubexp, LiteralPrefix).
+func (r *Regexp) Std() *regexp.Regexp { return r.std }
+
+// engine returns what matches s.
+func (r *Regexp) engine(s string) fastEngine {
+	if r.fast != nil && utf8.ValidString(s) {
+		return r.fast
+	}
+	return r.std
+}
+
+// MatchString reports whether s holds a match.
+func (r *Regexp) MatchString(s string) bool { return r.engine(s).MatchString(s) }
+
+// FindAllStringIndex is regexp.Regexp's.
+func (r *Regexp) FindAllStringIndex(s string, n int) [][]int {
+	return r.engine(s).FindAllStringIndex(s, n)
+}
+
+// FindAllStringSubmatchIndex is regexp.Regexp's.
+func (r *Regexp) FindAllStringSubmatchIndex(s string, n int) [][]int {
+	return r.engine(s).FindAllStringSubmatchIndex(s, n)
+}
+
+// String returns the pattern: CompileString's, or as regexp/syntax writes
+// Compile's tree.
+func (r *Regexp) String() string { return r.std.String() }
+
+// re2Syntax writes tree in a syntax RE2 reads as Go's regexp reads tree:
+// literals and classes as code points (\x{…}), case-folded literals as the
+// class of their fold orbit, . and the assertions spelled out with their
+// flags. ok is false for what it cannot write.
+func re2Syntax(tree *syntax.Regexp) (string, bool) {
+	var b strings.Builder
+	ok := writeRE2(&b, tree)
+	return b.String(), ok
+}
+
+func writeRE2(b *strings.Builder, re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpNoMatch:
+		b.WriteString(`[^\x00-\x{10FFFF}]`)
+	case syntax.OpEmptyMatch:
+		b.WriteString(`(?:)`)
+	case syntax.OpLiteral:
+		b.WriteString(`(?:`)
+		for _, r := range re.Rune {
+			if re.Flags&syntax.FoldCase != 0 {
+				writeClass(b, foldOrbit(r))
+			} else {
+				writeRune(b, r)
+			}
+		}
+		b.WriteString(`)`)
+	case syntax.OpCharClass:
+		writeClass(b, re.Rune)
+	case syntax.OpAnyCharNotNL:
+		b.WriteString(`[^\n]`)
+	case syntax.OpAnyChar:
+		b.WriteString(`(?s:.)`)
+	case syntax.OpBeginLine:
+		b.WriteString(`(?m:^)`)
+	case syntax.OpEndLine:
+		b.WriteString(`(?m:$)`)
+	case syntax.OpBeginText:
+		b.WriteString(`\A`)
+	case syntax.OpEndText:
+		b.WriteString(`\z`)
+	case syntax.OpWordBoundary:
+		b.WriteString(`\b`)
+	case syntax.OpNoWordBoundary:
+		b.WriteString(`\B`)
+	case syntax.OpCapture:
+		b.WriteString(`(`)
+		if !writeRE2(b, re.Sub[0]) {
+			return false
+		}
+		b.WriteString(`)`)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		b.WriteString(`(?:`)
+		if !writeRE2(b, re.Sub[0]) {
+			return false
+		}
+		b.WriteString(`)`)
+		switch re.Op {
+		case syntax.OpStar:
+			b.WriteString(`*`)
+		case syntax.OpPlus:
+			b.WriteString(`+`)
+		case syntax.OpQuest:
+			b.WriteString(`?`)
+		default:
+			switch {
+			case re.Max == -1:
+				fmt.Fprintf(b, `{%d,}`, re.Min)
+			case re.Max == re.Min:
+				fmt.Fprintf(b, `{%d}`, re.Min)
+			default:
+				fmt.Fprintf(b, `{%d,%d}`, re.Min, re.Max)
+			}
+		}
+		if re.Flags&syntax.NonGreedy != 0 {
+			b.WriteString(`?`)
+		}
+	case syntax.OpConcat, syntax.OpAlternate:
+		b.WriteString(`(?:`)
+		for i, sub := range re.Sub {
+			if i > 0 && re.Op == syntax.OpAlternate {
+				b.WriteString(`|`)
+			}
+			if !writeRE2(b, sub) {
+				return false
+			}
+		}
+		b.WriteString(`)`)
+	default:
+		return false
+	}
+	return true
+}
+
+// foldOrbit returns the ranges of the runes that r matches case-folded.
+func foldOrbit(r rune) []rune {
+	out := []rune{r, r}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		out = append(out, f, f)
+	}
+	return out
+}
+
+// writeClass writes the class of the ranges lo-hi in ranges, leaving out
+// the surrogates (which no valid UTF-8 text holds, and RE2 refuses).
+func writeClass(b *strings.Builder, ranges []rune) {
+	b.WriteString(`[`)
+	empty := true
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		for _, part := range [][2]rune{{lo, min(hi, 0xD7FF)}, {max(lo, 0xE000), hi}} {
+			if part[0] > part[1] {
+				continue
+			}
+			writeRune(b, part[0])
+			if part[1] > part[0] {
+				b.WriteString(`-`)
+				writeRune(b, part[1])
+			}
+			empty = false
+		}
+	}
+	if empty {
+		// An empty class: RE2 reads [^\x00-\x{10FFFF}] as one.
+		b.WriteString(`^\x00-\x{10FFFF}`)
+	}
+	b.WriteString(`]`)
+}
+
+func writeRune(b *strings.Builder, r rune) { fmt.Fprintf(b, `\x{%x}`, r) }
