@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/rewardd/rewardd/bench"
 	"github.com/rewardd/rewardd/server/config"
 )
@@ -52,11 +54,50 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the measured load to this file, for go tool trace (not with --sweep)")
 	sbFlags := addSandboxFlags(fs)
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
+	attack := fs.String("attack", "", "run an overload load against --addr: this attack ("+strings.Join(bench.Attacks(), ", ")+
+		") next to valid clients, in capacity, attack (--duration) and recovery phases; see bench/overload.sh")
+	httpAddr := fs.String("http-addr", "", "with --attack: the server's HTTP address (its /metrics; the HTTP clients and attacks)")
+	serverPID := fs.Int("server-pid", 0, "with --attack: the server's process id, for its CPU, peak RSS and open files from /proc")
+	attackers := fs.Int("attackers", 0, "with --attack: the attack's connections, clients or streams (default: the attack's)")
+	httpClients := fs.Int("http-clients", 0, "with --attack: valid HTTP clients (default 2 for the slow and idle attacks, else 0)")
+	phase := fs.Duration("phase", bench.OverloadDefaults().Capacity, "with --attack: the length of the capacity and the recovery phase")
+	budget := fs.String("memory-budget", "", "with --attack: the server's limits.memory_budget (such as 1GiB), which its peak RSS must stay under")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *attack != "" {
+		for _, name := range []string{"scenario", "requests", "sweep", "config", "workers", "cpuprofile", "memprofile", "trace", "svg", "baseline", "completion-length", "functions"} {
+			if set[name] {
+				return &usageError{fmt.Sprintf("bench: --%s does not go with --attack", name)}
+			}
+		}
+		if *addr == "" || *httpAddr == "" {
+			return &usageError{"bench: --attack needs --addr and --http-addr (of a running rewardd serve)"}
+		}
+		opts := bench.OverloadOptions{
+			Attack: *attack, Addr: *addr, HTTPAddr: *httpAddr, ServerPID: *serverPID, Data: *data,
+			Clients: *clients, BatchSize: *batchSize, HTTPClients: *httpClients, Attackers: *attackers,
+			Capacity: *phase, Recover: *phase, Duration: *duration,
+		}
+		if !set["clients"] {
+			opts.Clients = 0 // the overload default
+		}
+		if *budget != "" {
+			b, err := humanize.ParseBytes(*budget)
+			if err != nil {
+				return &usageError{fmt.Sprintf("bench: --memory-budget: %v", err)}
+			}
+			opts.MemoryBudget = int64(b)
+		}
+		return runOverload(ctx, opts, *tokenFile, *caFile, *out, stdout, stderr)
+	}
+	for _, name := range []string{"http-addr", "server-pid", "attackers", "http-clients", "phase", "memory-budget"} {
+		if set[name] {
+			return &usageError{fmt.Sprintf("bench: --%s goes with --attack", name)}
+		}
+	}
 	switch {
 	case set["requests"] && set["duration"]:
 		return &usageError{"bench: give --requests or --duration, not both"}
@@ -191,6 +232,39 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if failed > 0 {
 		return fmt.Errorf("bench: %d of %d requests failed (errors by status above)", failed, sent)
+	}
+	return nil
+}
+
+// runOverload runs an overload load (bench.Overload) and prints its report;
+// it fails when the server did not meet the bar.
+func runOverload(ctx context.Context, opts bench.OverloadOptions, tokenFile, caFile, out string, stdout, stderr io.Writer) error {
+	dialOpts, err := dialOptions(tokenFile, caFile)
+	if err != nil {
+		return err
+	}
+	opts.DialOptions, opts.Progress = dialOpts, stderr
+	if tokenFile != "" {
+		token, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return &usageError{fmt.Sprintf("--auth-token-file: %v", err)}
+		}
+		opts.AuthToken = strings.TrimSpace(string(token))
+	}
+	res, err := bench.Overload(ctx, opts)
+	if err != nil {
+		return benchError(err)
+	}
+	if err := res.WriteText(stdout); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := writeTo(out, func(w io.Writer) error { return bench.WriteJSON(w, res) }); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if !res.Passed() {
+		return errors.New("overload: the server did not meet the bar (FAIL above)")
 	}
 	return nil
 }

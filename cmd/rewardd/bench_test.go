@@ -111,6 +111,11 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--scenario", "nope", "--requests", "1", "--baseline=false", "--data", gsm8kData}, "unknown scenario"},
 		{[]string{"--functions", "accuracy,nope", "--requests", "1", "--data", gsm8kData}, "not \"nope\""},
 		{[]string{"--requests", "1", "--baseline=false", "--data", "missing.jsonl"}, "missing.jsonl"},
+		{[]string{"--attack", "unauth"}, "needs --addr and --http-addr"},
+		{[]string{"--attack", "nope", "--addr", "127.0.0.1:1", "--http-addr", "127.0.0.1:2"}, "unknown attack"},
+		{[]string{"--attack", "unauth", "--sweep", "batch", "--addr", "127.0.0.1:1", "--http-addr", "127.0.0.1:2"}, "--sweep does not go with --attack"},
+		{[]string{"--http-addr", "127.0.0.1:2", "--requests", "1"}, "--http-addr goes with --attack"},
+		{[]string{"--attack", "memory", "--addr", "127.0.0.1:1", "--http-addr", "127.0.0.1:2", "--memory-budget", "lots"}, "--memory-budget"},
 	} {
 		_, stderr, exit := runRewardd(t, "", append([]string{"bench"}, tc.args...)...)
 		if exit != 2 || !strings.Contains(stderr, tc.want) {

@@ -33,6 +33,7 @@ Usage:
   rewardd score   [--config F] --in rows.jsonl [--out scores.jsonl] [--progress]
   rewardd check   [--config F] [--samples rows.jsonl] [--addr host:port] [--json] [--strict]
   rewardd bench   [--scenario gsm8k|mixed|humaneval|stdio] [--batch-size N] [--clients N] [--duration D | --requests N] [--sweep batch|length|clients] [--out F] [--svg F]
+  rewardd bench   --attack unauth|memory|streams|large|slow|idle|similarity --addr A --http-addr A [--server-pid P] [--memory-budget S] [--duration D]
   rewardd version
 
 Run 'rewardd <command> -h' for a command's flags. Without --config, the
