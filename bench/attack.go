@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -85,6 +86,13 @@ type OverloadOptions struct {
 	// MemoryBudget is the server's limits.memory_budget in bytes, which its
 	// peak RSS must stay under (0: not checked).
 	MemoryBudget int64
+	// AttackerCommand, when set, runs the attack instead of this process:
+	// the same attack options given to a process that calls ServeAttacker
+	// (`rewardd bench --attack … --attacker-only`), started before the
+	// first phase. Started at a lower priority (nice), the attacker then
+	// takes only the CPU the valid clients leave, so that their figures
+	// measure the server, not the load generator's core.
+	AttackerCommand *exec.Cmd
 	// Progress receives a line per phase; nil for none.
 	Progress io.Writer
 }
@@ -185,6 +193,8 @@ type OverloadSettings struct {
 	AttackSeconds   float64 `json:"attack_seconds"`
 	RecoverSeconds  float64 `json:"recover_seconds"`
 	MemoryBudget    int64   `json:"memory_budget_bytes,omitempty"`
+	// AttackerProcess says the attack ran in a process of its own.
+	AttackerProcess bool `json:"attacker_process,omitempty"`
 }
 
 // Phase is what one phase measured.
@@ -206,8 +216,9 @@ type Phase struct {
 	RampSeconds float64       `json:"ramp_seconds,omitempty"`
 	Server      ServerFigures `json:"server"`
 	// ClientCPUSeconds is this process's CPU in the phase (the valid
-	// clients and the attacker): near the phase's length, the load
-	// generator's core was the limit, not the server.
+	// clients, and the attacker unless it runs in a process of its own):
+	// near the phase's length, the load generator's core was the limit, not
+	// the server.
 	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
 }
 
@@ -261,7 +272,12 @@ func Overload(ctx context.Context, opts OverloadOptions) (*OverloadResult, error
 		return nil, err
 	}
 	defer ld.close()
-	att, err := newAttacker(ctx, &opts)
+	var att attacker
+	if opts.AttackerCommand != nil {
+		att, err = newProcessAttacker(opts.AttackerCommand)
+	} else {
+		att, err = newAttacker(ctx, &opts)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +288,7 @@ func Overload(ctx context.Context, opts OverloadOptions) (*OverloadResult, error
 	res.Settings = OverloadSettings{
 		Clients: opts.Clients, BatchSize: opts.BatchSize, HTTPClients: opts.HTTPClients, Attackers: opts.Attackers,
 		CapacitySeconds: opts.Capacity.Seconds(), AttackSeconds: opts.Duration.Seconds(), RecoverSeconds: opts.Recover.Seconds(),
-		MemoryBudget: opts.MemoryBudget,
+		MemoryBudget: opts.MemoryBudget, AttackerProcess: opts.AttackerCommand != nil,
 	}
 	if opts.HTTPClients > 0 {
 		res.Settings.HTTPBatchSize = opts.HTTPBatchSize

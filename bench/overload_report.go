@@ -20,7 +20,11 @@ func (r *OverloadResult) WriteText(w io.Writer) error {
 	if s.HTTPClients > 0 {
 		valid += fmt.Sprintf("; %d HTTP client(s) × %d rollouts; a new gRPC and a new HTTP connection per probe request", s.HTTPClients, s.HTTPBatchSize)
 	}
-	fmt.Fprintf(w, "valid:    %s, each sending again when answered\n\n", valid)
+	fmt.Fprintf(w, "valid:    %s, each sending again when answered\n", valid)
+	if s.AttackerProcess {
+		fmt.Fprintln(w, "          (the attacker in a process of its own, at a lower priority)")
+	}
+	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(name string, cell func(p *Phase) string) {

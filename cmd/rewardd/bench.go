@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 
@@ -22,7 +23,7 @@ import (
 //
 // Exit status: 2 for bad usage, 1 when the run fails or any request fails,
 // else 0.
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	d := bench.Defaults()
 	fs := newFlags("bench", stderr)
 	configPath := fs.String("config", "", "config of the in-process server (default: the embedded default config)")
@@ -62,6 +63,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	httpClients := fs.Int("http-clients", 0, "with --attack: valid HTTP clients (default 2 for the slow and idle attacks, else 0)")
 	phase := fs.Duration("phase", bench.OverloadDefaults().Capacity, "with --attack: the length of the capacity and the recovery phase")
 	budget := fs.String("memory-budget", "", "with --attack: the server's limits.memory_budget (such as 1GiB), which its peak RSS must stay under")
+	attackerProcess := fs.Bool("attacker-process", true, "with --attack: run the attacker in a process of its own at nice 19, so that the valid clients' figures measure the server, not the load generator's core")
+	attackerOnly := fs.Bool("attacker-only", false, "with --attack: be that attacker process (driven over stdin and stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -91,9 +94,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			opts.MemoryBudget = int64(b)
 		}
+		if *attackerOnly {
+			return serveAttacker(ctx, opts, *tokenFile, *caFile, stdin, stdout)
+		}
+		if *attackerProcess {
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("the attacker process: %w", err)
+			}
+			opts.AttackerCommand = exec.CommandContext(ctx, "nice", append([]string{"-n", "19", exe, "bench"}, append(args, "--attacker-only")...)...)
+		}
 		return runOverload(ctx, opts, *tokenFile, *caFile, *out, stdout, stderr)
 	}
-	for _, name := range []string{"http-addr", "server-pid", "attackers", "http-clients", "phase", "memory-budget"} {
+	for _, name := range []string{"http-addr", "server-pid", "attackers", "http-clients", "phase", "memory-budget", "attacker-process", "attacker-only"} {
 		if set[name] {
 			return &usageError{fmt.Sprintf("bench: --%s goes with --attack", name)}
 		}
@@ -236,14 +249,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// runOverload runs an overload load (bench.Overload) and prints its report;
-// it fails when the server did not meet the bar.
-func runOverload(ctx context.Context, opts bench.OverloadOptions, tokenFile, caFile, out string, stdout, stderr io.Writer) error {
+// withCredentials fills in the options' gRPC dial options and HTTP token
+// from the token and CA files.
+func withCredentials(opts *bench.OverloadOptions, tokenFile, caFile string) error {
 	dialOpts, err := dialOptions(tokenFile, caFile)
 	if err != nil {
 		return err
 	}
-	opts.DialOptions, opts.Progress = dialOpts, stderr
+	opts.DialOptions = dialOpts
 	if tokenFile != "" {
 		token, err := os.ReadFile(tokenFile)
 		if err != nil {
@@ -251,6 +264,24 @@ func runOverload(ctx context.Context, opts bench.OverloadOptions, tokenFile, caF
 		}
 		opts.AuthToken = strings.TrimSpace(string(token))
 	}
+	return nil
+}
+
+// serveAttacker is the attacker process of an overload run.
+func serveAttacker(ctx context.Context, opts bench.OverloadOptions, tokenFile, caFile string, stdin io.Reader, stdout io.Writer) error {
+	if err := withCredentials(&opts, tokenFile, caFile); err != nil {
+		return err
+	}
+	return benchError(bench.ServeAttacker(ctx, opts, stdin, stdout))
+}
+
+// runOverload runs an overload load (bench.Overload) and prints its report;
+// it fails when the server did not meet the bar.
+func runOverload(ctx context.Context, opts bench.OverloadOptions, tokenFile, caFile, out string, stdout, stderr io.Writer) error {
+	if err := withCredentials(&opts, tokenFile, caFile); err != nil {
+		return err
+	}
+	opts.Progress = stderr
 	res, err := bench.Overload(ctx, opts)
 	if err != nil {
 		return benchError(err)

@@ -104,7 +104,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "check":
 		return runCheck(ctx, rest, stdin, stdout, stderr)
 	case "bench":
-		return runBench(ctx, rest, stdout, stderr)
+		return runBench(ctx, rest, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version())
 		return nil
