@@ -87,6 +87,9 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if !set["clients"] {
 			opts.Clients = 0 // the overload default
 		}
+		if !set["duration"] {
+			opts.Duration = 0 // the overload default
+		}
 		if *budget != "" {
 			b, err := humanize.ParseBytes(*budget)
 			if err != nil {
