@@ -1,42 +1,152 @@
 #!/usr/bin/env bash
-# Overload test: a rewardd server alone on CPU 0 (GOMAXPROCS=1, one worker,
-# at most 2 requests in flight), the load generator (`rewardd bench --addr`)
-# on CPU 1, so that the clients' work does not come out of the server's
-# core, as it would not with clients on other machines. Three phases:
-# capacity (2 clients, as many as it admits), overload (20 clients sending
-# again the moment they are answered: about 10x what it serves), and
-# capacity again right after. Prints each phase's bench report and the
-# server's CPU and peak RSS from /proc.
+# Overload loads against a real `rewardd serve` on loopback: the server alone
+# on CPU 0 (GOMAXPROCS=1, one worker), the load generator on CPU 1, so that
+# the clients' work does not come out of the server's core, as it would not
+# with clients on other machines. A fresh server per run, with the load's
+# config.
 #
-#   bench/overload.sh [path/to/rewardd] [overload seconds]
-set -euo pipefail
+#   bench/overload.sh [path/to/rewardd] [load ...]
+#
+# Loads (default: all, in this order):
+#   admission    20 clients sending again the moment they are answered against
+#                max_inflight_requests 2 (capacity 2 clients, overload, capacity)
+#   unauth       --attack unauth: calls without the token, HEADERS only
+#   memory       --attack memory: 64 clients × 32 MiB requests, budget 1 GiB
+#   memory-gomemlimit  the same with GOMEMLIMIT=256MiB, below the live data
+#   streams      --attack streams: ScoreStream clients that never read
+#   large        --attack large: one 250 MB request, budget 1.5 GiB
+#   slow         --attack slow: 512 HTTP bodies at a byte every 2 s
+#   idle         --attack idle: 8,000 idle connections to each port
+#   similarity   --attack similarity: 64 × 200k-character inline similarity
+#                rollouts next to 1-rollout requests
+#
+# The --attack loads (`rewardd bench --attack`) run three phases, the valid
+# clients alone (capacity, PHASE), with the attack (SECS), alone again
+# (recovery), and print the server's CPU, peak RSS (VmHWM, reset per phase),
+# open files, and its metrics before and after; they end with the bar
+# (peak RSS under the budget, the valid clients at ≥ 80% of capacity, the
+# attacker getting only refusals) and fail when it is not met.
+#
+# Environment: SECS (attack seconds, default 30), PHASE (capacity and
+# recovery seconds, default 5), RUNS (runs of each load, default 1), OUT (a
+# directory for each run's JSON and server log; default a temporary one,
+# removed), DATA (GSM8K test.jsonl).
+set -uo pipefail
 bin=${1:-bin/rewardd}
-secs=${2:-30}
+shift || true
+loads=("$@")
+[ ${#loads[@]} -gt 0 ] || loads=(admission unauth memory memory-gomemlimit streams large slow idle similarity)
+secs=${SECS:-30}
+phase=${PHASE:-5}
+runs=${RUNS:-1}
 data=${DATA:-../shared/data/gsm8k_test.jsonl}
 tmp=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-
-printf '%s\nlimits: {max_inflight_requests: 2}\n' "$("$bin" serve -print-config)" >"$tmp/config.yaml"
-GOMAXPROCS=1 taskset -c 0 "$bin" serve --config "$tmp/config.yaml" --workers 1 \
-  --grpc-addr 127.0.0.1:50091 --http-addr 127.0.0.1:8191 >"$tmp/server.log" 2>&1 &
-pid=$!
-for _ in $(seq 50); do
-  curl -sf 127.0.0.1:8191/readyz >/dev/null && break
-  sleep 0.1
-done
-
-ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
-hz=$(getconf CLK_TCK)
-phase() { # name clients duration
-  local t0 t1
-  t0=$(ticks)
-  echo "== $1: $2 clients, $3"
-  taskset -c 1 "$bin" bench --addr 127.0.0.1:50091 --data "$data" --clients "$2" --duration "$3" \
-    --baseline=false --out "$tmp/$1.json" 2>&1 | grep -Ev '^(scenario|machine|note) ' || true
-  t1=$(ticks)
-  echo "server CPU  $(( (t1 - t0) * 1000 / hz )) ms in $3 (one core)"
+out=${OUT:-$tmp}
+mkdir -p "$out"
+grpc=127.0.0.1:50091
+http=127.0.0.1:8191
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$tmp"
 }
-phase capacity 2 5s
-phase overload 20 "${secs}s"
-phase recovery 2 5s
-echo "server peak RSS $(awk '/VmHWM/ {print $2, $3}' "/proc/$pid/status")"
+trap cleanup EXIT
+printf 'overload-test-token\n' >"$tmp/token"
+
+# start_server NAME LIMITS [env NAME=VALUE ...] [-- serve flags ...]
+start_server() {
+  local name=$1 limits=$2
+  shift 2
+  local envs=() flags=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+  [ "${1:-}" = -- ] && shift
+  flags=("$@")
+  printf '%s\nlimits: {%s}\n' "$("$bin" serve -print-config)" "$limits" >"$tmp/config.yaml"
+  env GOMAXPROCS=1 "${envs[@]}" taskset -c 0 "$bin" serve --config "$tmp/config.yaml" --workers 1 \
+    --grpc-addr "$grpc" --http-addr "$http" "${flags[@]}" >"$out/$name.server.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    curl -sf "$http/readyz" >/dev/null && break
+    sleep 0.1
+  done
+  curl -sf "$http/readyz" >/dev/null || { echo "server did not start:"; cat "$out/$name.server.log"; exit 1; }
+  grep -o '"memory_budget":"[^"]*"\|"go_memory_limit":"[^"]*"\|"max_message_bytes":"[^"]*"' "$out/$name.server.log" | tr '\n' ' '
+  echo
+}
+
+stop_server() {
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "THE SERVER DIED during the load:"
+    tail -5 "$out/$1.server.log"
+  fi
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  pid=
+}
+
+# attack NAME ATTACK [bench flags ...]: one --attack run on the started server.
+attack() {
+  local name=$1 kind=$2
+  shift 2
+  taskset -c 1 "$bin" bench --attack "$kind" --addr "$grpc" --http-addr "$http" --server-pid "$pid" \
+    --data "$data" --duration "${secs}s" --phase "${phase}s" --out "$out/$name.json" "$@"
+}
+
+# admission: the first overload test, the excess refused on arrival.
+admission() {
+  start_server admission 'max_inflight_requests: 2'
+  ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+  local hz t0 t1
+  hz=$(getconf CLK_TCK)
+  for p in "capacity 2 ${phase}s" "overload 20 ${secs}s" "recovery 2 ${phase}s"; do
+    set -- $p
+    t0=$(ticks)
+    echo "== $1: $2 clients, $3"
+    taskset -c 1 "$bin" bench --addr "$grpc" --data "$data" --clients "$2" --duration "$3" \
+      --baseline=false --out "$out/admission.$1.json" 2>&1 | grep -Ev '^(scenario|machine|note) '
+    t1=$(ticks)
+    echo "server CPU  $(( (t1 - t0) * 1000 / hz )) ms in $3 (one core)"
+  done
+  echo "server peak RSS $(awk '/VmHWM/ {print $2, $3}' "/proc/$pid/status")"
+  stop_server admission
+}
+
+status=0
+for load in "${loads[@]}"; do
+  for run in $(seq "$runs"); do
+    name=$load.$run
+    echo "######## $load, run $run of $runs: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $(git rev-parse --short HEAD 2>/dev/null), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    case $load in
+    admission) admission; continue ;;
+    unauth)
+      start_server "$name" 'memory_budget: 1GiB' -- --auth-token-file "$tmp/token"
+      attack "$name" unauth --auth-token-file "$tmp/token" --memory-budget 1GiB ;;
+    memory)
+      start_server "$name" 'memory_budget: 1GiB, max_message_bytes: 41943040'
+      attack "$name" memory --memory-budget 1GiB ;;
+    memory-gomemlimit)
+      start_server "$name" 'memory_budget: 1GiB, max_message_bytes: 41943040' GOMEMLIMIT=256MiB
+      attack "$name" memory --memory-budget 1GiB ;;
+    streams)
+      start_server "$name" 'memory_budget: 1GiB, max_message_bytes: 41943040'
+      attack "$name" streams --memory-budget 1GiB ;;
+    large)
+      start_server "$name" 'memory_budget: 1536MiB, max_message_bytes: 268435456'
+      attack "$name" large --memory-budget 1536MiB ;;
+    slow)
+      start_server "$name" 'memory_budget: 1GiB, read_timeout: 10s'
+      attack "$name" slow --memory-budget 1GiB ;;
+    idle)
+      start_server "$name" 'memory_budget: 1GiB'
+      attack "$name" idle --memory-budget 1GiB ;;
+    similarity)
+      start_server "$name" 'memory_budget: 1GiB'
+      attack "$name" similarity --batch-size 1 --memory-budget 1GiB ;;
+    *) echo "unknown load $load"; exit 2 ;;
+    esac
+    rc=$?
+    [ $rc -eq 0 ] || status=1
+    stop_server "$name"
+  done
+done
+exit $status

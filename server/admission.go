@@ -129,7 +129,10 @@ type ticket struct {
 	released bool
 }
 
-var errReleased = errors.New("the request has already been answered")
+// errReleased is what a released ticket's methods return. A ticket is
+// released early only when its call has ended (the client cancelled, or a
+// timeout cut it), so the error is that cancellation.
+var errReleased = fmt.Errorf("the call ended before its work did: %w", context.Canceled)
 
 func (a *admission) ticket() *ticket { return &ticket{a: a} }
 

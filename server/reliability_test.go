@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/builtin"
@@ -615,5 +617,61 @@ func TestSplitGroupIsWarned(t *testing.T) {
 	}
 	if w := resp.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], `"q1"`) || resp.GetAdvantages()[0] != 0 {
 		t.Errorf("half a group: warnings %q, advantage %v; want one warning naming q1, advantage 0", w, resp.GetAdvantages())
+	}
+}
+
+// TestCancelledCallsAreNotInternalErrors: a client that sends a whole Score
+// message and cancels the call at once (RST_STREAM) may end the call while
+// its handler still works on it; the ticket the tap took is given back
+// then, and what the handler does next with it fails. That failure is the
+// cancellation, counted as Canceled, never an internal error.
+func TestCancelledCallsAreNotInternalErrors(t *testing.T) {
+	st := newLiveStack(t, testConfig, nil)
+	msg, err := proto.Marshal(bigRequest(64, 1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]byte, 5+len(msg))
+	binary.BigEndian.PutUint32(frame[1:5], uint32(len(msg)))
+	copy(frame[5:], msg)
+	c := dialH2(t, st.grpcAddr)
+	const calls = 200
+	var ids []uint32
+	for range calls {
+		id := c.open(rewardv1.RewardService_Score_FullMethodName)
+		for rest := frame; len(rest) > 0; {
+			n := min(len(rest), 16<<10)
+			if err := c.fr.WriteData(id, n == len(rest), rest[:n]); err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[n:]
+		}
+		if err := c.fr.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	c.sync()
+	eventually(t, 10*time.Second, "every cancelled call's reservation given back", func() bool {
+		return st.metric(t, "rewardd_memory_reserved_bytes") == 0
+	})
+	families, err := st.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "rewardd_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "code" && l.GetValue() == codes.Internal.String() && m.GetCounter().GetValue() > 0 {
+					t.Errorf("%v of %d cancelled calls counted as internal errors", m.GetCounter().GetValue(), calls)
+				}
+			}
+		}
+	}
+	if _, err := st.client.Score(context.Background(), oneRollout()); err != nil {
+		t.Errorf("after the cancelled calls: %v", err)
 	}
 }

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/rewardd/rewardd/bench"
 	"github.com/rewardd/rewardd/server/config"
@@ -20,7 +23,7 @@ import (
 //
 // Exit status: 2 for bad usage, 1 when the run fails or any request fails,
 // else 0.
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	d := bench.Defaults()
 	fs := newFlags("bench", stderr)
 	configPath := fs.String("config", "", "config of the in-process server (default: the embedded default config)")
@@ -52,11 +55,65 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the measured load to this file, for go tool trace (not with --sweep)")
 	sbFlags := addSandboxFlags(fs)
 	progress := fs.Bool("progress", isTerminal(stderr), "show a progress bar on stderr")
+	attack := fs.String("attack", "", "run an overload load against --addr: this attack ("+strings.Join(bench.Attacks(), ", ")+
+		") next to valid clients, in capacity, attack (--duration) and recovery phases; see bench/overload.sh")
+	httpAddr := fs.String("http-addr", "", "with --attack: the server's HTTP address (its /metrics; the HTTP clients and attacks)")
+	serverPID := fs.Int("server-pid", 0, "with --attack: the server's process id, for its CPU, peak RSS and open files from /proc")
+	attackers := fs.Int("attackers", 0, "with --attack: the attack's connections, clients or streams (default: the attack's)")
+	httpClients := fs.Int("http-clients", 0, "with --attack: valid HTTP clients (default 2 for the slow and idle attacks, else 0)")
+	phase := fs.Duration("phase", bench.OverloadDefaults().Capacity, "with --attack: the length of the capacity and the recovery phase")
+	budget := fs.String("memory-budget", "", "with --attack: the server's limits.memory_budget (such as 1GiB), which its peak RSS must stay under")
+	attackerProcess := fs.Bool("attacker-process", true, "with --attack: run the attacker in a process of its own at nice 19, so that the valid clients' figures measure the server, not the load generator's core")
+	attackerOnly := fs.Bool("attacker-only", false, "with --attack: be that attacker process (driven over stdin and stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *attack != "" {
+		for _, name := range []string{"scenario", "requests", "sweep", "config", "workers", "cpuprofile", "memprofile", "trace", "svg", "baseline", "completion-length", "functions"} {
+			if set[name] {
+				return &usageError{fmt.Sprintf("bench: --%s does not go with --attack", name)}
+			}
+		}
+		if *addr == "" || *httpAddr == "" {
+			return &usageError{"bench: --attack needs --addr and --http-addr (of a running rewardd serve)"}
+		}
+		opts := bench.OverloadOptions{
+			Attack: *attack, Addr: *addr, HTTPAddr: *httpAddr, ServerPID: *serverPID, Data: *data,
+			Clients: *clients, BatchSize: *batchSize, HTTPClients: *httpClients, Attackers: *attackers,
+			Capacity: *phase, Recover: *phase, Duration: *duration,
+		}
+		if !set["clients"] {
+			opts.Clients = 0 // the overload default
+		}
+		if !set["duration"] {
+			opts.Duration = 0 // the overload default
+		}
+		if *budget != "" {
+			b, err := humanize.ParseBytes(*budget)
+			if err != nil {
+				return &usageError{fmt.Sprintf("bench: --memory-budget: %v", err)}
+			}
+			opts.MemoryBudget = int64(b)
+		}
+		if *attackerOnly {
+			return serveAttacker(ctx, opts, *tokenFile, *caFile, stdin, stdout)
+		}
+		if *attackerProcess {
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("the attacker process: %w", err)
+			}
+			opts.AttackerCommand = exec.CommandContext(ctx, "nice", append([]string{"-n", "19", exe, "bench"}, append(args, "--attacker-only")...)...)
+		}
+		return runOverload(ctx, opts, *tokenFile, *caFile, *out, stdout, stderr)
+	}
+	for _, name := range []string{"http-addr", "server-pid", "attackers", "http-clients", "phase", "memory-budget", "attacker-process", "attacker-only"} {
+		if set[name] {
+			return &usageError{fmt.Sprintf("bench: --%s goes with --attack", name)}
+		}
+	}
 	switch {
 	case set["requests"] && set["duration"]:
 		return &usageError{"bench: give --requests or --duration, not both"}
@@ -198,6 +255,57 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if failed > 0 {
 		return fmt.Errorf("bench: %d of %d requests failed (errors by status above)", failed, sent)
+	}
+	return nil
+}
+
+// withCredentials fills in the options' gRPC dial options and HTTP token
+// from the token and CA files.
+func withCredentials(opts *bench.OverloadOptions, tokenFile, caFile string) error {
+	dialOpts, err := dialOptions(tokenFile, caFile)
+	if err != nil {
+		return err
+	}
+	opts.DialOptions = dialOpts
+	if tokenFile != "" {
+		token, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return &usageError{fmt.Sprintf("--auth-token-file: %v", err)}
+		}
+		opts.AuthToken = strings.TrimSpace(string(token))
+	}
+	return nil
+}
+
+// serveAttacker is the attacker process of an overload run.
+func serveAttacker(ctx context.Context, opts bench.OverloadOptions, tokenFile, caFile string, stdin io.Reader, stdout io.Writer) error {
+	if err := withCredentials(&opts, tokenFile, caFile); err != nil {
+		return err
+	}
+	return benchError(bench.ServeAttacker(ctx, opts, stdin, stdout))
+}
+
+// runOverload runs an overload load (bench.Overload) and prints its report;
+// it fails when the server did not meet the bar.
+func runOverload(ctx context.Context, opts bench.OverloadOptions, tokenFile, caFile, out string, stdout, stderr io.Writer) error {
+	if err := withCredentials(&opts, tokenFile, caFile); err != nil {
+		return err
+	}
+	opts.Progress = stderr
+	res, err := bench.Overload(ctx, opts)
+	if err != nil {
+		return benchError(err)
+	}
+	if err := res.WriteText(stdout); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := writeTo(out, func(w io.Writer) error { return bench.WriteJSON(w, res) }); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if !res.Passed() {
+		return errors.New("overload: the server did not meet the bar (FAIL above)")
 	}
 	return nil
 }

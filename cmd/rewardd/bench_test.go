@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,6 +55,59 @@ func TestBenchRequests(t *testing.T) {
 	pic, err := os.ReadFile(svg)
 	if err != nil || !strings.HasPrefix(string(pic), "<svg") {
 		t.Errorf("--svg: %v, %.40q", err, pic)
+	}
+}
+
+// TestBenchAttack runs `rewardd bench --attack unauth` against a real
+// `rewardd serve` with a token, the attacker in a process of its own (the
+// binary again, --attacker-only): the report has the three phases, the
+// attacker's calls all refused UNAUTHENTICATED, and the bar; the JSON says
+// the attacker ran apart. Whether the bar passes depends on the machine,
+// so the exit status may be 0 or 1, never 2.
+func TestBenchAttack(t *testing.T) {
+	if _, err := os.Stat(gsm8kData); err != nil {
+		t.Skipf("GSM8K data not found (CI has ../shared beside the repo): %v", err)
+	}
+	dir := t.TempDir()
+	token := filepath.Join(dir, "token")
+	os.WriteFile(token, []byte("s3cret\n"), 0o600)
+	srv := startServer(t, "--auth-token-file", token, "--workers", "1")
+	out := filepath.Join(dir, "overload.json")
+	stdout, stderr, exit := runRewardd(t, "", "bench", "--attack", "unauth", "--addr", srv.grpcAddr, "--http-addr", srv.httpAddr,
+		"--server-pid", strconv.Itoa(srv.cmd.Process.Pid), "--auth-token-file", token, "--attackers", "2", "--batch-size", "16",
+		"--phase", "300ms", "--duration", "1s", "--memory-budget", "64GiB", "--data", gsm8kData, "--out", out)
+	if exit != 0 && exit != 1 {
+		t.Fatalf("exit %d; stderr:\n%s", exit, stderr)
+	}
+	for _, want := range []string{"in a process of its own", "capacity, ", "attack, ", "recovery, ", "Unauthenticated", "verdict", "PASS  server peak RSS"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s\nstderr:\n%s", want, stdout, stderr)
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Settings struct {
+			AttackerProcess bool `json:"attacker_process"`
+		}
+		Phases []struct {
+			Attacker *struct {
+				Sent     int
+				Outcomes map[string]int
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Settings.AttackerProcess || len(res.Phases) != 3 || res.Phases[1].Attacker == nil {
+		t.Fatalf("result: %s", data)
+	}
+	a := res.Phases[1].Attacker
+	if refused := a.Outcomes["Unauthenticated"]; refused == 0 || refused+a.Outcomes["open when the phase ended"] != a.Sent {
+		t.Errorf("attacker: %d sent, outcomes %v: want each refused UNAUTHENTICATED or open at the end", a.Sent, a.Outcomes)
 	}
 }
 
@@ -114,6 +168,11 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--scenario", "nope", "--requests", "1", "--baseline=false", "--data", gsm8kData}, "unknown scenario"},
 		{[]string{"--functions", "accuracy,nope", "--requests", "1", "--data", gsm8kData}, "not \"nope\""},
 		{[]string{"--requests", "1", "--baseline=false", "--data", "missing.jsonl"}, "missing.jsonl"},
+		{[]string{"--attack", "unauth"}, "needs --addr and --http-addr"},
+		{[]string{"--attack", "nope", "--addr", "127.0.0.1:1", "--http-addr", "127.0.0.1:2"}, "unknown attack"},
+		{[]string{"--attack", "unauth", "--sweep", "batch", "--addr", "127.0.0.1:1", "--http-addr", "127.0.0.1:2"}, "--sweep does not go with --attack"},
+		{[]string{"--http-addr", "127.0.0.1:2", "--requests", "1"}, "--http-addr goes with --attack"},
+		{[]string{"--attack", "memory", "--addr", "127.0.0.1:1", "--http-addr", "127.0.0.1:2", "--memory-budget", "lots"}, "--memory-budget"},
 	} {
 		_, stderr, exit := runRewardd(t, "", append([]string{"bench"}, tc.args...)...)
 		if exit != 2 || !strings.Contains(stderr, tc.want) {

@@ -33,6 +33,7 @@ Usage:
   rewardd score   [--config F] --in rows.jsonl [--out scores.jsonl] [--progress]
   rewardd check   [--config F] [--samples rows.jsonl] [--addr host:port] [--json] [--strict]
   rewardd bench   [--scenario gsm8k|mixed|humaneval|stdio] [--batch-size N] [--clients N] [--duration D | --requests N] [--sweep batch|length|clients] [--out F] [--svg F]
+  rewardd bench   --attack unauth|memory|streams|large|slow|idle|similarity --addr A --http-addr A [--server-pid P] [--memory-budget S] [--duration D]
   rewardd version
 
 Run 'rewardd <command> -h' for a command's flags. Without --config, the
@@ -103,7 +104,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "check":
 		return runCheck(ctx, rest, stdin, stdout, stderr)
 	case "bench":
-		return runBench(ctx, rest, stdout, stderr)
+		return runBench(ctx, rest, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version())
 		return nil

@@ -1,0 +1,212 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sourcegraph/conc"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+)
+
+// liveServer is a server as `rewardd serve` runs it, in this process: gRPC
+// and HTTP on loopback, each port bounded by its Listener.
+func liveServer(t *testing.T, limits string, auth *server.Auth) (grpcAddr, httpAddr string) {
+	t.Helper()
+	cfg := defaultConfig(t, "limits: {"+limits+"}\n")
+	reg := prometheus.NewRegistry()
+	m := server.NewMetrics(reg, nil)
+	log := zap.NewNop()
+	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(1, m, log), log)
+	gs, _ := server.NewGRPCServer(svc, m, log, auth)
+	listen := func(port string) *server.Listener {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return server.NewListener(l, port, cfg.Limits.MaxConnections, m)
+	}
+	gl, hl := listen("grpc"), listen("http")
+	var ready server.Readiness
+	ready.Set(true)
+	hs := hl.HTTPServer(server.NewHTTPHandler(svc, m, reg, &ready, log, auth), cfg.Limits, nil, log)
+	var wg conc.WaitGroup
+	wg.Go(func() { gs.Serve(gl) })
+	wg.Go(func() { hs.Serve(hl) })
+	t.Cleanup(func() {
+		gs.Stop()
+		hs.Close()
+		wg.Wait()
+	})
+	return gl.Addr().String(), hl.Addr().String()
+}
+
+// TestOverloadAttacks runs every attack, small and short, against a live
+// server in this process, and checks what the report must hold whatever
+// the machine's speed: every phase measured, every attack's call counted
+// once with how it ended, the outcomes the attack makes the server give
+// (and the server's metrics agreeing), and the bar checked.
+func TestOverloadAttacks(t *testing.T) {
+	needData(t)
+	for _, tc := range []struct {
+		attack, limits string
+		auth           bool
+		opts           OverloadOptions
+		check          func(t *testing.T, r *OverloadResult)
+	}{
+		{attack: AttackUnauth, limits: "memory_budget: 256MiB", auth: true, opts: OverloadOptions{Attackers: 2},
+			check: func(t *testing.T, r *OverloadResult) {
+				a := r.Phases[1].Attacker
+				got := a.Outcomes[codes.Unauthenticated.String()]
+				if got == 0 || got+a.Outcomes[openAtEnd] != a.Sent {
+					t.Errorf("outcomes %v of %d calls, want each UNAUTHENTICATED or open at the end", a.Outcomes, a.Sent)
+				}
+				served := counter(t, r.Phases[1], `rewardd_requests_total{code="Unauthenticated",method="Score"}`) +
+					counter(t, r.Phases[1], `rewardd_requests_total{code="Unauthenticated",method="ScoreStream"}`)
+				if served < float64(got) {
+					t.Errorf("the server counts %v calls refused UNAUTHENTICATED, the attacker got %d", served, got)
+				}
+			}},
+		{attack: AttackMemory, limits: "memory_budget: 64MiB, max_message_bytes: 8388608", opts: OverloadOptions{Attackers: 8, AttackRollouts: 256, AttackBytes: 16 << 10},
+			check: func(t *testing.T, r *OverloadResult) {
+				a := r.Phases[1].Attacker
+				if a.Outcomes[codes.ResourceExhausted.String()] == 0 || counter(t, r.Phases[1], "rewardd_memory_rejected_total") == 0 {
+					t.Errorf("8 clients × 4 MiB against a 64 MiB budget: outcomes %v, want some RESOURCE_EXHAUSTED", a.Outcomes)
+				}
+			}},
+		{attack: AttackStreams, limits: "memory_budget: 64MiB, max_message_bytes: 8388608, write_timeout: 300ms", opts: OverloadOptions{Attackers: 2, AttackRollouts: 256, AttackBytes: 16 << 10},
+			check: func(t *testing.T, r *OverloadResult) {
+				// The server answers a batch that does not fit on the
+				// stream, or cuts a stream whose answers are not taken.
+				refused := counter(t, r.Phases[1], `rewardd_requests_total{code="ResourceExhausted",method="ScoreStream"}`)
+				cut := counter(t, r.Phases[1], `rewardd_timeouts_total{stage="write"}`)
+				if refused+cut == 0 || r.Phases[1].Attacker.Sent == 0 {
+					t.Errorf("streams that never read against a 64 MiB budget: %v batches refused, %v streams cut; attacker %+v", refused, cut, r.Phases[1].Attacker)
+				}
+			}},
+		{attack: AttackSlow, limits: "read_timeout: 300ms", opts: OverloadOptions{Attackers: 4},
+			check: func(t *testing.T, r *OverloadResult) {
+				a := r.Phases[1].Attacker
+				if a.Outcomes["HTTP 408"] == 0 || counter(t, r.Phases[1], `rewardd_timeouts_total{stage="read"}`) < float64(a.Outcomes["HTTP 408"]) {
+					t.Errorf("slow bodies, read_timeout 300ms: outcomes %v, want HTTP 408, each counted by the server", a.Outcomes)
+				}
+			}},
+		{attack: AttackIdle, limits: "max_connections: 16", opts: OverloadOptions{Attackers: 40},
+			check: func(t *testing.T, r *OverloadResult) {
+				for _, port := range []string{"grpc", "http"} {
+					m, ok := r.Phases[1].Server.metric(`rewardd_connections{port="` + port + `"}`)
+					if !ok || m.Max > 16 {
+						t.Errorf("%s: open connections %+v, want at most 16", port, m)
+					}
+					if counter(t, r.Phases[1], `rewardd_connections_closed_total{port="`+port+`"}`) == 0 {
+						t.Errorf("%s: 40 idle connections against 16: none closed", port)
+					}
+				}
+			}},
+		{attack: AttackSimilarity, limits: "memory_budget: 256MiB", opts: OverloadOptions{Attackers: 1, AttackRollouts: 4, AttackBytes: 20000, BatchSize: 1},
+			check: func(t *testing.T, r *OverloadResult) {
+				if a := r.Phases[1].Attacker; a.Sent == 0 {
+					t.Errorf("no similarity request sent: %+v", a)
+				}
+			}},
+	} {
+		t.Run(tc.attack, func(t *testing.T) {
+			var auth *server.Auth
+			opts := tc.opts
+			opts.Attack, opts.Data, opts.ServerPID = tc.attack, dataPath, os.Getpid()
+			opts.Capacity, opts.Duration, opts.Recover = 300*time.Millisecond, time.Second, 300*time.Millisecond
+			opts.MemoryBudget = 64 << 30 // the test process's RSS is the test's: not the bar here
+			if opts.BatchSize == 0 {
+				opts.BatchSize = 16
+			}
+			opts.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+			if tc.auth {
+				auth = server.NewAuth("s3cret")
+				opts.AuthToken = "s3cret"
+				opts.DialOptions = append(opts.DialOptions, grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
+					return invoker(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer s3cret"), method, req, reply, cc, o...)
+				}))
+			}
+			opts.Addr, opts.HTTPAddr = liveServer(t, tc.limits, auth)
+			r, err := Overload(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkOverload(t, r)
+			tc.check(t, r)
+		})
+	}
+}
+
+// checkOverload checks what every overload report holds.
+func checkOverload(t *testing.T, r *OverloadResult) {
+	t.Helper()
+	if len(r.Phases) != 3 {
+		t.Fatalf("%d phases, want 3", len(r.Phases))
+	}
+	for _, p := range r.Phases {
+		v := p.Valid
+		if v.Requests.OK == 0 || v.Requests.OK+v.Requests.Failed() != v.Requests.Sent {
+			t.Errorf("%s: valid requests %+v: want some OK, and sent = OK + failed", p.Name, v.Requests)
+		}
+		if v.Requests.Errors[codeBadResponse] > 0 {
+			t.Errorf("%s: bad answers: %s", p.Name, v.FirstBad)
+		}
+		if p.Server.CPUSeconds <= 0 || p.Server.PeakRSSBytes <= 0 || p.Server.MaxOpenFiles <= 0 {
+			t.Errorf("%s: server figures from /proc missing: %+v", p.Name, p.Server)
+		}
+		if _, ok := p.Server.metric(`rewardd_requests_total{code="OK",method="Score"}`); !ok {
+			t.Errorf("%s: no metrics read", p.Name)
+		}
+		if (p.Attacker != nil) != (p.Name == "attack") {
+			t.Errorf("%s: attacker result %v", p.Name, p.Attacker)
+		}
+	}
+	a := r.Phases[1].Attacker
+	n := 0
+	for _, c := range a.Outcomes {
+		n += c
+	}
+	if n != a.Sent || a.Sent == 0 {
+		t.Errorf("attacker: %d sent, outcomes %v add up to %d", a.Sent, a.Outcomes, n)
+	}
+	if len(r.Verdict) < 2 {
+		t.Errorf("verdict %v: want the memory, valid share and attacker checks", r.Verdict)
+	}
+	var text, js bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"capacity", "attack", "recovery", "verdict", "rewardd_requests_total"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, text.String())
+		}
+	}
+	if err := WriteJSON(&js, r); err != nil || !json.Valid(js.Bytes()) {
+		t.Errorf("JSON report: %v", err)
+	}
+}
+
+// counter is a counter's increase over phase p, failing the test when the
+// server has no such series.
+func counter(t *testing.T, p *Phase, series string) float64 {
+	t.Helper()
+	m, ok := p.Server.metric(series)
+	if !ok {
+		t.Fatalf("%s: no series %s", p.Name, series)
+	}
+	return m.Increase
+}
