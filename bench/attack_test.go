@@ -31,7 +31,6 @@ func liveServer(t *testing.T, limits string, auth *server.Auth) (grpcAddr, httpA
 	m := server.NewMetrics(reg, nil)
 	log := zap.NewNop()
 	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(1, m, log), log)
-	gs, _ := server.NewGRPCServer(svc, m, log, auth)
 	listen := func(port string) *server.Listener {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -40,6 +39,7 @@ func liveServer(t *testing.T, limits string, auth *server.Auth) (grpcAddr, httpA
 		return server.NewListener(l, port, cfg.Limits.MaxConnections, m)
 	}
 	gl, hl := listen("grpc"), listen("http")
+	gs, _ := server.NewGRPCServer(svc, m, log, auth, grpc.StatsHandler(gl.StatsHandler()))
 	var ready server.Readiness
 	ready.Set(true)
 	hs := hl.HTTPServer(server.NewHTTPHandler(svc, m, reg, &ready, log, auth), cfg.Limits, nil, log)

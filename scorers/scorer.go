@@ -142,3 +142,24 @@ type GroupScorer interface {
 	Scorer
 	ScoreGroup(ctx context.Context, group []*Rollout, out []Result)
 }
+
+type yieldKey struct{}
+
+// Yield lets the process's other requests use the worker, if one that has
+// used the workers less is waiting for one: a scorer whose work on one
+// rollout can take much more than a millisecond calls it every millisecond
+// or so of work, where it would check ctx. It returns ctx's error when ctx
+// ends, before or while it waits. With no engine behind ctx it only checks
+// ctx.
+func Yield(ctx context.Context) error {
+	if y, ok := ctx.Value(yieldKey{}).(func(context.Context) error); ok {
+		return y(ctx)
+	}
+	return ctx.Err()
+}
+
+// WithYield returns ctx with y as what Yield calls (the engine's; y itself
+// is called with the ctx the scorer passes to Yield).
+func WithYield(ctx context.Context, y func(context.Context) error) context.Context {
+	return context.WithValue(ctx, yieldKey{}, y)
+}

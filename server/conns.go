@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc/stats"
 
 	"github.com/rewardd/rewardd/server/config"
 )
@@ -15,9 +17,11 @@ import (
 // Listener bounds the connections a port holds open (limits.max_connections,
 // well below the process's file descriptors). Beyond the bound a new
 // connection makes room by closing the one that has waited longest for its
-// next request (HTTP connections, whose state the server reports to it; see
-// HTTPServer), or, when none is waiting, is closed at once. Idle gRPC
-// connections are closed by grpc's keepalive (limits.idle_timeout).
+// next request, or, when none is waiting, is closed at once. The server
+// tells it which connections wait: net/http through ConnState (see
+// HTTPServer), grpc through a stats.Handler (see StatsHandler), which
+// counts each connection's calls in progress. A connection waits from its
+// arrival until its first request.
 type Listener struct {
 	net.Listener
 	port string // the metric label: grpc or http
@@ -29,12 +33,17 @@ type Listener struct {
 	// idle holds the connections waiting for a request (or for their
 	// first), with the time they started to.
 	idle map[net.Conn]time.Time
+	// byAddr finds a connection by its remote address, and calls counts a
+	// gRPC connection's calls in progress.
+	byAddr map[string]*countedConn
+	calls  map[*countedConn]int
 }
 
 // NewListener bounds l to max open connections; port names it in metrics
 // (grpc or http).
 func NewListener(l net.Listener, port string, max int, m *Metrics) *Listener {
-	return &Listener{Listener: l, port: port, max: max, m: m, idle: make(map[net.Conn]time.Time)}
+	return &Listener{Listener: l, port: port, max: max, m: m, idle: make(map[net.Conn]time.Time),
+		byAddr: make(map[string]*countedConn), calls: make(map[*countedConn]int)}
 }
 
 // Accept returns the next connection, closing an idle one to make room, or
@@ -64,20 +73,83 @@ func (l *Listener) Accept() (net.Conn, error) {
 		}
 		l.open++
 		l.m.connections.WithLabelValues(l.port).Set(float64(l.open))
+		cc := &countedConn{Conn: c, l: l}
+		l.byAddr[c.RemoteAddr().String()] = cc
+		if l.port == "grpc" {
+			// net/http reports StateNew itself; grpc reports only calls.
+			l.idle[cc] = time.Now()
+		}
 		l.mu.Unlock()
 		if victim != nil {
 			victim.Close()
 			l.m.connsRefused.WithLabelValues(l.port).Inc()
 		}
-		return &countedConn{Conn: c, l: l}, nil
+		return cc, nil
 	}
 }
 
-func (l *Listener) closed() {
+func (l *Listener) closed(c *countedConn) {
 	l.mu.Lock()
 	l.open--
 	l.m.connections.WithLabelValues(l.port).Set(float64(l.open))
+	delete(l.idle, c)
+	delete(l.calls, c)
+	if l.byAddr[c.RemoteAddr().String()] == c {
+		delete(l.byAddr, c.RemoteAddr().String())
+	}
 	l.mu.Unlock()
+}
+
+// call records that a gRPC call began (+1) or ended (-1) on the connection
+// from addr.
+func (l *Listener) call(addr string, delta int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.byAddr[addr]
+	if !ok {
+		return
+	}
+	n := l.calls[c] + delta
+	switch {
+	case n > 0:
+		l.calls[c] = n
+		delete(l.idle, c)
+	default:
+		delete(l.calls, c)
+		l.idle[c] = time.Now()
+	}
+}
+
+// StatsHandler is the grpc.StatsHandler that tells l which of its
+// connections have calls in progress.
+func (l *Listener) StatsHandler() stats.Handler { return connCalls{l} }
+
+// connCalls counts calls per connection for a Listener.
+type connCalls struct{ l *Listener }
+
+type connAddrKey struct{}
+
+func (h connCalls) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
+	return context.WithValue(ctx, connAddrKey{}, info.RemoteAddr.String())
+}
+
+func (connCalls) HandleConn(context.Context, stats.ConnStats) {}
+
+func (connCalls) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+
+func (h connCalls) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	var delta int
+	switch s.(type) {
+	case *stats.Begin:
+		delta = 1
+	case *stats.End:
+		delta = -1
+	default:
+		return
+	}
+	if addr, ok := ctx.Value(connAddrKey{}).(string); ok {
+		h.l.call(addr, delta)
+	}
 }
 
 // connState is http.Server.ConnState: it tracks which connections wait.
@@ -101,7 +173,7 @@ type countedConn struct {
 
 func (c *countedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.l.closed)
+	c.once.Do(func() { c.l.closed(c) })
 	return err
 }
 

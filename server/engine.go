@@ -87,42 +87,39 @@ func (e *Engine) Score(ctx context.Context, work time.Duration, tasks []Task, ro
 	var wg conc.WaitGroup
 	for range min(e.workers, len(spans)) {
 		wg.Go(func() {
+			w := &worker{gate: e.gate, share: share}
+			wctx := scorers.WithYield(ctx, w.yield)
 			lastYield := time.Now()
-			held := false
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(spans) || ctx.Err() != nil {
-					if held {
+					if w.held {
 						e.gate.release()
 					}
 					return
 				}
 				waitStart := time.Now()
-				var err error
-				if held {
-					err = e.gate.next(ctx, share)
-				} else {
-					err = e.gate.acquire(ctx, share)
-				}
-				if err != nil {
+				if err := w.take(ctx); err != nil {
 					return
 				}
-				held = true
-				start := time.Now()
-				e.m.poolQueueWait.Observe(start.Sub(waitStart).Seconds())
+				w.start = time.Now()
+				e.m.poolQueueWait.Observe(w.start.Sub(waitStart).Seconds())
 				e.m.poolInflight.Inc()
 				sp := spans[i]
 				switch {
 				case share.spent():
 					e.refuse(tasks[sp.task], sp, rollouts, results[sp.task], work)
 				case sp.group == nil:
-					e.runChunk(ctx, tasks[sp.task], rollouts[sp.lo:sp.hi], results[sp.task][sp.lo:sp.hi])
+					e.runChunk(wctx, tasks[sp.task], rollouts[sp.lo:sp.hi], results[sp.task][sp.lo:sp.hi])
 				default:
-					e.runGroup(ctx, tasks[sp.task], rollouts, sp.group, results[sp.task])
+					e.runGroup(wctx, tasks[sp.task], rollouts, sp.group, results[sp.task])
 				}
 				e.m.poolInflight.Dec()
 				now := time.Now()
-				share.use(now.Sub(start))
+				share.use(now.Sub(w.start))
+				if !w.held {
+					return // a yield lost the slot as ctx ended
+				}
 				// Let the goroutines the network woke (new requests, and
 				// their refusals under overload) run now rather than at
 				// the scheduler's next preemption; at most once per
@@ -143,6 +140,42 @@ func (e *Engine) Score(ctx context.Context, work time.Duration, tasks []Task, ro
 	}
 	e.m.rolloutsScored.Add(float64(n))
 	return nil
+}
+
+// worker is one of a request's pool goroutines: whether it holds a slot,
+// and since when its request has been using it.
+type worker struct {
+	gate  *fairGate
+	share *share
+	held  bool
+	start time.Time
+}
+
+// take gets a slot for the next span: a new one, or the one held, kept or
+// handed over as fairness says (fairGate.next).
+func (w *worker) take(ctx context.Context) error {
+	var err error
+	if w.held {
+		err = w.gate.next(ctx, w.share)
+	} else {
+		err = w.gate.acquire(ctx, w.share)
+	}
+	w.held = err == nil
+	return err
+}
+
+// yield is scorers.Yield for the spans this worker runs: the time used so
+// far is counted, and the slot goes to a waiting request that has used the
+// workers less, while this one waits its turn.
+func (w *worker) yield(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := time.Now()
+	w.share.use(now.Sub(w.start))
+	err := w.take(ctx)
+	w.start = time.Now()
+	return err
 }
 
 // refuse gives the rollouts of a span an Error: the request ran out of

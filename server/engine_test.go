@@ -360,3 +360,64 @@ func TestEngineWorkBudget(t *testing.T) {
 		t.Errorf("rewardd_work_budget_exhausted_total = %v, want 1", got)
 	}
 }
+
+// TestEngineYieldLetsWaitingRequestsIn: a scorer that calls scorers.Yield
+// in the middle of one long rollout hands the worker to a request that has
+// used less, and finishes after it; without the yield the other request
+// would wait for the whole rollout.
+func TestEngineYieldLetsWaitingRequestsIn(t *testing.T) {
+	e, _ := newTestEngine(t, 1)
+	var mu sync.Mutex
+	var order []string
+	record := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
+	}
+	started := make(chan struct{})
+	waiting := make(chan struct{})
+	long := func(ctx context.Context, _ *scorers.Rollout) scorers.Result {
+		record("long starts")
+		close(started)
+		<-waiting
+		if err := scorers.Yield(ctx); err != nil {
+			return scorers.Errorf("%v", err)
+		}
+		record("long ends")
+		return scorers.Score(1)
+	}
+	short := func(context.Context, *scorers.Rollout) scorers.Result {
+		record("short")
+		return scorers.Score(1)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := score(context.Background(), e, []Task{task("long", long)}, rollouts(1)); err != nil {
+			t.Error(err)
+		}
+	})
+	<-started
+	wg.Go(func() {
+		if _, err := score(context.Background(), e, []Task{task("short", short)}, rollouts(1)); err != nil {
+			t.Error(err)
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e.gate.mu.Lock()
+		n := len(e.gate.waiting)
+		e.gate.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the short request never waited for the slot")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(waiting)
+	wg.Wait()
+	if got, want := strings.Join(order, ", "), "long starts, short, long ends"; got != want {
+		t.Errorf("order %q, want %q", got, want)
+	}
+}

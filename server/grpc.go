@@ -15,6 +15,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
@@ -234,6 +235,11 @@ func (g *grpcService) tap(ctx context.Context, info *tap.Info) (context.Context,
 	if !g.auth.authorizedMD(info.Header) {
 		if slices.Contains(methods(), method) {
 			g.m.requests.WithLabelValues(method, codes.Unauthenticated.String()).Inc()
+		}
+		// The wait holds this connection's reader only: the client's other
+		// calls on it wait too, no one else's.
+		if p, ok := peer.FromContext(ctx); ok {
+			g.auth.refuse(ctx, p.Addr.String())
 		}
 		return nil, errUnauthenticated
 	}

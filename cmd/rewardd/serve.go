@@ -98,7 +98,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	engine := server.NewEngine(*workers, metrics, log)
 	svc := server.NewService(cfg, code.registry(), engine, log)
 	var ready server.Readiness
-	gs, health := server.NewGRPCServer(svc, metrics, log, auth, grpcOpts...)
 
 	rawGL, err := net.Listen("tcp", *grpcAddr)
 	if err != nil {
@@ -110,6 +109,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen HTTP: %w", err)
 	}
 	gl := server.NewListener(rawGL, "grpc", lim.MaxConnections, metrics)
+	gs, health := server.NewGRPCServer(svc, metrics, log, auth, append(grpcOpts, grpc.StatsHandler(gl.StatsHandler()))...)
 	httpConns := server.NewListener(rawHL, "http", lim.MaxConnections, metrics)
 	var hl net.Listener = httpConns
 	hs := httpConns.HTTPServer(server.NewHTTPHandler(svc, metrics, reg, &ready, log, auth), lim, tlsConfig, log)

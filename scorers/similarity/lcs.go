@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/rewardd/rewardd/scorers"
 )
 
 // lcs returns the length of a longest common subsequence of x and y, or
@@ -50,7 +52,9 @@ func lcs(ctx context.Context, x, y []int32) (int, error) {
 	scratch := make([]uint64, words)
 	for j, c := range b {
 		if j&255 == 255 {
-			if err := ctx.Err(); err != nil {
+			// Up to a millisecond of work for long texts: let waiting
+			// requests in.
+			if err := scorers.Yield(ctx); err != nil {
 				return 0, err
 			}
 		}
