@@ -27,7 +27,9 @@
 # (peak RSS under the budget, the valid clients at ≥ 80% of capacity, the
 # attacker getting only refusals) and fail when it is not met.
 #
-# Environment: SECS (attack seconds, default 30), PHASE (capacity and
+# Environment: SERVER_PROCS (the server's GOMAXPROCS, default 1: with 2 on
+# its one CPU, a second P polls the network while the worker computes, as a
+# server on several cores does), SECS (attack seconds, default 30), PHASE (capacity and
 # recovery seconds, default 5), RUNS (runs of each load, default 1), OUT (a
 # directory for each run's JSON and server log; default a temporary one,
 # removed), DATA (GSM8K test.jsonl).
@@ -62,7 +64,7 @@ start_server() {
   [ "${1:-}" = -- ] && shift
   flags=("$@")
   printf '%s\nlimits: {%s}\n' "$("$bin" serve -print-config)" "$limits" >"$tmp/config.yaml"
-  env GOMAXPROCS=1 "${envs[@]}" taskset -c 0 "$bin" serve --config "$tmp/config.yaml" --workers 1 \
+  env GOMAXPROCS=${SERVER_PROCS:-1} "${envs[@]}" taskset -c 0 "$bin" serve --config "$tmp/config.yaml" --workers 1 \
     --grpc-addr "$grpc" --http-addr "$http" "${flags[@]}" >"$out/$name.server.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do

@@ -149,7 +149,14 @@ type worker struct {
 	share *share
 	held  bool
 	start time.Time
+	// scheduled is when the goroutine last let others run (see yield).
+	scheduled time.Time
 }
+
+// yieldGosched is how often a scorer's yields let the Go scheduler run the
+// other goroutines: those that read new requests must run for a request to
+// wait for the worker at all.
+const yieldGosched = 100 * time.Microsecond
 
 // take gets a slot for the next span: a new one, or the one held, kept or
 // handed over as fairness says (fairGate.next).
@@ -172,6 +179,10 @@ func (w *worker) yield(ctx context.Context) error {
 		return err
 	}
 	now := time.Now()
+	if now.Sub(w.scheduled) >= yieldGosched {
+		runtime.Gosched()
+		w.scheduled = now
+	}
 	w.share.use(now.Sub(w.start))
 	err := w.take(ctx)
 	w.start = time.Now()

@@ -50,10 +50,12 @@ func lcs(ctx context.Context, x, y []int32) (int, error) {
 		v[k] = ^uint64(0)
 	}
 	scratch := make([]uint64, words)
-	for j, c := range b {
-		if j&255 == 255 {
-			// Up to a millisecond of work for long texts: let waiting
-			// requests in.
+	work := 0 // words updated since the last yield
+	for _, c := range b {
+		// Every 2^16 words updated (tens of microseconds), let waiting
+		// requests in, and stop when ctx ends.
+		if work += words; work >= 1<<16 {
+			work = 0
 			if err := scorers.Yield(ctx); err != nil {
 				return 0, err
 			}
