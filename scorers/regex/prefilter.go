@@ -211,8 +211,9 @@ func holds(re *syntax.Regexp, op syntax.Op) bool {
 // newCheck compiles tree and derives its literal checks. With exists set, the
 // check answers only whether a match exists, which allows rewriting the
 // pattern first (trimRepeats); without it, the check's re finds the same
-// matches as tree.
-func newCheck(tree *syntax.Regexp, exists bool) (*check, error) {
+// matches as tree. compile is rematch.Compile or, for a pattern a request
+// brought, rematch.CompileStd.
+func newCheck(tree *syntax.Regexp, exists bool, compile func(*syntax.Regexp) (*rematch.Regexp, error)) (*check, error) {
 	items := flatten(tree, nil)
 	if exists {
 		items = trimRepeats(items)
@@ -221,7 +222,7 @@ func newCheck(tree *syntax.Regexp, exists bool) (*check, error) {
 	if exists {
 		tree = concat(items)
 	}
-	re, err := rematch.Compile(tree)
+	re, err := compile(tree)
 	if err != nil {
 		return nil, err
 	}

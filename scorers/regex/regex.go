@@ -30,6 +30,7 @@ import (
 	"sync"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/rematch"
 )
 
 // Params configures a regex function.
@@ -112,11 +113,13 @@ func New(p Params) (*Scorer, error) {
 	case p.Pattern != "" && p.PatternField != "":
 		return nil, &scorers.ParamError{Key: "pattern_field", Err: errors.New("is set together with pattern (set only one)")}
 	case p.PatternField != "":
-		s.rows = newCache(rowCacheSize, s.compile)
+		// A row's pattern is request data: Go's engine, whose memory
+		// follows the pattern's size (see rematch.CompileStd).
+		s.rows = newCache(rowCacheSize, func(pat string) (*matcher, error) { return s.compile(pat, rematch.CompileStd) })
 		s.noPattern = "no pattern in field " + s.field
 		return s, nil
 	}
-	m, err := s.compile(p.Pattern)
+	m, err := s.compile(p.Pattern, rematch.Compile)
 	if err != nil {
 		return nil, &scorers.ParamError{Key: "pattern", Err: err}
 	}
@@ -168,9 +171,9 @@ func (m *matcher) score(text string) scorers.Result {
 	return scorers.ScoreWhy(0, "no match")
 }
 
-// compile parses pat with the scorer's flags and builds its matcher. Errors
-// quote the pattern.
-func (s *Scorer) compile(pat string) (*matcher, error) {
+// compile parses pat with the scorer's flags and builds its matcher with
+// engine. Errors quote the pattern.
+func (s *Scorer) compile(pat string, engine func(*syntax.Regexp) (*rematch.Regexp, error)) (*matcher, error) {
 	tree, err := syntax.Parse(pat, s.flags)
 	if err != nil {
 		return nil, fmt.Errorf("compile %q: %w", short(pat), err)
@@ -183,9 +186,9 @@ func (s *Scorer) compile(pat string) (*matcher, error) {
 		tree = anchor(tree, true, true)
 	}
 	if s.mode == Count && s.n > 1 {
-		m.all, err = newCheck(tree, false)
+		m.all, err = newCheck(tree, false, engine)
 	} else {
-		m.find, err = newCheck(tree, true)
+		m.find, err = newCheck(tree, true, engine)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("compile %q: %w", short(pat), err)

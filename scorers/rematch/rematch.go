@@ -51,6 +51,18 @@ func Compile(tree *syntax.Regexp) (*Regexp, error) {
 	return withFast(std, tree), nil
 }
 
+// CompileStd is Compile without RE2: for patterns that come with requests
+// (a row's pattern), whose RE2 programs could each hold up to RE2's memory
+// limit (128 MiB in go-re2) outside the server's memory budget; Go's
+// regexp holds memory in proportion to the pattern.
+func CompileStd(tree *syntax.Regexp) (*Regexp, error) {
+	std, err := regexp.Compile(tree.String())
+	if err != nil {
+		return nil, err
+	}
+	return &Regexp{std: std}, nil
+}
+
 // CompileString compiles pattern as regexp.Compile does (syntax.Perl); its
 // String is pattern.
 func CompileString(pattern string) (*Regexp, error) {
