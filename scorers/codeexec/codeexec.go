@@ -49,7 +49,13 @@
 // pass or fail. A program that exits before the asserts ran, returns an
 // object that is not plain built-in data (an __eq__ that is always true),
 // or passes only because it patched builtins or the modules the tests use,
-// fails.
+// fails. A name the test code uses without defining it (a helper such as
+// HumanEval/38's encode_cyclic) comes from the trusted prompt, the row
+// field PrefixField when it is set, else the code of the rollout's prompt
+// (its last fenced block, as the program is taken from the completion);
+// only a name the prompt does not define (or the entry point) comes from
+// the program, so redefining the helper the tests check with gains nothing.
+// A prompt that is not python defines nothing.
 //
 // # Scoring
 //
@@ -408,7 +414,11 @@ func (s *Scorer) scoreAssert(ctx context.Context, r *scorers.Rollout) scorers.Re
 	if err != nil {
 		return scorers.Errorf("%v", err)
 	}
-	job := sandbox.Job{Style: sandbox.Assert, Code: code, Test: test, EntryPoint: entry, Limits: s.p.Limits}
+	prompt, err := s.trustedPrompt(r)
+	if err != nil {
+		return scorers.Errorf("%v", err)
+	}
+	job := sandbox.Job{Style: sandbox.Assert, Code: code, Test: test, EntryPoint: entry, Prompt: prompt, Limits: s.p.Limits}
 	res, err := s.runner.Run(ctx, job)
 	if err != nil {
 		return runError(ctx, err)
@@ -427,6 +437,19 @@ func (s *Scorer) program(r *scorers.Rollout) (string, error) {
 		code = prefix + code
 	}
 	return code, nil
+}
+
+// trustedPrompt is the code of the task's prompt, whose definitions the
+// assert tests see before the program's (sandbox.Job.Prompt): the row
+// field PrefixField names when it is set, else the code of the prompt the
+// model saw, taken as the program is taken from the completion (a chat
+// turn may fence it).
+func (s *Scorer) trustedPrompt(r *scorers.Rollout) (string, error) {
+	if s.p.PrefixField != "" {
+		prefix, _, err := scorers.String(r, s.p.PrefixField)
+		return prefix, err
+	}
+	return ProgramIn(r.Prompt, s.lang.Names()), nil
 }
 
 // runError is the Result of a run the sandbox could not do.

@@ -418,3 +418,59 @@ func BenchmarkHumanEval(b *testing.B) {
 		})
 	}
 }
+
+// TestHumanEvalHelpersFromPrompt: HumanEval/32's and /38's tests call a
+// helper the prompt defines (poly, encode_cyclic). A program that
+// redefines that helper so that the check passes without solving must
+// score 0, the canonical solution 1, whether the trusted prompt is the
+// rollout's (plain, or fenced in a chat turn) or the row field
+// prefix_field names.
+func TestHumanEvalHelpersFromPrompt(t *testing.T) {
+	rows := humanEval(t)
+	p := pool(t)
+	plain := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all"}, p)
+	prefixed := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", PrefixField: "prompt"}, p)
+	// What each hack redefines: the helper, to something the stub then
+	// satisfies without solving the problem.
+	hacks := map[string]string{
+		"HumanEval/32": "    return 0.0\n\n\ndef poly(xs, x):\n    return 0.0\n",
+		"HumanEval/38": "    return s\n\n\ndef encode_cyclic(s):\n    return s\n",
+	}
+	for _, id := range []string{"HumanEval/32", "HumanEval/38"} {
+		var r humanEvalRow
+		for _, row := range rows {
+			if row.TaskID == id {
+				r = row
+			}
+		}
+		for _, c := range []struct {
+			form    string
+			s       *codeexec.Scorer
+			rollout func(body string) *scorers.Rollout
+		}{
+			{"prompt", plain, func(body string) *scorers.Rollout {
+				return humanEvalRollout(r, "```python\n"+r.Prompt+body+"```\n")
+			}},
+			{"chat prompt", plain, func(body string) *scorers.Rollout {
+				ro := humanEvalRollout(r, "Here it is:\n```python\n"+r.Prompt+body+"```\n")
+				ro.Prompt = "<|user|>\nComplete the function.\n```python\n" + r.Prompt + "```\n<|assistant|>\n"
+				return ro
+			}},
+			{"prefix_field", prefixed, func(body string) *scorers.Rollout {
+				ro := humanEvalRollout(r, body)
+				ro.Prompt = "Complete the code."
+				ro.Fields["prompt"] = structpb.NewStringValue(r.Prompt)
+				return ro
+			}},
+		} {
+			t.Run(id+"/"+c.form, func(t *testing.T) {
+				if got := c.s.Score(context.Background(), c.rollout(r.CanonicalSolution)); got.Outcome != scorers.OK || got.Value != 1 {
+					t.Errorf("canonical solution: %+v, want OK 1", got)
+				}
+				if got := c.s.Score(context.Background(), c.rollout(hacks[id])); got.Outcome != scorers.OK || got.Value != 0 {
+					t.Errorf("REWARD HACK: a stub with the helper redefined: %+v, want OK 0", got)
+				}
+			})
+		}
+	}
+}

@@ -1160,16 +1160,26 @@ class Exited(Exception):
 
 class TestGlobals(dict):
     """Globals of the test code: a name it does not define itself and that
-    is no builtin is looked up in the program (a test may call a helper the
-    prompt defined, as HumanEval's do)."""
+    is no builtin is looked up first in the trusted prompt (a test may call
+    a helper the prompt defines, as HumanEval's do), then in the program.
+    A name the prompt defines (but the entry point, which is the
+    program's) is never taken from the program: a program that redefines
+    the helper the tests check it with must not pass by that."""
 
-    def __init__(self, remote):
+    def __init__(self, remote, prompt):
         super().__init__(__name__="__rewardd_tests__", __builtins__=builtins)
-        self.remote = remote
+        self.remote, self.prompt = remote, prompt
 
     def __missing__(self, name):
         if name in builtins.__dict__ or name.startswith("__"):
             raise KeyError(name)
+        p = self.prompt
+        if p is not None and name != p.entry and name in p.names:
+            if name not in p.ns:
+                raise PromptBroken("the prompt's code raised %s before it defined %r" % (p.error, name))
+            v = p.ns[name]
+            self[name] = v
+            return v
         msg = self.remote.ask(ask_frame("get", name))
         if msg.get("callable") is True:
             v = RemoteFunction(self.remote, name)
@@ -1182,6 +1192,53 @@ class TestGlobals(dict):
             raise KeyError(name)
         self[name] = v
         return v
+
+
+class PromptBroken(Exception):
+    """The test code needs a name the trusted prompt defines, and running
+    the prompt's code failed before it did."""
+
+
+class Prompt:
+    """The trusted prompt of an assert job, run: its globals ns, the names
+    its code binds at the top level (whether or not it got that far), why
+    it stopped early ("" when it did not), and the job's entry point."""
+
+    def __init__(self, compiled, entry):
+        code, self.names = compiled
+        self.entry = entry
+        self.ns = {"__name__": "__rewardd_prompt__", "__builtins__": builtins}
+        self.error = ""
+        try:
+            exec(code, self.ns)
+        except Timeout:
+            raise
+        except BaseException as e:
+            self.error = describe(e)
+
+
+# Compiled prompts, by source: (code, the names it binds at the top level),
+# or None for a prompt that is not python.
+PROMPT_CODE = {}
+
+
+def compile_prompt(src):
+    if not src:
+        return None
+    if src in PROMPT_CODE:
+        return PROMPT_CODE[src]
+    import symtable
+
+    try:
+        code = compile(src, "<prompt>", "exec", dont_inherit=True)
+        table = symtable.symtable(src, "<prompt>", "exec")
+        compiled = code, frozenset(s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported())
+    except Exception:
+        compiled = None  # not python (prose, a chat turn): it defines nothing
+    if len(PROMPT_CODE) >= 256:
+        PROMPT_CODE.clear()
+    PROMPT_CODE[src] = compiled
+    return compiled
 
 
 # Compiled test code, by source: every rollout of a prompt has the same.
@@ -1246,7 +1303,7 @@ def run_assert(peer, req):
         os.close(from_w)
     remote = Remote(from_r, to_w, peer, deadline)
     try:
-        status, detail = judge(remote, tests, req["entry"], deadline, program)
+        status, detail = judge(remote, tests, req["entry"], deadline, program, compile_prompt(req.get("prompt")))
         if status == "gone":
             status, detail = gone(remote, detail)
     finally:
@@ -1278,7 +1335,7 @@ def gone(remote, when):
     return "failed", "the program exited %s" % when
 
 
-def judge(remote, tests, entry, deadline, program):
+def judge(remote, tests, entry, deadline, program, prompt):
     def alarm(signum, frame):
         raise Timeout()
 
@@ -1296,10 +1353,10 @@ def judge(remote, tests, entry, deadline, program):
             return "timeout", ""
         if hello.get("hello") != "ok":
             return "failed", str(hello.get("detail", "the program did not start"))[:1000]
-        g = TestGlobals(remote)
+        g = TestGlobals(remote, Prompt(prompt, entry) if prompt is not None else None)
         try:
             exec(tests, g)
-        except (Gone, Timeout, Refused, Exited, ZygoteGone):
+        except (Gone, Timeout, Refused, Exited, ZygoteGone, PromptBroken):
             raise
         except BaseException as e:
             return "harness", "test code raised " + describe(e)
@@ -1316,6 +1373,8 @@ def judge(remote, tests, entry, deadline, program):
         return "gone", "during the tests"
     except Timeout:
         return "timeout", ""
+    except PromptBroken as e:
+        return "harness", str(e)
     except Refused as e:
         return "failed", "refused: %s" % e
     except Exited as e:

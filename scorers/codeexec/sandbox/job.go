@@ -106,6 +106,15 @@ type Job struct {
 	// Test is the assert-style test code defining check(candidate), and
 	// EntryPoint the name of the function it is given.
 	Test, EntryPoint string
+	// Prompt is trusted python code, the task's prompt (assert only). The
+	// test code's names that it does not define itself are looked up in
+	// what Prompt defines first: a name Prompt binds at its top level,
+	// but EntryPoint, is never taken from the program, so that a program
+	// cannot pass by redefining the helper the tests check it with. A
+	// Prompt that does not compile defines nothing; one that raises
+	// before it binds a name the tests then ask for is a HarnessError.
+	// It runs in the runner, as the test code does, within the wall time.
+	Prompt string
 	// Limits bound the submission: its wall time and (for python, whose
 	// tests share one process) its CPU time as a whole, and each process's
 	// memory, output and processes.

@@ -145,6 +145,59 @@ func TestAssertStyle(t *testing.T) {
 	assertServes(t, p)
 }
 
+// TestAssertPrompt: names the test code does not define come from the
+// trusted prompt first (Job.Prompt), then from the program; a name the
+// prompt defines, but the entry point, never comes from the program.
+func TestAssertPrompt(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	const (
+		helper  = "def double(x):\n    return 2 * x\n"
+		test    = "def check(candidate):\n    assert candidate(double(3)) == 3\n"
+		right   = helper + "def half(x):\n    return x // 2\n"
+		hacking = "def double(x):\n    return x\ndef half(x):\n    return x\n"
+	)
+	cases := []struct {
+		name, prompt, code, test string
+		want                     sandbox.Status
+		harness                  bool // Run must fail with a *HarnessError
+	}{
+		{name: "right program", prompt: helper + "def half(x):\n    pass\n", code: right, want: sandbox.Passed},
+		{name: "helper redefined", prompt: helper + "def half(x):\n    pass\n", code: hacking, want: sandbox.Failed},
+		{name: "no prompt: the program's helper", code: hacking, want: sandbox.Passed},
+		{name: "prose prompt defines nothing", prompt: "Write half(x), the inverse of double.", code: right, want: sandbox.Passed},
+		{name: "entry point named in the tests is the program's", prompt: "def half(x):\n    pass\n", code: right,
+			test: "def check(candidate):\n    assert half(8) == 4\n", want: sandbox.Passed},
+		{name: "a name the prompt lacks is the program's", prompt: "def other():\n    pass\n", code: right, want: sandbox.Passed},
+		{name: "prompt raising after the helper", prompt: helper + "undefined_name\n", code: hacking, want: sandbox.Failed},
+		{name: "prompt raising before the helper", prompt: "undefined_name\n" + helper, code: right, harness: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			job := sandbox.Job{Style: sandbox.Assert, Code: c.code, Test: test, EntryPoint: "half", Prompt: c.prompt, Limits: sandbox.DefaultLimits()}
+			if c.test != "" {
+				job.Test = c.test
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := p.Run(ctx, job)
+			if c.harness {
+				var he *sandbox.HarnessError
+				if !errors.As(err, &he) || !strings.Contains(he.Detail, "'double'") {
+					t.Fatalf("Run = %+v, %v; want a *sandbox.HarnessError naming the helper", res, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if tr := res.Tests[0]; tr.Status != c.want {
+				t.Errorf("%s (%q), want %s", tr.Status, tr.Detail, c.want)
+			}
+		})
+	}
+	assertServes(t, p)
+}
+
 // TestJobValidation: a job that cannot be run is refused before it takes a
 // slot.
 func TestJobValidation(t *testing.T) {
@@ -159,6 +212,7 @@ func TestJobValidation(t *testing.T) {
 		"io 257 tests":     {Style: sandbox.IO, Code: "pass", Inputs: make([]string, 257), Check: ok, Limits: sandbox.DefaultLimits()},
 		"assert no test":   {Style: sandbox.Assert, Code: "pass", EntryPoint: "f", Limits: sandbox.DefaultLimits()},
 		"assert no entry":  {Style: sandbox.Assert, Code: "pass", Test: "def check(c): pass", Limits: sandbox.DefaultLimits()},
+		"io prompt":        {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Prompt: "def f(): pass", Check: ok, Limits: sandbox.DefaultLimits()},
 		"zero limits":      {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Check: ok},
 		"huge cpu":         {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Check: ok, Limits: sandbox.Limits{CPUSeconds: 61, WallSeconds: 6, MemoryMB: 512, OutputKB: 1, Processes: 1}},
 	}
