@@ -198,6 +198,46 @@ func TestAssertPrompt(t *testing.T) {
 	assertServes(t, p)
 }
 
+// TestTotalOutput: the tests of a submission print at most
+// Limits.TotalOutputKB together (with what earlier jobs of it printed,
+// Job.OutputBefore; stderr counts when it is kept): the test that crosses
+// it is Output, the tests after it are Skipped, and the Result says so.
+func TestTotalOutput(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	// 10,001 bytes on stdout and 5,000 on stderr per test, 4 tests.
+	code := "import sys\nprint('x' * 10000)\nsys.stderr.write('e' * 5000)\n"
+	for _, c := range []struct {
+		name    string
+		totalKB int
+		before  int64
+		keep    bool
+		want    string // each test's status, in order
+		over    bool
+		output  int64
+	}{
+		{"within", 40, 0, false, "failed failed failed failed", false, 40004},
+		{"third test crosses", 25, 0, false, "failed failed output skipped", true, 30003},
+		{"earlier jobs count", 25, 10000, false, "failed output skipped skipped", true, 20002},
+		{"kept stderr counts", 25, 0, true, "failed output skipped skipped", true, 30002},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(t, p, sandbox.Job{
+				Style: sandbox.IO, Code: code, Inputs: []string{"", "", "", ""}, OutputBefore: c.before, KeepOutput: c.keep,
+				Limits: sandbox.Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 256, OutputKB: 64, Processes: 8, TotalOutputKB: c.totalKB},
+				Check:  func(int, []byte) bool { return false },
+			})
+			var got []string
+			for _, tr := range res.Tests {
+				got = append(got, string(tr.Status))
+			}
+			if strings.Join(got, " ") != c.want || res.OverOutput != c.over || res.Output != c.output {
+				t.Errorf("tests %v, over %v, output %d; want %s, over %v, output %d", got, res.OverOutput, res.Output, c.want, c.over, c.output)
+			}
+		})
+	}
+	assertServes(t, p)
+}
+
 // TestJobValidation: a job that cannot be run is refused before it takes a
 // slot.
 func TestJobValidation(t *testing.T) {
