@@ -71,7 +71,9 @@
 //
 // # Outcomes
 //
-// A program that fails a test, times out, runs out of memory, prints too
+// A program whose tests together print more than Limits.TotalOutputKB
+// scores 0, OK, with the verdict OLE, however many tests it passed. A
+// program that fails a test, times out, runs out of memory, prints too
 // much, crashes or does not compile scores lower, OK, with the first
 // failing test and its verdict in the reason and every test's verdict,
 // CPU time and peak memory in the Result's Execution. A row without tests
@@ -157,9 +159,10 @@ type Params struct {
 	TimeLimitFactor float64 `yaml:"time_limit_factor,omitempty"`
 	// Limits bound each submission: its wall time as a whole, and CPU
 	// time (python: the whole suite; other languages: each test), memory,
-	// output and processes. A zero field takes its default from the
-	// language: 2 CPU seconds, 6 wall seconds, 512 MB, 1024 KB of output,
-	// 16 processes (java 64, javascript 32).
+	// output and processes, and what all its tests print together. A zero
+	// field takes its default from the language: 2 CPU seconds, 6 wall
+	// seconds, 512 MB, 1024 KB of output, 16 processes (java 64,
+	// javascript 32); total_output_kb 16 × output_kb, at most 65536.
 	Limits sandbox.Limits `yaml:"limits,omitempty"`
 	// CompileLimits bound a compile; zero fields take the language's
 	// defaults (10 CPU seconds, 20 wall seconds, 1024 MB; java 20, 30).
@@ -371,6 +374,7 @@ func within(key string, l, max sandbox.Limits) error {
 		{"cpu_seconds", l.CPUSeconds, max.CPUSeconds}, {"wall_seconds", l.WallSeconds, max.WallSeconds},
 		{"memory_mb", float64(l.MemoryMB), float64(max.MemoryMB)}, {"output_kb", float64(l.OutputKB), float64(max.OutputKB)},
 		{"processes", float64(l.Processes), float64(max.Processes)},
+		{"total_output_kb", float64(l.TotalOutputKB), float64(max.TotalOutputKB)},
 	} {
 		if c.got > c.max {
 			return fmt.Errorf("%s.%s %g is above this server's %g", key, c.key, c.got, c.max)

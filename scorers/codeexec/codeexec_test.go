@@ -321,6 +321,8 @@ func TestParams(t *testing.T) {
 		{"test_style: io\nlimits: {cpu_seconds: 1000}", "limits"},
 		{"test_style: io\nlimits: {memory_mb: 1}", "limits"},
 		{"test_style: io\nlimit: {memory_mb: 64}", "limit"},
+		{"test_style: io\nlimits: {total_output_kb: 65537}", "limits"},
+		{"test_style: io\nlimits: {total_output_kb: -1}", "limits"},
 	} {
 		_, _, err := scorertest.Compile(codeexec.Kind(nil), c.src)
 		var pe *scorers.ParamError
@@ -332,9 +334,30 @@ func TestParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"tests_field: tests", "scoring: fraction", "cpu_seconds: 2", "wall_seconds: 3", "memory_mb: 512"} {
+	for _, want := range []string{"tests_field: tests", "scoring: fraction", "cpu_seconds: 2", "wall_seconds: 3", "memory_mb: 512", "total_output_kb: 16384"} {
 		if !strings.Contains(string(canonical), want) {
 			t.Errorf("canonical parameters lack %q (defaults must be part of the fingerprint):\n%s", want, canonical)
+		}
+	}
+	// The total output follows output_kb unless set, and an inline
+	// function's may not exceed the server's.
+	max := sandbox.DefaultLimits().WithDefaults(sandbox.Limits{})
+	for src, want := range map[string]string{
+		"test_style: io\nlimits: {output_kb: 64}":          "total_output_kb: 1024",
+		"test_style: io\nlimits: {total_output_kb: 100}":   "total_output_kb: 100",
+		"test_style: io\nlimits: {output_kb: 8192}":        "total_output_kb: 65536",
+		"test_style: io\nlimits: {total_output_kb: 20000}": "",
+	} {
+		s, canonical, err := scorertest.Compile(codeexec.Kind(nil), src)
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if !strings.Contains(string(canonical), want) {
+			t.Errorf("%q: canonical parameters lack %q:\n%s", src, want, canonical)
+		}
+		err = s.(*codeexec.Scorer).LimitsWithin(max)
+		if above := strings.Contains(src, "20000") || strings.Contains(src, "8192"); above != (err != nil) || above && !strings.Contains(err.Error(), "output") {
+			t.Errorf("%q within the default limits: %v", src, err)
 		}
 	}
 }
