@@ -89,15 +89,27 @@ func TestIOStdinIsPerTest(t *testing.T) {
 }
 
 // TestAssertStyle: HumanEval-style verdicts, and broken test code as a
-// HarnessError rather than a failed program.
+// HarnessError rather than a failed program. Names the test code does not
+// define come from the trusted prompt first (Job.Prompt), then from the
+// program; a name the prompt defines, but the entry point, never comes
+// from the program.
 func TestAssertStyle(t *testing.T) {
 	p := startPool(t, sandbox.Config{Slots: 1})
 	test := "def check(candidate):\n    assert candidate([3, 1, 2]) == [1, 2, 3]\n    assert candidate([]) == []\n"
+	// A helper the prompt defines and the tests use, a program that uses
+	// it right, and one that redefines it so that its stub passes.
+	const (
+		helper   = "def double(x):\n    return 2 * x\n"
+		stub     = "def half(x):\n    pass\n"
+		uses     = "def check(candidate):\n    assert candidate(double(3)) == 3\n"
+		right    = helper + "def half(x):\n    return x // 2\n"
+		redefine = "def double(x):\n    return x\ndef half(x):\n    return x\n"
+	)
 	cases := []struct {
-		name, code, test, entry string
-		want                    sandbox.Status
-		detail                  string // in Detail
-		harness                 bool   // Run must fail with a *HarnessError
+		name, code, test, entry, prompt string
+		want                            sandbox.Status
+		detail                          string // in Detail
+		harness                         bool   // Run must fail with a *HarnessError
 	}{
 		{name: "pass", code: "def srt(xs):\n    return sorted(xs)\n", want: sandbox.Passed},
 		{name: "assertion failure", code: "def srt(xs):\n    return xs\n", want: sandbox.Failed, detail: "AssertionError"},
@@ -110,12 +122,25 @@ func TestAssertStyle(t *testing.T) {
 		{name: "broken test code", code: "def srt(xs):\n    return sorted(xs)\n", test: "def check(candidate)\n    assert True\n", harness: true},
 		{name: "test code without check", code: "def srt(xs):\n    return sorted(xs)\n", test: "def verify(candidate):\n    assert True\n", harness: true},
 		{name: "test code raising", code: "def srt(xs):\n    return sorted(xs)\n", test: "import no_such_module_here\ndef check(candidate):\n    assert True\n", harness: true},
+
+		{name: "prompt's helper", prompt: helper + stub, code: right, test: uses, entry: "half", want: sandbox.Passed},
+		{name: "helper redefined", prompt: helper + stub, code: redefine, test: uses, entry: "half", want: sandbox.Failed, detail: "AssertionError"},
+		{name: "no prompt: the program's helper", code: redefine, test: uses, entry: "half", want: sandbox.Passed},
+		{name: "prose prompt defines nothing", prompt: "Write half(x), the inverse of double.", code: right, test: uses, entry: "half", want: sandbox.Passed},
+		{name: "entry point named in the tests is the program's", prompt: stub, code: right,
+			test: "def check(candidate):\n    assert half(8) == 4\n", entry: "half", want: sandbox.Passed},
+		{name: "a name the prompt lacks is the program's", prompt: "def other():\n    pass\n", code: right, test: uses, entry: "half", want: sandbox.Passed},
+		{name: "prompt raising after the helper", prompt: helper + "undefined_name\n", code: redefine, test: uses, entry: "half", want: sandbox.Failed},
+		{name: "prompt raising before the helper", prompt: "undefined_name\n" + helper, code: right, test: uses, entry: "half", detail: "'double'", harness: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			job := sandbox.Job{Style: sandbox.Assert, Code: c.code, Test: test, EntryPoint: "srt", Limits: sandbox.DefaultLimits()}
+			job := sandbox.Job{Style: sandbox.Assert, Code: c.code, Test: test, EntryPoint: "srt", Prompt: c.prompt, Limits: sandbox.DefaultLimits()}
 			if c.test != "" {
 				job.Test = c.test
+			}
+			if c.entry != "" {
+				job.EntryPoint = c.entry
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -125,8 +150,8 @@ func TestAssertStyle(t *testing.T) {
 				if !errors.As(err, &he) {
 					t.Fatalf("Run = %+v, %v; want a *sandbox.HarnessError", res, err)
 				}
-				if he.Detail == "" {
-					t.Errorf("HarnessError without detail")
+				if he.Detail == "" || !strings.Contains(he.Detail, c.detail) {
+					t.Errorf("HarnessError detail %q, want one with %q", he.Detail, c.detail)
 				}
 				return
 			}
@@ -139,59 +164,6 @@ func TestAssertStyle(t *testing.T) {
 			tr := res.Tests[0]
 			if tr.Status != c.want || !strings.Contains(tr.Detail, c.detail) {
 				t.Errorf("%s (%q), want %s with %q in the detail", tr.Status, tr.Detail, c.want, c.detail)
-			}
-		})
-	}
-	assertServes(t, p)
-}
-
-// TestAssertPrompt: names the test code does not define come from the
-// trusted prompt first (Job.Prompt), then from the program; a name the
-// prompt defines, but the entry point, never comes from the program.
-func TestAssertPrompt(t *testing.T) {
-	p := startPool(t, sandbox.Config{Slots: 1})
-	const (
-		helper  = "def double(x):\n    return 2 * x\n"
-		test    = "def check(candidate):\n    assert candidate(double(3)) == 3\n"
-		right   = helper + "def half(x):\n    return x // 2\n"
-		hacking = "def double(x):\n    return x\ndef half(x):\n    return x\n"
-	)
-	cases := []struct {
-		name, prompt, code, test string
-		want                     sandbox.Status
-		harness                  bool // Run must fail with a *HarnessError
-	}{
-		{name: "right program", prompt: helper + "def half(x):\n    pass\n", code: right, want: sandbox.Passed},
-		{name: "helper redefined", prompt: helper + "def half(x):\n    pass\n", code: hacking, want: sandbox.Failed},
-		{name: "no prompt: the program's helper", code: hacking, want: sandbox.Passed},
-		{name: "prose prompt defines nothing", prompt: "Write half(x), the inverse of double.", code: right, want: sandbox.Passed},
-		{name: "entry point named in the tests is the program's", prompt: "def half(x):\n    pass\n", code: right,
-			test: "def check(candidate):\n    assert half(8) == 4\n", want: sandbox.Passed},
-		{name: "a name the prompt lacks is the program's", prompt: "def other():\n    pass\n", code: right, want: sandbox.Passed},
-		{name: "prompt raising after the helper", prompt: helper + "undefined_name\n", code: hacking, want: sandbox.Failed},
-		{name: "prompt raising before the helper", prompt: "undefined_name\n" + helper, code: right, harness: true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			job := sandbox.Job{Style: sandbox.Assert, Code: c.code, Test: test, EntryPoint: "half", Prompt: c.prompt, Limits: sandbox.DefaultLimits()}
-			if c.test != "" {
-				job.Test = c.test
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			res, err := p.Run(ctx, job)
-			if c.harness {
-				var he *sandbox.HarnessError
-				if !errors.As(err, &he) || !strings.Contains(he.Detail, "'double'") {
-					t.Fatalf("Run = %+v, %v; want a *sandbox.HarnessError naming the helper", res, err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if tr := res.Tests[0]; tr.Status != c.want {
-				t.Errorf("%s (%q), want %s", tr.Status, tr.Detail, c.want)
 			}
 		})
 	}
