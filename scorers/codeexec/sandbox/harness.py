@@ -643,7 +643,7 @@ def run_io(req, first, w, inputs, outs, errs):
     saved = dict(builtins.__dict__)
     test_cpu = req.get("test_cpu") or 0
     getrusage, SELF, CHILDREN = resource.getrusage, resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN
-    shared_err = len(errs) > 1 and errs[0] == errs[1]
+    shared_err = not req.get("keep")  # one memfd for every test's stderr (handle_io)
     for k in range(first, len(outs)):
         os.dup2(inputs[k], 0)
         os.lseek(0, 0, os.SEEK_SET)
