@@ -123,6 +123,12 @@ type Params struct {
 	EntryPointField string `yaml:"entry_point_field,omitempty"`
 	// PrefixField, when set, is a row field put before the program.
 	PrefixField string `yaml:"prefix_field,omitempty"`
+	// TrustedPrompt lets assert tests take the helpers they call from the
+	// rollout's prompt when PrefixField is not set. The prompt's code then
+	// runs beside the tests, in the sandbox's runner, which is less confined
+	// than a program's process: set it only when prompts are the dataset's
+	// (not, say, earlier turns the model wrote).
+	TrustedPrompt bool `yaml:"trusted_prompt,omitempty"`
 	// Scoring is fraction (default), all, first_n, weighted_sum or ioi.
 	Scoring string `yaml:"scoring,omitempty"`
 	// FirstN is how many tests first_n runs; default 15.
@@ -445,15 +451,18 @@ func (s *Scorer) program(r *scorers.Rollout) (string, error) {
 
 // trustedPrompt is the code of the task's prompt, whose definitions the
 // assert tests see before the program's (sandbox.Job.Prompt): the row
-// field PrefixField names when it is set, else the code of the prompt the
-// model saw, taken as the program is taken from the completion (a chat
-// turn may fence it).
+// field PrefixField names when it is set, else, with TrustedPrompt, the
+// code of the prompt the model saw, taken as the program is taken from the
+// completion (a chat turn may fence it); else none.
 func (s *Scorer) trustedPrompt(r *scorers.Rollout) (string, error) {
-	if s.p.PrefixField != "" {
+	switch {
+	case s.p.PrefixField != "":
 		prefix, _, err := scorers.String(r, s.p.PrefixField)
 		return prefix, err
+	case s.p.TrustedPrompt:
+		return ProgramIn(r.Prompt, s.lang.Names()), nil
 	}
-	return ProgramIn(r.Prompt, s.lang.Names()), nil
+	return "", nil
 }
 
 // runError is the Result of a run the sandbox could not do.

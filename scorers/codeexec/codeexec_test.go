@@ -126,7 +126,7 @@ func scoreAll(s scorers.Scorer, rollouts []*scorers.Rollout) []scorers.Result {
 // (its asserts run by `python3 -c`, pass when it exits 0).
 func TestHumanEval(t *testing.T) {
 	rows := humanEval(t)
-	s := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all"}, pool(t))
+	s := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", TrustedPrompt: true}, pool(t))
 
 	var good, wrong []*scorers.Rollout
 	for _, r := range rows {
@@ -451,7 +451,7 @@ func BenchmarkHumanEval(b *testing.B) {
 func TestHumanEvalHelpersFromPrompt(t *testing.T) {
 	rows := humanEval(t)
 	p := pool(t)
-	plain := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all"}, p)
+	plain := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", TrustedPrompt: true}, p)
 	prefixed := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", PrefixField: "prompt"}, p)
 	// What each hack redefines: the helper, to something the stub then
 	// satisfies without solving the problem.
