@@ -49,7 +49,13 @@
 // pass or fail. A program that exits before the asserts ran, returns an
 // object that is not plain built-in data (an __eq__ that is always true),
 // or passes only because it patched builtins or the modules the tests use,
-// fails.
+// fails. A name the test code uses without defining it (a helper such as
+// HumanEval/38's encode_cyclic) comes from the trusted prompt, the row
+// field PrefixField when it is set, else the code of the rollout's prompt
+// (its last fenced block, as the program is taken from the completion);
+// only a name the prompt does not define (or the entry point) comes from
+// the program, so redefining the helper the tests check with gains nothing.
+// A prompt that is not python defines nothing.
 //
 // # Scoring
 //
@@ -65,7 +71,9 @@
 //
 // # Outcomes
 //
-// A program that fails a test, times out, runs out of memory, prints too
+// A program whose tests together print more than Limits.TotalOutputKB
+// scores 0, OK, with the verdict OLE, however many tests it passed. A
+// program that fails a test, times out, runs out of memory, prints too
 // much, crashes or does not compile scores lower, OK, with the first
 // failing test and its verdict in the reason and every test's verdict,
 // CPU time and peak memory in the Result's Execution. A row without tests
@@ -115,6 +123,12 @@ type Params struct {
 	EntryPointField string `yaml:"entry_point_field,omitempty"`
 	// PrefixField, when set, is a row field put before the program.
 	PrefixField string `yaml:"prefix_field,omitempty"`
+	// TrustedPrompt lets assert tests take the helpers they call from the
+	// rollout's prompt when PrefixField is not set. The prompt's code then
+	// runs beside the tests, in the sandbox's runner, which is less confined
+	// than a program's process: set it only when prompts are the dataset's
+	// (not, say, earlier turns the model wrote).
+	TrustedPrompt bool `yaml:"trusted_prompt,omitempty"`
 	// Scoring is fraction (default), all, first_n, weighted_sum or ioi.
 	Scoring string `yaml:"scoring,omitempty"`
 	// FirstN is how many tests first_n runs; default 15.
@@ -151,9 +165,10 @@ type Params struct {
 	TimeLimitFactor float64 `yaml:"time_limit_factor,omitempty"`
 	// Limits bound each submission: its wall time as a whole, and CPU
 	// time (python: the whole suite; other languages: each test), memory,
-	// output and processes. A zero field takes its default from the
-	// language: 2 CPU seconds, 6 wall seconds, 512 MB, 1024 KB of output,
-	// 16 processes (java 64, javascript 32).
+	// output and processes, and what all its tests print together. A zero
+	// field takes its default from the language: 2 CPU seconds, 6 wall
+	// seconds, 512 MB, 1024 KB of output, 16 processes (java 64,
+	// javascript 32); total_output_kb 16 × output_kb, at most 65536.
 	Limits sandbox.Limits `yaml:"limits,omitempty"`
 	// CompileLimits bound a compile; zero fields take the language's
 	// defaults (10 CPU seconds, 20 wall seconds, 1024 MB; java 20, 30).
@@ -365,6 +380,7 @@ func within(key string, l, max sandbox.Limits) error {
 		{"cpu_seconds", l.CPUSeconds, max.CPUSeconds}, {"wall_seconds", l.WallSeconds, max.WallSeconds},
 		{"memory_mb", float64(l.MemoryMB), float64(max.MemoryMB)}, {"output_kb", float64(l.OutputKB), float64(max.OutputKB)},
 		{"processes", float64(l.Processes), float64(max.Processes)},
+		{"total_output_kb", float64(l.TotalOutputKB), float64(max.TotalOutputKB)},
 	} {
 		if c.got > c.max {
 			return fmt.Errorf("%s.%s %g is above this server's %g", key, c.key, c.got, c.max)
@@ -408,7 +424,11 @@ func (s *Scorer) scoreAssert(ctx context.Context, r *scorers.Rollout) scorers.Re
 	if err != nil {
 		return scorers.Errorf("%v", err)
 	}
-	job := sandbox.Job{Style: sandbox.Assert, Code: code, Test: test, EntryPoint: entry, Limits: s.p.Limits}
+	prompt, err := s.trustedPrompt(r)
+	if err != nil {
+		return scorers.Errorf("%v", err)
+	}
+	job := sandbox.Job{Style: sandbox.Assert, Code: code, Test: test, EntryPoint: entry, Prompt: prompt, Limits: s.p.Limits}
 	res, err := s.runner.Run(ctx, job)
 	if err != nil {
 		return runError(ctx, err)
@@ -427,6 +447,22 @@ func (s *Scorer) program(r *scorers.Rollout) (string, error) {
 		code = prefix + code
 	}
 	return code, nil
+}
+
+// trustedPrompt is the code of the task's prompt, whose definitions the
+// assert tests see before the program's (sandbox.Job.Prompt): the row
+// field PrefixField names when it is set, else, with TrustedPrompt, the
+// code of the prompt the model saw, taken as the program is taken from the
+// completion (a chat turn may fence it); else none.
+func (s *Scorer) trustedPrompt(r *scorers.Rollout) (string, error) {
+	switch {
+	case s.p.PrefixField != "":
+		prefix, _, err := scorers.String(r, s.p.PrefixField)
+		return prefix, err
+	case s.p.TrustedPrompt:
+		return ProgramIn(r.Prompt, s.lang.Names()), nil
+	}
+	return "", nil
 }
 
 // runError is the Result of a run the sandbox could not do.

@@ -126,7 +126,7 @@ func scoreAll(s scorers.Scorer, rollouts []*scorers.Rollout) []scorers.Result {
 // (its asserts run by `python3 -c`, pass when it exits 0).
 func TestHumanEval(t *testing.T) {
 	rows := humanEval(t)
-	s := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all"}, pool(t))
+	s := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", TrustedPrompt: true}, pool(t))
 
 	var good, wrong []*scorers.Rollout
 	for _, r := range rows {
@@ -321,6 +321,8 @@ func TestParams(t *testing.T) {
 		{"test_style: io\nlimits: {cpu_seconds: 1000}", "limits"},
 		{"test_style: io\nlimits: {memory_mb: 1}", "limits"},
 		{"test_style: io\nlimit: {memory_mb: 64}", "limit"},
+		{"test_style: io\nlimits: {total_output_kb: 65537}", "limits"},
+		{"test_style: io\nlimits: {total_output_kb: -1}", "limits"},
 	} {
 		_, _, err := scorertest.Compile(codeexec.Kind(nil), c.src)
 		var pe *scorers.ParamError
@@ -332,9 +334,30 @@ func TestParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"tests_field: tests", "scoring: fraction", "cpu_seconds: 2", "wall_seconds: 3", "memory_mb: 512"} {
+	for _, want := range []string{"tests_field: tests", "scoring: fraction", "cpu_seconds: 2", "wall_seconds: 3", "memory_mb: 512", "total_output_kb: 16384"} {
 		if !strings.Contains(string(canonical), want) {
 			t.Errorf("canonical parameters lack %q (defaults must be part of the fingerprint):\n%s", want, canonical)
+		}
+	}
+	// The total output follows output_kb unless set, and an inline
+	// function's may not exceed the server's.
+	max := sandbox.DefaultLimits().WithDefaults(sandbox.Limits{})
+	for src, want := range map[string]string{
+		"test_style: io\nlimits: {output_kb: 64}":          "total_output_kb: 1024",
+		"test_style: io\nlimits: {total_output_kb: 100}":   "total_output_kb: 100",
+		"test_style: io\nlimits: {output_kb: 8192}":        "total_output_kb: 65536",
+		"test_style: io\nlimits: {total_output_kb: 20000}": "",
+	} {
+		s, canonical, err := scorertest.Compile(codeexec.Kind(nil), src)
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if !strings.Contains(string(canonical), want) {
+			t.Errorf("%q: canonical parameters lack %q:\n%s", src, want, canonical)
+		}
+		err = s.(*codeexec.Scorer).LimitsWithin(max)
+		if above := strings.Contains(src, "20000") || strings.Contains(src, "8192"); above != (err != nil) || above && !strings.Contains(err.Error(), "output") {
+			t.Errorf("%q within the default limits: %v", src, err)
 		}
 	}
 }
@@ -416,5 +439,61 @@ func BenchmarkHumanEval(b *testing.B) {
 			cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "sandbox-cpu-ms/op")
 		})
+	}
+}
+
+// TestHumanEvalHelpersFromPrompt: HumanEval/32's and /38's tests call a
+// helper the prompt defines (poly, encode_cyclic). A program that
+// redefines that helper so that the check passes without solving must
+// score 0, the canonical solution 1, whether the trusted prompt is the
+// rollout's (plain, or fenced in a chat turn) or the row field
+// prefix_field names.
+func TestHumanEvalHelpersFromPrompt(t *testing.T) {
+	rows := humanEval(t)
+	p := pool(t)
+	plain := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", TrustedPrompt: true}, p)
+	prefixed := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", PrefixField: "prompt"}, p)
+	// What each hack redefines: the helper, to something the stub then
+	// satisfies without solving the problem.
+	hacks := map[string]string{
+		"HumanEval/32": "    return 0.0\n\n\ndef poly(xs, x):\n    return 0.0\n",
+		"HumanEval/38": "    return s\n\n\ndef encode_cyclic(s):\n    return s\n",
+	}
+	for _, id := range []string{"HumanEval/32", "HumanEval/38"} {
+		var r humanEvalRow
+		for _, row := range rows {
+			if row.TaskID == id {
+				r = row
+			}
+		}
+		for _, c := range []struct {
+			form    string
+			s       *codeexec.Scorer
+			rollout func(body string) *scorers.Rollout
+		}{
+			{"prompt", plain, func(body string) *scorers.Rollout {
+				return humanEvalRollout(r, "```python\n"+r.Prompt+body+"```\n")
+			}},
+			{"chat prompt", plain, func(body string) *scorers.Rollout {
+				ro := humanEvalRollout(r, "Here it is:\n```python\n"+r.Prompt+body+"```\n")
+				ro.Prompt = "<|user|>\nComplete the function.\n```python\n" + r.Prompt + "```\n<|assistant|>\n"
+				return ro
+			}},
+			{"prefix_field", prefixed, func(body string) *scorers.Rollout {
+				ro := humanEvalRollout(r, body)
+				ro.Prompt = "Complete the code."
+				ro.Fields["prompt"] = structpb.NewStringValue(r.Prompt)
+				return ro
+			}},
+		} {
+			t.Run(id+"/"+c.form, func(t *testing.T) {
+				if got := c.s.Score(context.Background(), c.rollout(r.CanonicalSolution)); got.Outcome != scorers.OK || got.Value != 1 {
+					t.Errorf("canonical solution: %+v, want OK 1", got)
+				}
+				if got := c.s.Score(context.Background(), c.rollout(hacks[id])); got.Outcome != scorers.OK || got.Value != 0 {
+					t.Errorf("REWARD HACK: a stub with the helper redefined: %+v, want OK 0", got)
+				}
+			})
+		}
 	}
 }

@@ -205,7 +205,8 @@ func (s *Scorer) runIO(ctx context.Context, t *ioTask) (scorers.Result, error) {
 			continue
 		}
 		job.Limits.WallSeconds = left
-		tests, err := s.runRound(ctx, t, job, which)
+		job.OutputBefore = out.output
+		tests, err := s.runRound(ctx, t, job, which, &out)
 		var broken *checkerError
 		if errors.As(err, &broken) {
 			// The row's checker, not the sandbox: the same for every
@@ -216,15 +217,16 @@ func (s *Scorer) runIO(ctx context.Context, t *ioTask) (scorers.Result, error) {
 			return scorers.Result{}, err
 		}
 		out.tests = append(out.tests, tests...)
-		if s.stopsEarly() && out.failed() {
+		if out.overOutput || s.stopsEarly() && out.failed() {
 			break
 		}
 	}
 	return s.summarize(out), nil
 }
 
-// runRound runs the tests which of t and judges them.
-func (s *Scorer) runRound(ctx context.Context, t *ioTask, job sandbox.Job, which []int) ([]testOutcome, error) {
+// runRound runs the tests which of t and judges them; it adds what they
+// printed to out's count.
+func (s *Scorer) runRound(ctx context.Context, t *ioTask, job sandbox.Job, which []int, out *outcome) ([]testOutcome, error) {
 	job.Inputs = make([]string, len(which))
 	for i, k := range which {
 		job.Inputs[i] = t.cases[k].stdin
@@ -236,6 +238,8 @@ func (s *Scorer) runRound(ctx context.Context, t *ioTask, job sandbox.Job, which
 	if err != nil {
 		return nil, err
 	}
+	out.output += res.Output
+	out.overOutput = out.overOutput || res.OverOutput
 	tests := make([]testOutcome, 0, len(which))
 	for i, tr := range res.Tests {
 		if tr.Status == sandbox.Skipped {

@@ -52,6 +52,10 @@ type outcome struct {
 	// runs (0: all of them).
 	total, considered int
 	subtasks          []subtask
+	// output is what the tests printed, in bytes (sandbox.Result.Output);
+	// overOutput says it passed the function's limits.total_output_kb.
+	output     int64
+	overOutput bool
 }
 
 // failed says whether a test that ran did not pass.
@@ -110,6 +114,14 @@ func (s *Scorer) summarize(o outcome) scorers.Result {
 		reason += fmt.Sprintf("; %g of %g points", math.Round(value*points*100)/100, points)
 	default:
 		value = float64(passed) / float64(considered)
+	}
+	if o.overOutput && len(o.tests) > 0 {
+		// However many tests passed before it, a submission that prints
+		// past the total scores 0: printing is no way out of a low score.
+		// The test that crossed it is the last that ran.
+		last := o.tests[len(o.tests)-1]
+		value, exec.Verdict = 0, scorers.OutputLimitExceeded
+		reason = fmt.Sprintf("%d/%d tests passed; test %d: %s: %s; scored 0", passed, considered, last.index+1, last.verdict, last.detail)
 	}
 	return scorers.Result{Value: value, Outcome: scorers.OK, Reason: reason, Execution: exec}
 }

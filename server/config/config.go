@@ -424,23 +424,8 @@ func inlineOf(in *Inline, reg scorers.Registry) (Inline, []limitProblem) {
 			ps = append(ps, limitProblem{"kinds", fmt.Errorf("unknown kind %q (one of %s)", k, strings.Join(reg.Kinds(), ", "))})
 		}
 	}
-	d, l := sandbox.DefaultLimits(), &out.CodeExecLimits
-	for _, f := range []struct {
-		v   *float64
-		def float64
-	}{{&l.CPUSeconds, d.CPUSeconds}, {&l.WallSeconds, d.WallSeconds}} {
-		if *f.v == 0 {
-			*f.v = f.def
-		}
-	}
-	for _, f := range []struct {
-		v   *int
-		def int
-	}{{&l.MemoryMB, d.MemoryMB}, {&l.OutputKB, d.OutputKB}, {&l.Processes, d.Processes}} {
-		if *f.v == 0 {
-			*f.v = f.def
-		}
-	}
+	l := &out.CodeExecLimits
+	*l = l.WithDefaults(sandbox.DefaultLimits())
 	if err := l.Validate(); err != nil {
 		ps = append(ps, limitProblem{"code_exec_limits", err})
 	}

@@ -152,6 +152,8 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 		return nil, fmt.Errorf("a %s job has its source in Code: no Build, Args or TestFiles", lang.Name)
 	case j.Style == Assert && j.Files != nil:
 		return nil, errors.New("an assert job takes no Files")
+	case j.Style != Assert && j.Prompt != "":
+		return nil, errors.New("a Prompt is for assert jobs")
 	case lang.Compiled() && !j.Build.OK():
 		return nil, fmt.Errorf("a %s job needs a Build that compiled", lang.Name)
 	case lang.Compiled() && j.Build.Language != lang.Name:
@@ -216,10 +218,11 @@ func (p *Pool) request(s *slot, lang *poolLanguage, j Job) (*request, error) {
 		uid = s.judge
 	}
 	req := &request{
-		Style: j.Style, Code: j.Code, Inputs: j.Inputs, Test: j.Test, Entry: j.EntryPoint, UID: uid,
+		Style: j.Style, Code: j.Code, Inputs: j.Inputs, Test: j.Test, Entry: j.EntryPoint, Prompt: j.Prompt, UID: uid,
 		Limits: wireLimits{
 			CPU: j.Limits.CPUSeconds, Wall: j.Limits.WallSeconds, Memory: int64(j.Limits.MemoryMB) << 20,
 			Output: int64(j.Limits.OutputKB) << 10, Procs: j.Limits.Processes,
+			Total: max(0, j.Limits.totalOutput()-j.OutputBefore),
 		},
 		Stop: j.StopOnFailure, Keep: j.KeepOutput,
 	}
@@ -294,7 +297,10 @@ func (p *Pool) compileIn(ctx context.Context, s *slot, lang *poolLanguage, job C
 	lim := job.Limits
 	req := &request{
 		Style: "exec", Inputs: []string{}, UID: uid,
-		Limits:   wireLimits{CPU: lim.CPUSeconds, Wall: lim.WallSeconds, Memory: int64(lim.MemoryMB) << 20, Output: int64(lim.OutputKB) << 10, Procs: lim.Processes},
+		Limits: wireLimits{
+			CPU: lim.CPUSeconds, Wall: lim.WallSeconds, Memory: int64(lim.MemoryMB) << 20,
+			Output: int64(lim.OutputKB) << 10, Procs: lim.Processes, Total: lim.totalOutput(),
+		},
 		Launcher: p.launcher, Env: env(lang.Language, true), Collect: lang.Artefacts, Keep: true,
 		Markers: []string{"out of memory", "virtual memory exhausted", "Cannot allocate memory"},
 		Files:   []wireFile{{Name: src, Data: []byte(job.Source), Mode: 0o600}},
@@ -339,7 +345,7 @@ func (p *Pool) compileIn(ctx context.Context, s *slot, lang *poolLanguage, job C
 		b.Status = Timeout
 	case "memory":
 		b.Status = Memory
-	case "output":
+	case "output", "total_output":
 		b.Status = Output
 	case "crashed":
 		b.Status = Crashed
@@ -400,6 +406,7 @@ type request struct {
 	Inputs []string   `json:"inputs"`
 	Test   string     `json:"test"`
 	Entry  string     `json:"entry"`
+	Prompt string     `json:"prompt,omitempty"`
 	UID    int        `json:"uid"`
 	Limits wireLimits `json:"limits"`
 	// Each io test's CPU and wall time (python; 0: the submission's).
@@ -420,12 +427,34 @@ type request struct {
 	Markers  []string   `json:"markers,omitempty"`
 }
 
+// maxVerdictBytes bounds what a reply says of one test besides its
+// output: its status, detail (2,000 characters at most, each \u-escaped
+// at worst) and measurements.
+const maxVerdictBytes = 32 << 10
+
+// maxReply bounds the size of the reply to r: every test's verdict, the
+// output its tests may print together (in base64: stdout and kept stderr),
+// and for a compile, the files it sends back (from the work dir, at most
+// the slot's tmpfs).
+func (r *request) maxReply() int64 {
+	tests := int64(max(1, len(r.Inputs), len(r.Tests)))
+	size := 64<<10 + tests*maxVerdictBytes + base64Len(r.Limits.Total)
+	if len(r.Collect) > 0 {
+		size += base64Len(tmpfsMB << 20)
+	}
+	return size
+}
+
+func base64Len(n int64) int64 { return (n + 2) / 3 * 4 }
+
 type wireLimits struct {
 	CPU    float64 `json:"cpu"`
 	Wall   float64 `json:"wall"`
 	Memory int64   `json:"memory"`
 	Output int64   `json:"output"`
 	Procs  int     `json:"procs"`
+	// Total is what the request's tests may print together, in bytes.
+	Total int64 `json:"total"`
 }
 
 // wireFile is a file in the work dir (Data in base64 on the wire).
@@ -454,8 +483,10 @@ type reply struct {
 	Tests   []wireReply `json:"tests"`
 	Files   []wireFile  `json:"files"`
 	Seconds float64     `json:"seconds"`
-	Pid1    bool        `json:"pid1"`
-	UID     int         `json:"uid"`
+	// Output is what the tests printed, as counted against Limits.Total.
+	Output int64 `json:"output"`
+	Pid1   bool  `json:"pid1"`
+	UID    int   `json:"uid"`
 }
 
 // wireReply is what happened to one test.
@@ -487,7 +518,7 @@ func (j Job) result(rep *reply, cgOOM bool) (Result, error) {
 	if len(rep.Tests) != want {
 		return Result{}, fmt.Errorf("fork server answered %d tests of %d", len(rep.Tests), want)
 	}
-	res := Result{Tests: make([]TestResult, want), Elapsed: seconds(rep.Seconds)}
+	res := Result{Tests: make([]TestResult, want), Elapsed: seconds(rep.Seconds), Output: rep.Output}
 	cpu, _ := j.testLimits()
 	for k, t := range rep.Tests {
 		r := TestResult{Detail: t.Detail, CPU: seconds(t.CPU), Wall: seconds(t.Wall), MemoryKB: t.RSS, ExitCode: -1}
@@ -534,6 +565,9 @@ func (j Job) result(rep *reply, cgOOM bool) (Result, error) {
 			r.Status = Memory
 		case "output":
 			r.Status = Output
+		case "total_output":
+			r.Status, res.OverOutput = Output, true
+			r.Detail = fmt.Sprintf("the tests together printed more than the total output limit (%d KB)", j.Limits.totalOutput()>>10)
 		case "crashed", "noexec":
 			r.Status = Crashed
 		case "skipped":

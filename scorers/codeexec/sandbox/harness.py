@@ -42,6 +42,7 @@ import array
 import base64
 import builtins
 import errno
+import fcntl
 import gc
 import json
 import marshal
@@ -237,6 +238,22 @@ def memfd(name, data=b""):
     return fd
 
 
+# Seals that make a memfd read-only for good.
+READ_ONLY = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+
+def stdin_memfd(data):
+    """A memfd holding data that no process can change: a program's stdin
+    (every test's is open in the program's process, which must not grow
+    them: memfds are memory the slot's cgroup counts)."""
+    fd = os.memfd_create("stdin", os.MFD_ALLOW_SEALING)
+    if data:
+        write_all(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, READ_ONLY)
+    return fd
+
+
 def handle(req):
     if req["style"] == "exec":
         return handle_exec(req)
@@ -247,16 +264,32 @@ def handle_io(req):
     """An io submission in python: one child runs every test, each with its
     own stdin, stdout and stderr (memfds). A test that ends the child (a
     crash, a limit) is recorded, and the tests after it run in a new
-    child, within the submission's wall time."""
+    child, within the submission's wall time. Once the tests together
+    have printed more than the submission's total, the child is stopped:
+    the test that crossed it is "total_output", the rest are skipped."""
     n = len(req["inputs"])
     lim = req["limits"]
     uid = req["uid"]
+    keep = req.get("keep")
     clean_work(uid)
     put_files(req.get("files"), uid)
-    inputs = [memfd("stdin", s.encode("utf-8", "surrogateescape")) for s in req["inputs"]]
+    inputs = [stdin_memfd(s.encode("utf-8", "surrogateescape")) for s in req["inputs"]]
     outs = [memfd("stdout") for _ in range(n)]
-    errs = [memfd("stderr") for _ in range(n)]
+    # Stderr goes back only when the job keeps it: otherwise one memfd,
+    # emptied before each test, serves them all (the program's process
+    # holds every memfd of the submission, and may fill each).
+    errs = [memfd("stderr") for _ in range(n)] if keep else [memfd("stderr")] * n
     results = [None] * n
+    meter = Meter(lim["total"])
+
+    def over(k):
+        """Whether test k's output takes the tests past the total (then
+        its result says so)."""
+        if meter.count(outs[k], errs[k] if keep else None) is not None:
+            return False
+        results[k] = {"status": TOTAL_OUTPUT, "detail": ""}
+        return True
+
     start = time.monotonic()
     deadline = start + lim["wall"]
     first = 0
@@ -271,42 +304,81 @@ def handle_io(req):
             child(req, first, w, inputs, outs, errs)
             os._exit(70)  # never reached
         os.close(w)
-        current, timed_out = collect(pid, r, results, first, deadline, req)
+        current, ended = collect(pid, r, results, first, deadline, req, over)
         os.close(r)
         kill_all(pid)
-        if timed_out:
+        if ended:
+            stopped = ended == "output"
             break
         if req.get("stop") and any(x is not None and x["status"] != "ran" for x in results):
             stopped = True
             break
         first = current + 1
+    # Every process of the program is gone: the outputs are final. They
+    # are counted again, every test's, in order (a program may have
+    # written into another test's memfds), and only what fits in the
+    # total goes back.
+    meter = Meter(lim["total"])
+    past = False
     for k in range(n):
+        if past:
+            results[k] = {"status": "skipped"}
+            continue
         if results[k] is None:
             if stopped:
                 results[k] = {"status": "skipped"}
             else:
                 results[k] = {"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % lim["wall"]}
+        sizes = meter.count(outs[k], errs[k] if keep else None)
+        if sizes is None:
+            results[k], past = {"status": TOTAL_OUTPUT, "detail": ""}, True
+            continue
         # Only a test that ran to its end is judged by its output (in Go).
         if results[k]["status"] == "ran":
-            results[k]["stdout"] = read_back(outs[k], lim["output"])
-        if req.get("keep"):
-            results[k]["stderr"] = read_back(errs[k], lim["output"])
-    for fd in inputs + outs + errs:
+            results[k]["stdout"] = read_back(outs[k], min(sizes[0], lim["output"] + 1))
+        if keep:
+            results[k]["stderr"] = read_back(errs[k], min(sizes[1], lim["output"] + 1))
+    for fd in set(inputs + outs + errs):
         os.close(fd)
-    return {"id": req["id"], "tests": results, "seconds": time.monotonic() - start}
+    return {"id": req["id"], "tests": results, "seconds": time.monotonic() - start, "output": meter.used}
 
 
-def read_back(fd, limit):
-    """What a memfd holds, up to limit bytes, in base64."""
-    os.lseek(fd, 0, os.SEEK_SET)
-    return base64.b64encode(os.read(fd, limit + 1)).decode()
+class Meter:
+    """What the tests of a submission print, against the total they may
+    print together: the sizes of the memfds of their output, counted as
+    each test ends."""
+
+    def __init__(self, total):
+        self.total = total
+        self.used = 0
+
+    def count(self, out, err=None):
+        """Count what memfds out and err (None: stderr does not count)
+        hold; returns their sizes, or None when they take the tests past
+        the total (that test's verdict is then TOTAL_OUTPUT)."""
+        n_out = os.fstat(out).st_size
+        n_err = os.fstat(err).st_size if err is not None else 0
+        self.used += n_out + n_err
+        if self.used > self.total:
+            return None
+        return n_out, n_err
 
 
-def collect(pid, r, results, first, deadline, req):
+TOTAL_OUTPUT = "total_output"
+
+
+def read_back(fd, n):
+    """The first n bytes a memfd holds, in base64."""
+    return base64.b64encode(os.pread(fd, n, 0)).decode()
+
+
+def collect(pid, r, results, first, deadline, req, over):
     """Read the child's status lines until it exits, a test runs out of its
-    wall time or the submission's deadline passes. Returns the index of the
-    test it was running when it stopped, and whether the submission's wall
-    time ran out."""
+    wall time, the submission's deadline passes or over(k), asked as each
+    test k ends, says the tests printed more than they may. Returns the
+    index of the test it was running when it stopped, and why it stopped
+    early: "timeout" (the submission's wall time ran out), "output" (the
+    total), or "" (neither)."""
     pidfd = os.pidfd_open(pid)
     buf = b""
     current = first
@@ -319,15 +391,15 @@ def collect(pid, r, results, first, deadline, req):
     try:
         while True:
             if current >= len(results):
-                return current, False
+                return current, ""
             now = time.monotonic()
             if now >= deadline:
                 results[current] = {"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % req["limits"]["wall"]}
-                return current, True
+                return current, "timeout"
             if test_wall and now - test_start >= test_wall:
                 results[current] = {"status": "timeout", "detail": "wall time limit of the test (%gs) reached" % test_wall,
                                     "wall": now - test_start}
-                return current, False
+                return current, ""
             timeout = deadline - now
             if test_wall:
                 timeout = min(timeout, test_start + test_wall - now)
@@ -349,6 +421,8 @@ def collect(pid, r, results, first, deadline, req):
                     k = record(line, results, started, cpu_before)
                     if k is not None and k >= current:
                         current = k + 1
+                        if over(k):
+                            return k, "output"
                 break
             if r not in ready:
                 continue
@@ -366,6 +440,8 @@ def collect(pid, r, results, first, deadline, req):
                 if k is not None and k >= current:
                     current = k + 1
                     test_start = time.monotonic()
+                    if over(k):
+                        return k, "output"
             if len(buf) > 1 << 20:
                 buf = b""
     finally:
@@ -378,7 +454,9 @@ def collect(pid, r, results, first, deadline, req):
         d["wall"] = time.monotonic() - test_start
         d["rss"] = usage.ru_maxrss
         results[current] = d
-    return current, False
+        if over(current):
+            return current, "output"
+    return current, ""
 
 
 # What a status line may carry besides k and status: numbers about the test.
@@ -565,11 +643,16 @@ def run_io(req, first, w, inputs, outs, errs):
     saved = dict(builtins.__dict__)
     test_cpu = req.get("test_cpu") or 0
     getrusage, SELF, CHILDREN = resource.getrusage, resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN
+    shared_err = not req.get("keep")  # one memfd for every test's stderr (handle_io)
     for k in range(first, len(outs)):
         os.dup2(inputs[k], 0)
         os.lseek(0, 0, os.SEEK_SET)
         os.dup2(outs[k], 1)
         os.dup2(errs[k], 2)
+        if shared_err:
+            # Each test's stderr starts empty, as if it had its own.
+            os.ftruncate(2, 0)
+            os.lseek(2, 0, os.SEEK_SET)
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape")
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="surrogateescape")
         status, detail, exit_code = "ran", "", 0
@@ -643,6 +726,7 @@ def handle_exec(req):
     start = time.monotonic()
     deadline = start + req["limits"]["wall"]
     results = []
+    meter = Meter(req["limits"]["total"])
     stop = False
     for t in req["tests"]:
         if stop:
@@ -652,10 +736,10 @@ def handle_exec(req):
             results.append({"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % req["limits"]["wall"]})
             continue
         put_files(t.get("files"), uid)
-        res = exec_test(req, t, deadline)
+        res = exec_test(req, t, deadline, meter)
         results.append(res)
-        stop = req.get("stop") and res["status"] != "ran"
-    reply = {"id": req["id"], "tests": results, "seconds": time.monotonic() - start}
+        stop = req.get("stop") and res["status"] != "ran" or res["status"] == TOTAL_OUTPUT
+    reply = {"id": req["id"], "tests": results, "seconds": time.monotonic() - start, "output": meter.used}
     if req.get("collect") and results and results[-1]["status"] == "ran":
         reply["files"] = collect_files(req["collect"])
     return reply
@@ -713,11 +797,12 @@ def collect_files(patterns):
     return out
 
 
-def exec_test(req, t, deadline):
+def exec_test(req, t, deadline, meter):
     """Run one test of an exec job: fork, confine, exec the launcher with
     the test's argv; wait for the launcher's record, the test's wall time
-    or the job's deadline; then kill every process of the test."""
-    fin = memfd("stdin", base64.b64decode(t.get("stdin") or ""))
+    or the job's deadline; then kill every process of the test, and count
+    its output on meter."""
+    fin = stdin_memfd(base64.b64decode(t.get("stdin") or ""))
     out, err = memfd("stdout"), memfd("stderr")
     rep_r, rep_w = os.pipe()
     start = time.monotonic()
@@ -747,11 +832,15 @@ def exec_test(req, t, deadline):
     elapsed = time.monotonic() - start
     kill_all(pid)
     res = judge_exec(req, t, data, status, timed_out, wall, out, err)
+    keep_err = req.get("keep") or req.get("collect")
+    sizes = meter.count(out, err if keep_err else None)
+    if sizes is None:
+        res = {"status": TOTAL_OUTPUT, "detail": ""}
     res.setdefault("wall", elapsed)
-    if res["status"] == "ran" or req.get("keep"):
-        res["stdout"] = read_back(out, t["output"])
-    if req.get("keep") or req.get("collect"):
-        res["stderr"] = read_back(err, t["output"])
+    if sizes is not None and (res["status"] == "ran" or req.get("keep")):
+        res["stdout"] = read_back(out, min(sizes[0], t["output"] + 1))
+    if sizes is not None and keep_err:
+        res["stderr"] = read_back(err, min(sizes[1], t["output"] + 1))
     os.close(out)
     os.close(err)
     return res
@@ -1160,16 +1249,26 @@ class Exited(Exception):
 
 class TestGlobals(dict):
     """Globals of the test code: a name it does not define itself and that
-    is no builtin is looked up in the program (a test may call a helper the
-    prompt defined, as HumanEval's do)."""
+    is no builtin is looked up first in the trusted prompt (a test may call
+    a helper the prompt defines, as HumanEval's do), then in the program.
+    A name the prompt defines (but the entry point, which is the
+    program's) is never taken from the program: a program that redefines
+    the helper the tests check it with must not pass by that."""
 
-    def __init__(self, remote):
+    def __init__(self, remote, prompt):
         super().__init__(__name__="__rewardd_tests__", __builtins__=builtins)
-        self.remote = remote
+        self.remote, self.prompt = remote, prompt
 
     def __missing__(self, name):
         if name in builtins.__dict__ or name.startswith("__"):
             raise KeyError(name)
+        p = self.prompt
+        if p is not None and name != p.entry and name in p.names:
+            if name not in p.ns:
+                raise PromptBroken("the prompt's code raised %s before it defined %r" % (p.error, name))
+            v = p.ns[name]
+            self[name] = v
+            return v
         msg = self.remote.ask(ask_frame("get", name))
         if msg.get("callable") is True:
             v = RemoteFunction(self.remote, name)
@@ -1182,6 +1281,53 @@ class TestGlobals(dict):
             raise KeyError(name)
         self[name] = v
         return v
+
+
+class PromptBroken(Exception):
+    """The test code needs a name the trusted prompt defines, and running
+    the prompt's code failed before it did."""
+
+
+class Prompt:
+    """The trusted prompt of an assert job, run: its globals ns, the names
+    its code binds at the top level (whether or not it got that far), why
+    it stopped early ("" when it did not), and the job's entry point."""
+
+    def __init__(self, compiled, entry):
+        code, self.names = compiled
+        self.entry = entry
+        self.ns = {"__name__": "__rewardd_prompt__", "__builtins__": builtins}
+        self.error = ""
+        try:
+            exec(code, self.ns)
+        except Timeout:
+            raise
+        except BaseException as e:
+            self.error = describe(e)
+
+
+# Compiled prompts, by source: (code, the names it binds at the top level),
+# or None for a prompt that is not python.
+PROMPT_CODE = {}
+
+
+def compile_prompt(src):
+    if not src:
+        return None
+    if src in PROMPT_CODE:
+        return PROMPT_CODE[src]
+    import symtable
+
+    try:
+        code = compile(src, "<prompt>", "exec", dont_inherit=True)
+        table = symtable.symtable(src, "<prompt>", "exec")
+        compiled = code, frozenset(s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported())
+    except Exception:
+        compiled = None  # not python (prose, a chat turn): it defines nothing
+    if len(PROMPT_CODE) >= 256:
+        PROMPT_CODE.clear()
+    PROMPT_CODE[src] = compiled
+    return compiled
 
 
 # Compiled test code, by source: every rollout of a prompt has the same.
@@ -1246,7 +1392,7 @@ def run_assert(peer, req):
         os.close(from_w)
     remote = Remote(from_r, to_w, peer, deadline)
     try:
-        status, detail = judge(remote, tests, req["entry"], deadline, program)
+        status, detail = judge(remote, tests, req["entry"], deadline, program, compile_prompt(req.get("prompt")))
         if status == "gone":
             status, detail = gone(remote, detail)
     finally:
@@ -1278,7 +1424,7 @@ def gone(remote, when):
     return "failed", "the program exited %s" % when
 
 
-def judge(remote, tests, entry, deadline, program):
+def judge(remote, tests, entry, deadline, program, prompt):
     def alarm(signum, frame):
         raise Timeout()
 
@@ -1296,10 +1442,10 @@ def judge(remote, tests, entry, deadline, program):
             return "timeout", ""
         if hello.get("hello") != "ok":
             return "failed", str(hello.get("detail", "the program did not start"))[:1000]
-        g = TestGlobals(remote)
+        g = TestGlobals(remote, Prompt(prompt, entry) if prompt is not None else None)
         try:
             exec(tests, g)
-        except (Gone, Timeout, Refused, Exited, ZygoteGone):
+        except (Gone, Timeout, Refused, Exited, ZygoteGone, PromptBroken):
             raise
         except BaseException as e:
             return "harness", "test code raised " + describe(e)
@@ -1316,6 +1462,8 @@ def judge(remote, tests, entry, deadline, program):
         return "gone", "during the tests"
     except Timeout:
         return "timeout", ""
+    except PromptBroken as e:
+        return "harness", str(e)
     except Refused as e:
         return "failed", "refused: %s" % e
     except Exited as e:

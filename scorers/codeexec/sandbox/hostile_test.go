@@ -196,6 +196,39 @@ while True:
 		after(t)
 	})
 
+	t.Run("output into every descriptor", func(t *testing.T) {
+		// 1 MiB into every descriptor it holds, in its first test of 128:
+		// the memfds of every test's stdin (sealed), stdout and stderr.
+		// Unbounded, they outgrew the slot's cgroup (memory_mb + 192 MiB)
+		// and took the fork server with them: an error, where the program
+		// must score 0.
+		inputs := make([]string, 128)
+		for k := range inputs {
+			inputs[k] = strconv.Itoa(k)
+		}
+		lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 1024, Processes: 8}
+		res := run(t, p, sandbox.Job{
+			Style: sandbox.IO, Inputs: inputs, Limits: lim, Check: func(int, []byte) bool { return false },
+			Code: `import os
+block = b"x" * (1 << 20)
+for fd in range(1024):
+    try:
+        os.write(fd, block)
+    except OSError:
+        pass
+`,
+		})
+		if !res.OverOutput {
+			t.Errorf("%d bytes in every memfd, not past the total output (%d bytes counted)", 1<<20, res.Output)
+		}
+		for k, tr := range res.Tests {
+			if tr.Status == sandbox.Passed {
+				t.Errorf("test %d passed: %s", k, tr.Detail)
+			}
+		}
+		after(t)
+	})
+
 	t.Run("sockets", func(t *testing.T) { hostileSockets(t, p); after(t) })
 	t.Run("writes outside the work dir", func(t *testing.T) { hostileWrites(t, p); after(t) })
 	t.Run("reads of host files and proc", func(t *testing.T) { hostileReads(t, p); after(t) })

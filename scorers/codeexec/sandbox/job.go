@@ -20,13 +20,41 @@ const (
 // Limits bound one submission. Wall time is for the whole suite; so is CPU
 // time for python, whose tests run in one process (and its children), while
 // the tests of any other language run in a process each, and CPU time
-// bounds each of them. Memory, output and processes bound each process.
+// bounds each of them. Memory, output and processes bound each process;
+// TotalOutputKB bounds what all the tests print together.
 type Limits struct {
 	CPUSeconds  float64 `yaml:"cpu_seconds"`
 	WallSeconds float64 `yaml:"wall_seconds"`
 	MemoryMB    int     `yaml:"memory_mb"`
 	OutputKB    int     `yaml:"output_kb"`
 	Processes   int     `yaml:"processes"`
+	// TotalOutputKB bounds the bytes all the tests of a submission write
+	// to stdout together (and to stderr, when the job keeps it): past it
+	// the test that crossed it is Output, the rest are not run, and the
+	// Result is OverOutput. 0 means DefaultTotalOutputKB(OutputKB).
+	TotalOutputKB int `yaml:"total_output_kb"`
+}
+
+// Bounds of Limits.TotalOutputKB: what one submission's output may cost
+// rewardd is about twice it (the reply from the sandbox and the outputs
+// decoded from it), per slot.
+const (
+	totalOutputTests = 16
+	maxTotalOutputKB = 64 << 10
+)
+
+// DefaultTotalOutputKB is the total output of a submission whose limits
+// set none: 16 tests' worth of outputKB, at most 64 MiB.
+func DefaultTotalOutputKB(outputKB int) int {
+	return min(totalOutputTests*outputKB, maxTotalOutputKB)
+}
+
+// totalOutput is l's total output in bytes, its default when unset.
+func (l Limits) totalOutput() int64 {
+	if l.TotalOutputKB == 0 {
+		return int64(DefaultTotalOutputKB(l.OutputKB)) << 10
+	}
+	return int64(l.TotalOutputKB) << 10
 }
 
 // DefaultLimits are the limits of a code_exec function that sets none:
@@ -36,7 +64,8 @@ func DefaultLimits() Limits {
 	return Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 512, OutputKB: 1024, Processes: 16}
 }
 
-// WithDefaults returns l with its zero fields taken from defaults.
+// WithDefaults returns l with its zero fields taken from defaults, and
+// TotalOutputKB, when neither sets it, DefaultTotalOutputKB(OutputKB).
 func (l Limits) WithDefaults(defaults Limits) Limits {
 	if l.CPUSeconds == 0 {
 		l.CPUSeconds = defaults.CPUSeconds
@@ -52,6 +81,12 @@ func (l Limits) WithDefaults(defaults Limits) Limits {
 	}
 	if l.Processes == 0 {
 		l.Processes = defaults.Processes
+	}
+	if l.TotalOutputKB == 0 {
+		l.TotalOutputKB = defaults.TotalOutputKB
+	}
+	if l.TotalOutputKB == 0 {
+		l.TotalOutputKB = DefaultTotalOutputKB(l.OutputKB)
 	}
 	return l
 }
@@ -69,6 +104,8 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("output_kb must be in [1, 65536], got %d", l.OutputKB)
 	case l.Processes < 1 || l.Processes > 1024:
 		return fmt.Errorf("processes must be in [1, 1024], got %d", l.Processes)
+	case l.TotalOutputKB < 0 || l.TotalOutputKB > maxTotalOutputKB:
+		return fmt.Errorf("total_output_kb must be in [1, %d] (0: the default), got %d", maxTotalOutputKB, l.TotalOutputKB)
 	}
 	return nil
 }
@@ -106,6 +143,15 @@ type Job struct {
 	// Test is the assert-style test code defining check(candidate), and
 	// EntryPoint the name of the function it is given.
 	Test, EntryPoint string
+	// Prompt is trusted python code, the task's prompt (assert only). The
+	// test code's names that it does not define itself are looked up in
+	// what Prompt defines first: a name Prompt binds at its top level,
+	// but EntryPoint, is never taken from the program, so that a program
+	// cannot pass by redefining the helper the tests check it with. A
+	// Prompt that does not compile defines nothing; one that raises
+	// before it binds a name the tests then ask for is a HarnessError.
+	// It runs in the runner, as the test code does, within the wall time.
+	Prompt string
 	// Limits bound the submission: its wall time and (for python, whose
 	// tests share one process) its CPU time as a whole, and each process's
 	// memory, output and processes.
@@ -117,6 +163,10 @@ type Job struct {
 	// StopOnFailure skips the tests after one whose program did not run
 	// to its end (a time, memory or output limit, a crash, an error).
 	StopOnFailure bool
+	// OutputBefore is what earlier jobs of the same submission printed
+	// (Result.Output), in bytes, when a caller runs a submission's tests
+	// in several jobs: it counts against Limits.TotalOutputKB.
+	OutputBefore int64
 	// KeepOutput keeps each test's stdout and stderr in its TestResult.
 	KeepOutput bool
 	// Judge runs the job under the slot's judge uid, which no submission
@@ -184,6 +234,13 @@ type Result struct {
 	Tests []TestResult
 	// Elapsed is the time the submission took in the sandbox.
 	Elapsed time.Duration
+	// Output is what the tests printed, in bytes, as counted against
+	// Limits.TotalOutputKB.
+	Output int64
+	// OverOutput says the tests together printed more than
+	// Limits.TotalOutputKB (with Job.OutputBefore): the test that crossed
+	// it is Output, and the tests after it were not run (Skipped).
+	OverOutput bool
 }
 
 // Passed counts the tests that passed.

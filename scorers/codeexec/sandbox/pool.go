@@ -516,7 +516,7 @@ func (p *Pool) start(ctx context.Context, s *slot) error {
 		}
 	}
 	var hello reply
-	if err := s.read(ctx, &hello, time.Now().Add(20*time.Second)); err != nil {
+	if err := s.read(ctx, &hello, time.Now().Add(20*time.Second), 64<<10); err != nil {
 		s.kill()
 		return fmt.Errorf("sandbox: fork server did not start: %w", err)
 	}
@@ -573,7 +573,7 @@ func (s *slot) roundTrip(ctx context.Context, req *request, timeout time.Duratio
 		return nil, s.died(fmt.Errorf("send: %w", err))
 	}
 	var rep reply
-	if err := s.read(ctx, &rep, time.Now().Add(timeout)); err != nil {
+	if err := s.read(ctx, &rep, time.Now().Add(timeout), req.maxReply()); err != nil {
 		return nil, err
 	}
 	if rep.ID != req.ID {
@@ -582,15 +582,16 @@ func (s *slot) roundTrip(ctx context.Context, req *request, timeout time.Duratio
 	return &rep, nil
 }
 
-func (s *slot) read(ctx context.Context, v any, deadline time.Time) error {
+// read reads the next reply into v, refusing one over limit bytes.
+func (s *slot) read(ctx context.Context, v any, deadline time.Time, limit int64) error {
 	s.respF.SetReadDeadline(deadline)
 	var head [4]byte
 	if _, err := io.ReadFull(s.resp, head[:]); err != nil {
 		return s.died(err)
 	}
 	n := binary.BigEndian.Uint32(head[:])
-	if n > 512<<20 {
-		return fmt.Errorf("reply of %d bytes", n)
+	if int64(n) > limit {
+		return fmt.Errorf("reply of %d bytes, over the %d its request allows", n, limit)
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(s.resp, body); err != nil {

@@ -89,15 +89,27 @@ func TestIOStdinIsPerTest(t *testing.T) {
 }
 
 // TestAssertStyle: HumanEval-style verdicts, and broken test code as a
-// HarnessError rather than a failed program.
+// HarnessError rather than a failed program. Names the test code does not
+// define come from the trusted prompt first (Job.Prompt), then from the
+// program; a name the prompt defines, but the entry point, never comes
+// from the program.
 func TestAssertStyle(t *testing.T) {
 	p := startPool(t, sandbox.Config{Slots: 1})
 	test := "def check(candidate):\n    assert candidate([3, 1, 2]) == [1, 2, 3]\n    assert candidate([]) == []\n"
+	// A helper the prompt defines and the tests use, a program that uses
+	// it right, and one that redefines it so that its stub passes.
+	const (
+		helper   = "def double(x):\n    return 2 * x\n"
+		stub     = "def half(x):\n    pass\n"
+		uses     = "def check(candidate):\n    assert candidate(double(3)) == 3\n"
+		right    = helper + "def half(x):\n    return x // 2\n"
+		redefine = "def double(x):\n    return x\ndef half(x):\n    return x\n"
+	)
 	cases := []struct {
-		name, code, test, entry string
-		want                    sandbox.Status
-		detail                  string // in Detail
-		harness                 bool   // Run must fail with a *HarnessError
+		name, code, test, entry, prompt string
+		want                            sandbox.Status
+		detail                          string // in Detail
+		harness                         bool   // Run must fail with a *HarnessError
 	}{
 		{name: "pass", code: "def srt(xs):\n    return sorted(xs)\n", want: sandbox.Passed},
 		{name: "assertion failure", code: "def srt(xs):\n    return xs\n", want: sandbox.Failed, detail: "AssertionError"},
@@ -110,12 +122,25 @@ func TestAssertStyle(t *testing.T) {
 		{name: "broken test code", code: "def srt(xs):\n    return sorted(xs)\n", test: "def check(candidate)\n    assert True\n", harness: true},
 		{name: "test code without check", code: "def srt(xs):\n    return sorted(xs)\n", test: "def verify(candidate):\n    assert True\n", harness: true},
 		{name: "test code raising", code: "def srt(xs):\n    return sorted(xs)\n", test: "import no_such_module_here\ndef check(candidate):\n    assert True\n", harness: true},
+
+		{name: "prompt's helper", prompt: helper + stub, code: right, test: uses, entry: "half", want: sandbox.Passed},
+		{name: "helper redefined", prompt: helper + stub, code: redefine, test: uses, entry: "half", want: sandbox.Failed, detail: "AssertionError"},
+		{name: "no prompt: the program's helper", code: redefine, test: uses, entry: "half", want: sandbox.Passed},
+		{name: "prose prompt defines nothing", prompt: "Write half(x), the inverse of double.", code: right, test: uses, entry: "half", want: sandbox.Passed},
+		{name: "entry point named in the tests is the program's", prompt: stub, code: right,
+			test: "def check(candidate):\n    assert half(8) == 4\n", entry: "half", want: sandbox.Passed},
+		{name: "a name the prompt lacks is the program's", prompt: "def other():\n    pass\n", code: right, test: uses, entry: "half", want: sandbox.Passed},
+		{name: "prompt raising after the helper", prompt: helper + "undefined_name\n", code: redefine, test: uses, entry: "half", want: sandbox.Failed},
+		{name: "prompt raising before the helper", prompt: "undefined_name\n" + helper, code: right, test: uses, entry: "half", detail: "'double'", harness: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			job := sandbox.Job{Style: sandbox.Assert, Code: c.code, Test: test, EntryPoint: "srt", Limits: sandbox.DefaultLimits()}
+			job := sandbox.Job{Style: sandbox.Assert, Code: c.code, Test: test, EntryPoint: "srt", Prompt: c.prompt, Limits: sandbox.DefaultLimits()}
 			if c.test != "" {
 				job.Test = c.test
+			}
+			if c.entry != "" {
+				job.EntryPoint = c.entry
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -125,8 +150,8 @@ func TestAssertStyle(t *testing.T) {
 				if !errors.As(err, &he) {
 					t.Fatalf("Run = %+v, %v; want a *sandbox.HarnessError", res, err)
 				}
-				if he.Detail == "" {
-					t.Errorf("HarnessError without detail")
+				if he.Detail == "" || !strings.Contains(he.Detail, c.detail) {
+					t.Errorf("HarnessError detail %q, want one with %q", he.Detail, c.detail)
 				}
 				return
 			}
@@ -139,6 +164,46 @@ func TestAssertStyle(t *testing.T) {
 			tr := res.Tests[0]
 			if tr.Status != c.want || !strings.Contains(tr.Detail, c.detail) {
 				t.Errorf("%s (%q), want %s with %q in the detail", tr.Status, tr.Detail, c.want, c.detail)
+			}
+		})
+	}
+	assertServes(t, p)
+}
+
+// TestTotalOutput: the tests of a submission print at most
+// Limits.TotalOutputKB together (with what earlier jobs of it printed,
+// Job.OutputBefore; stderr counts when it is kept): the test that crosses
+// it is Output, the tests after it are Skipped, and the Result says so.
+func TestTotalOutput(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	// 10,001 bytes on stdout and 5,000 on stderr per test, 4 tests.
+	code := "import sys\nprint('x' * 10000)\nsys.stderr.write('e' * 5000)\n"
+	for _, c := range []struct {
+		name    string
+		totalKB int
+		before  int64
+		keep    bool
+		want    string // each test's status, in order
+		over    bool
+		output  int64
+	}{
+		{"within", 40, 0, false, "failed failed failed failed", false, 40004},
+		{"third test crosses", 25, 0, false, "failed failed output skipped", true, 30003},
+		{"earlier jobs count", 25, 10000, false, "failed output skipped skipped", true, 20002},
+		{"kept stderr counts", 25, 0, true, "failed output skipped skipped", true, 30002},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(t, p, sandbox.Job{
+				Style: sandbox.IO, Code: code, Inputs: []string{"", "", "", ""}, OutputBefore: c.before, KeepOutput: c.keep,
+				Limits: sandbox.Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 256, OutputKB: 64, Processes: 8, TotalOutputKB: c.totalKB},
+				Check:  func(int, []byte) bool { return false },
+			})
+			var got []string
+			for _, tr := range res.Tests {
+				got = append(got, string(tr.Status))
+			}
+			if strings.Join(got, " ") != c.want || res.OverOutput != c.over || res.Output != c.output {
+				t.Errorf("tests %v, over %v, output %d; want %s, over %v, output %d", got, res.OverOutput, res.Output, c.want, c.over, c.output)
 			}
 		})
 	}
@@ -159,6 +224,7 @@ func TestJobValidation(t *testing.T) {
 		"io 257 tests":     {Style: sandbox.IO, Code: "pass", Inputs: make([]string, 257), Check: ok, Limits: sandbox.DefaultLimits()},
 		"assert no test":   {Style: sandbox.Assert, Code: "pass", EntryPoint: "f", Limits: sandbox.DefaultLimits()},
 		"assert no entry":  {Style: sandbox.Assert, Code: "pass", Test: "def check(c): pass", Limits: sandbox.DefaultLimits()},
+		"io prompt":        {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Prompt: "def f(): pass", Check: ok, Limits: sandbox.DefaultLimits()},
 		"zero limits":      {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Check: ok},
 		"huge cpu":         {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Check: ok, Limits: sandbox.Limits{CPUSeconds: 61, WallSeconds: 6, MemoryMB: 512, OutputKB: 1, Processes: 1}},
 	}
