@@ -170,13 +170,13 @@ type Scorer struct {
 	unavailable error
 	// checkers are the compiled special checkers, shared by the functions
 	// of one Kind.
-	checkers *checkerCache
+	checkers *buildCache
 }
 
 // Kind is the code_exec factory for a scorers.Registry: functions get their
 // runner from sb, and share compiled special checkers.
 func Kind(sb Sandbox) scorers.Factory {
-	checkers := newCheckerCache(256)
+	checkers := newBuildCache(256, 0)
 	return scorers.Kind(func(p Params) (*Scorer, error) { return newScorer(p, sb, checkers) })
 }
 
@@ -185,9 +185,9 @@ func Kind(sb Sandbox) scorers.Factory {
 // and every rollout it scores is an Error that says why (fail closed). A
 // language whose toolchain is missing is a configuration error on key
 // language, naming the package to install.
-func New(p Params, sb Sandbox) (*Scorer, error) { return newScorer(p, sb, newCheckerCache(64)) }
+func New(p Params, sb Sandbox) (*Scorer, error) { return newScorer(p, sb, newBuildCache(64, 0)) }
 
-func newScorer(p Params, sb Sandbox, checkers *checkerCache) (*Scorer, error) {
+func newScorer(p Params, sb Sandbox, checkers *buildCache) (*Scorer, error) {
 	lang, err := p.fill()
 	if err != nil {
 		return nil, err

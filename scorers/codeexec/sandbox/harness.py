@@ -286,8 +286,9 @@ def handle_io(req):
                 results[k] = {"status": "skipped"}
             else:
                 results[k] = {"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % lim["wall"]}
-        # Only a test that ran to its end is judged by its output (in Go).
-        if results[k]["status"] == "ran":
+        # Only a test that ran to its end is judged by its output (in Go);
+        # a job that keeps output has all of it.
+        if results[k]["status"] == "ran" or req.get("keep"):
             results[k]["stdout"] = read_back(outs[k], lim["output"])
         if req.get("keep"):
             results[k]["stderr"] = read_back(errs[k], lim["output"])
@@ -806,7 +807,8 @@ def judge_exec(req, t, data, status, timed_out, wall, out, err):
         # However it ended (a runtime may ignore SIGXFSZ, then loop on
         # failed writes until its time runs out), it printed too much.
         res.update(status="output", detail="output limit reached")
-    elif cpu > cpu_limit or os.WIFSIGNALED(st) and (os.WTERMSIG(st) == signal.SIGXCPU or cpu >= int(cpu_limit + 0.999) - 0.05):
+    elif cpu > cpu_limit or os.WIFSIGNALED(st) and (os.WTERMSIG(st) == signal.SIGXCPU or cpu >= int(cpu_limit + 0.999) - 0.05) \
+            or res.get("exit") != 0 and marked(err, req.get("time_markers")):
         res.update(status="timeout", detail="used %.2f s of CPU, the limit is %g s" % (cpu, cpu_limit))
     elif os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGXFSZ:
         res.update(status="output", detail="output limit reached")
