@@ -400,14 +400,7 @@ func sameLines(got, want string) bool {
 func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 	rows := cpRows(t)
 	full := os.Getenv("REWARDD_CP_FULL") == "1"
-	type solution struct {
-		problem  *cpRow
-		language string
-		wrong    bool
-		source   string
-		calls    []*runCodeCall
-	}
-	var sols []*solution
+	var sols []*cpSolution
 	for i := range rows {
 		if !full && i%20 != 0 {
 			continue
@@ -419,15 +412,15 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 				right, wrong = right[:min(1, len(right))], wrong[:min(1, len(wrong))]
 			}
 			for _, src := range right {
-				sols = append(sols, &solution{problem: r, language: lang, source: src})
+				sols = append(sols, &cpSolution{problem: r, language: lang, source: src})
 			}
 			for _, src := range wrong {
-				sols = append(sols, &solution{problem: r, language: lang, wrong: true, source: src})
+				sols = append(sols, &cpSolution{problem: r, language: lang, wrong: true, source: src})
 			}
 		}
 	}
-	// The io scorer, one Score call per language (its workers run them two
-	// at a time), while /run_code runs every test, 64 at once.
+	// The io scorer, Score calls of 8 solutions one after the other per
+	// language, while /run_code runs every test, 64 at once.
 	var calls []*runCodeCall
 	for _, s := range sols {
 		tl := 5.0
@@ -444,51 +437,35 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 		}
 	}
 	start := time.Now()
-	scores := map[string]*rewardv1.FunctionScores{}
+	scores := map[*cpSolution]*rewardv1.Execution{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, lang := range []string{"cpp", "python"} {
-		req := &rewardv1.ScoreRequest{Functions: []string{"io_" + lang}}
+		var mine []*cpSolution
 		for _, s := range sols {
-			if s.language != lang {
-				continue
+			if s.language == lang {
+				mine = append(mine, s)
 			}
-			fields := map[string]any{"tests": testsOf(s.problem)}
-			if s.problem.TimeLimit != nil {
-				fields["time_limit_s"] = *s.problem.TimeLimit
-			}
-			st, err := structpb.NewStruct(fields)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Rollouts = append(req.Rollouts, &rewardv1.Rollout{Completion: "```" + lang + "\n" + s.source + "\n```\n", Fields: st})
 		}
 		wg.Go(func() {
-			resp, err := srv.client(t).Score(context.Background(), req)
-			if err != nil {
-				t.Errorf("Score %s: %v", lang, err)
-				return
+			for len(mine) > 0 {
+				n := min(8, len(mine))
+				scoreIO(t, srv, lang, mine[:n], func(i int, e *rewardv1.Execution) {
+					mu.Lock()
+					scores[mine[i]] = e
+					mu.Unlock()
+				})
+				mine = mine[n:]
 			}
-			mu.Lock()
-			scores[lang] = resp.GetFunctions()[0]
-			mu.Unlock()
 		})
 	}
 	callAll(url, "", calls)
 	wg.Wait()
-	if t.Failed() {
-		return
-	}
-	next := map[string]int{}
 	var compared, passed int
 	for _, s := range sols {
-		fs := scores[s.language]
-		i := next[s.language]
-		next[s.language]++
-		e := fs.GetExecutions()[int32(i)]
-		if fs.GetStatus()[i] != rewardv1.ScoreStatus_SCORE_STATUS_OK || e == nil {
-			t.Errorf("%s %s (wrong=%v): the io scorer: %v %q", s.problem.ID, s.language, s.wrong, fs.GetStatus()[i], fs.GetErrors()[int32(i)])
-			continue
+		e := scores[s]
+		if e == nil {
+			continue // the io scorer's error is reported
 		}
 		verdicts := map[int]rewardv1.Verdict{} // a program that did not compile ran none
 		for _, te := range e.GetTests() {
@@ -521,12 +498,49 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 	t.Logf("%d solutions of %d problems, %d tests compared (%d passed) in %v (full set: %v)", len(sols), len(problems), compared, passed, time.Since(start), full)
 }
 
-func testsOf(r *cpRow) []any {
-	out := make([]any, len(r.Tests))
-	for i, tc := range r.Tests {
-		out[i] = map[string]any{"stdin": tc.Stdin, "stdout": tc.Stdout}
+// cpSolution is a solution of a cp problem, and its tests' /run_code calls.
+type cpSolution struct {
+	problem  *cpRow
+	language string
+	wrong    bool
+	source   string
+	calls    []*runCodeCall
+}
+
+// scoreIO scores sols with the io function of their language and gives
+// each one's execution to got, by index; a solution the function did not
+// score OK is an error of the test.
+func scoreIO(t *testing.T, srv *process, language string, sols []*cpSolution, got func(i int, e *rewardv1.Execution)) {
+	req := &rewardv1.ScoreRequest{Functions: []string{"io_" + language}}
+	for _, s := range sols {
+		tests := make([]any, len(s.problem.Tests))
+		for i, tc := range s.problem.Tests {
+			tests[i] = map[string]any{"stdin": tc.Stdin, "stdout": tc.Stdout}
+		}
+		fields := map[string]any{"tests": tests}
+		if s.problem.TimeLimit != nil {
+			fields["time_limit_s"] = *s.problem.TimeLimit
+		}
+		st, err := structpb.NewStruct(fields)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		req.Rollouts = append(req.Rollouts, &rewardv1.Rollout{Completion: "```" + language + "\n" + s.source + "\n```\n", Fields: st})
 	}
-	return out
+	resp, err := srv.client(t).Score(context.Background(), req)
+	if err != nil {
+		t.Errorf("Score %s: %v", language, err)
+		return
+	}
+	fs := resp.GetFunctions()[0]
+	for i, s := range sols {
+		if e := fs.GetExecutions()[int32(i)]; fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK && e != nil {
+			got(i, e)
+			continue
+		}
+		t.Errorf("%s %s (wrong=%v): the io scorer: %v %q", s.problem.ID, s.language, s.wrong, fs.GetStatus()[i], fs.GetErrors()[int32(i)])
+	}
 }
 
 // TestRunCodeRefused: /run_code runs programs only for a config that lets
