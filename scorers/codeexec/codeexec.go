@@ -17,7 +17,7 @@
 //
 // Language is python (the default: the sandbox's fork server runs it
 // in-process, all of a submission's tests in one process), cpp (C++17,
-// g++ -std=gnu++17 -O2, with a precompiled bits/stdc++.h), java (OpenJDK
+// g++ -std=gnu++17 -O2, with bits/stdc++.h and iostream precompiled), java (OpenJDK
 // 17; the public class may have any name) or javascript (node). A
 // language whose toolchain is not installed is refused when the function
 // is compiled, naming the Debian package to install. A compiled program

@@ -76,7 +76,7 @@ func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, e
 		}
 		p.launcher = launcher
 	}
-	if l.PrecompiledHeader != "" {
+	if len(l.PrecompiledHeaders) > 0 {
 		dir, err := buildPCH(ctx, p.cfg.CacheDir, l)
 		if err != nil {
 			return nil, err
