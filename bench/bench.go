@@ -494,15 +494,20 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Scenario == CP {
 		return nil, &OptionError{errors.New("the cp scenario runs a point per language: bench.RunCP")}
 	}
-	if err := opts.fill(); err != nil {
-		return nil, err
-	}
-	s, err := open(ctx, &opts)
+	s, err := openFilled(ctx, &opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
 	return s.point(ctx, opts, pointFull)
+}
+
+// openFilled fills in opts' defaults, checks them, and opens the session.
+func openFilled(ctx context.Context, opts *Options) (*session, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	return open(ctx, opts)
 }
 
 // session is what a run or a sweep sets up once: the scenario, the target,

@@ -277,10 +277,7 @@ type CPResult struct {
 // every solution is sent once.
 func RunCP(ctx context.Context, opts Options) (*CPResult, error) {
 	opts.Scenario = CP
-	if err := opts.fill(); err != nil {
-		return nil, err
-	}
-	s, err := open(ctx, &opts)
+	s, err := openFilled(ctx, &opts)
 	if err != nil {
 		return nil, err
 	}

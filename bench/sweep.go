@@ -101,10 +101,7 @@ func Sweep(ctx context.Context, opts Options, kind string) (*SweepResult, error)
 	if err := probe.fill(); err != nil { // the largest point must fit the limits
 		return nil, err
 	}
-	if err := opts.fill(); err != nil {
-		return nil, err
-	}
-	s, err := open(ctx, &opts)
+	s, err := openFilled(ctx, &opts)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -198,14 +197,7 @@ func callAll(url, token string, calls []*runCodeCall) {
 // rewardd's answers; and /run_code agrees with the io scorer of the same
 // server, test by test, on competitive-programming problems.
 func TestRunCode(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root; not root")
-	}
-	cfg := filepath.Join(t.TempDir(), "runcode.yml")
-	if err := os.WriteFile(cfg, []byte(runCodeConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, "--config", cfg, "--workers", "2")
+	srv := startCodeServer(t, runCodeConfig, "--workers", "2")
 	url := "http://" + srv.httpAddr + "/run_code"
 	t.Run("verl", func(t *testing.T) { testRunCodeVerl(t, url) })
 	t.Run("AgreesWithIO", func(t *testing.T) { testRunCodeAgreesWithIO(t, srv, url) })
@@ -217,6 +209,20 @@ func TestRunCode(t *testing.T) {
 	if !strings.Contains(metrics, `rewardd_sandbox_executions_total{result="sandbox_error"} 0`+"\n") {
 		t.Errorf("/metrics counts sandbox errors")
 	}
+}
+
+// startCodeServer starts `rewardd serve` with the config text and args,
+// or skips the test when the sandbox cannot run here.
+func startCodeServer(t *testing.T, config string, args ...string) *process {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox needs root; not root")
+	}
+	path := filepath.Join(t.TempDir(), "config.yml")
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return startServer(t, append([]string{"--config", path}, args...)...)
 }
 
 // A C++ program that doubles its input, and one whose compile runs for
@@ -354,23 +360,16 @@ type cpRow struct {
 
 func cpRows(t *testing.T) []cpRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "..", "shared", "data", "cp_problems.jsonl"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "cp_problems.jsonl"))
 	if err != nil {
 		t.Skipf("competitive-programming data (../shared beside the repo): %v", err)
 	}
-	defer f.Close()
-	var rows []cpRow
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var r cpRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	rows := make([]cpRow, len(lines))
+	for i, line := range lines {
+		if err := json.Unmarshal(line, &rows[i]); err != nil {
+			t.Fatalf("cp_problems.jsonl:%d: %v", i+1, err)
 		}
-		rows = append(rows, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return rows
 }
@@ -420,7 +419,8 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 		}
 	}
 	// The io scorer, Score calls of 8 solutions one after the other per
-	// language, while /run_code runs every test, 64 at once.
+	// language; then /run_code, every test, 64 at once (at the same time,
+	// the scorer would wait for sandbox slots behind 64 requests).
 	var calls []*runCodeCall
 	for _, s := range sols {
 		tl := 5.0
@@ -459,8 +459,8 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 			}
 		})
 	}
-	callAll(url, "", calls)
 	wg.Wait()
+	callAll(url, "", calls)
 	var compared, passed int
 	for _, s := range sols {
 		e := scores[s]
