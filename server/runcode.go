@@ -212,10 +212,11 @@ func seconds(key string, v *float64) (float64, error) {
 	return *v, nil
 }
 
-// runCodeCost bounds what a run's answer holds: its stdout and stderr, up
-// to the output limit each, as the sandbox sends them (base64 in JSON),
-// decoded, and encoded again in the answer (JSON escapes).
-func runCodeCost(outputKB int) int64 { return 2 * 4 * int64(outputKB) << 10 }
+// runCodeCost bounds what a run's answer holds at once: its stdout and
+// stderr, up to the output limit each, three times over (as the sandbox
+// sends them, in base64, while they are decoded; decoded; in the answer's
+// JSON while it is written).
+func runCodeCost(outputKB int) int64 { return 2 * 3 * int64(outputKB) << 10 }
 
 // runCodeAnswer is the answer for what the executor did.
 func runCodeAnswer(res codeexec.ExecResult) runCodeResponse {
