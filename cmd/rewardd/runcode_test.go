@@ -46,6 +46,7 @@ const runCodeConfig = `functions:
     limits: {cpu_seconds: 60, wall_seconds: 120, memory_mb: 1024, output_kb: 8192}
 limits:
   max_inflight_requests: 128 # verl's 64 requests at once, and the io scorer's
+  request_timeout: 15m       # 8 slow wrong solutions in a request (REWARDD_CP_FULL)
 inline:
   kinds: [exact_match, code_exec]
   code_exec_limits: {cpu_seconds: 30, wall_seconds: 120, memory_mb: 1024, output_kb: 8192, processes: 64}
@@ -86,8 +87,12 @@ const (
 // fetch_files), a Gateway Timeout retried up to 3 times with a growing
 // delay, any other HTTP error a sandbox error (-1), and the answer read as
 // verl reads it into its verdict. It returns the verdict, the answer and
-// the HTTP status.
-func verlCall(url, token, code, stdin, expected, language string, timeout, memoryMB int) (int, *sandboxFusionAnswer, int) {
+// the HTTP status. The call gives up after wait (0: verl's own, both
+// timeouts and 10 s).
+func verlCall(url, token, code, stdin, expected, language string, timeout, memoryMB int, wait time.Duration) (int, *sandboxFusionAnswer, int) {
+	if wait == 0 {
+		wait = time.Duration(2*timeout+10) * time.Second
+	}
 	body, _ := json.Marshal(map[string]any{
 		"compile_timeout": timeout, "run_timeout": timeout, "code": code, "stdin": stdin,
 		"memory_limit_MB": memoryMB, "language": language, "files": map[string]any{}, "fetch_files": []string{},
@@ -101,7 +106,7 @@ func verlCall(url, token, code, stdin, expected, language string, timeout, memor
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		var err error
-		resp, err = (&http.Client{Timeout: time.Duration(2*timeout+10) * time.Second}).Do(req)
+		resp, err = (&http.Client{Timeout: wait}).Do(req)
 		if err != nil {
 			return verlSandboxError, nil, 0
 		}
@@ -170,6 +175,8 @@ func describe(a *sandboxFusionAnswer) string {
 type runCodeCall struct {
 	code, stdin, expected, language string
 	timeout, memoryMB               int
+	// wait is how long the client waits for the answer (0: as verl).
+	wait time.Duration
 
 	verdict int
 	answer  *sandboxFusionAnswer
@@ -185,7 +192,7 @@ func callAll(url, token string, calls []*runCodeCall) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c.verdict, c.answer, c.status = verlCall(url, token, c.code, c.stdin, c.expected, c.language, c.timeout, c.memoryMB)
+			c.verdict, c.answer, c.status = verlCall(url, token, c.code, c.stdin, c.expected, c.language, c.timeout, c.memoryMB, c.wait)
 		})
 	}
 	wg.Wait()
@@ -431,7 +438,10 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 			tl *= 2 // the function's time_limit_factor
 		}
 		for _, tc := range s.problem.Tests {
-			c := &runCodeCall{code: s.source, stdin: tc.Stdin, expected: tc.Stdout, language: s.language, timeout: int(tl + 0.999), memoryMB: 1024}
+			// The client waits as long as it takes: 64 requests of slow
+			// wrong solutions queue for 2 sandbox slots.
+			c := &runCodeCall{code: s.source, stdin: tc.Stdin, expected: tc.Stdout, language: s.language, timeout: int(tl + 0.999), memoryMB: 1024,
+				wait: 15 * time.Minute}
 			s.calls = append(s.calls, c)
 			calls = append(calls, c)
 		}
