@@ -131,8 +131,9 @@ fuzz: ## Fuzz every target for FUZZTIME each (default 10s; FUZZ=regexp picks tar
 	echo "fuzzed $$n targets for $(FUZZTIME) each in $$((SECONDS - start)) s"
 
 .PHONY: test-cp
-test-cp: ## Run code_exec on all of ../shared/data/cp_problems.jsonl: 460 accepted and 124 wrong solutions (~15 min)
+test-cp: ## Run code_exec and POST /run_code on all of ../shared/data/cp_problems.jsonl: 460 accepted and 124 wrong solutions
 	REWARDD_CP_FULL=1 go test $(GO_TEST_FLAGS) -timeout 1h -run '^TestCPProblems$$' -v ./scorers/codeexec/
+	REWARDD_CP_FULL=1 go test $(GO_TEST_FLAGS) -timeout 1h -run '^TestRunCode$$/^AgreesWithIO$$' -v ./cmd/rewardd/
 
 .PHONY: bench
 bench: ## Run the Go benchmarks

@@ -63,6 +63,8 @@ type Baseline struct {
 	SubmissionLatency *Latency   `json:"submission_latency_ms,omitempty"`
 	SubmissionCDF     []Quantile `json:"submission_latency_cdf,omitempty"`
 	TestsPerSecond    float64    `json:"tests_per_second,omitempty"`
+	Tests             int64      `json:"tests,omitempty"`
+	CPUMsPerTest      float64    `json:"cpu_ms_per_test,omitempty"`
 	Timeouts          int        `json:"timeouts,omitempty"`
 	MachineCPUSeconds float64    `json:"machine_cpu_seconds,omitempty"`
 	OtherCPUSeconds   float64    `json:"other_cpu_seconds,omitempty"`
@@ -424,6 +426,9 @@ func (s *session) e2e(ctx context.Context, opts Options) (*E2E, error) {
 // rollout is the request form of a row.
 func rollout(r Row) *rewardv1.Rollout {
 	fields := map[string]*structpb.Value{}
+	if r.Checker != "" {
+		cpFields(r, fields)
+	}
 	if r.Answer != "" {
 		fields["answer"] = structpb.NewStringValue(r.Answer)
 	}

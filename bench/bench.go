@@ -37,7 +37,7 @@ import (
 // value from Defaults, and so does Duration when Requests is 0 too; the other
 // fields mean what zero says (no warm-up, no wrong rollouts, …).
 type Options struct {
-	// Scenario is GSM8K, Mixed, Long, HumanEval or Stdio.
+	// Scenario is GSM8K, Mixed, Long, HumanEval, Stdio or CP (RunCP).
 	Scenario string
 	// Data is GSM8K's test.jsonl, or HumanEval's JSONL for HumanEval ("":
 	// the scenario's default, Defaults().Data or HumanEvalData; Stdio
@@ -144,6 +144,8 @@ func ScenarioConfig(scenario string) (name string, yaml []byte) {
 		return "humaneval (bench.HumanEvalConfig)", []byte(HumanEvalConfig)
 	case Stdio:
 		return "stdio (bench.StdioConfig)", []byte(StdioConfig)
+	case CP:
+		return "cp (bench.CPConfig)", []byte(CPConfig)
 	}
 	return "", nil
 }
@@ -188,8 +190,16 @@ func (o *Options) check() error {
 			o.Data = HumanEvalData
 		case Stdio:
 			o.Data = "(generated)"
+		case CP:
+			o.Data = CPData
 		default:
 			o.Data = d.Data
+		}
+	}
+	if o.Scenario == CP {
+		o.Wrong = 0 // the jury's accepted solutions only
+		if o.BatchSize == 0 {
+			o.BatchSize = CPBatchSize
 		}
 	}
 	if o.Scenario == Long {
@@ -208,7 +218,7 @@ func (o *Options) check() error {
 			*p.v = *p.def
 		}
 	}
-	if o.Requests == 0 && o.Duration == 0 {
+	if o.Requests == 0 && o.Duration == 0 && o.Scenario != CP { // cp: every solution once
 		o.Duration = d.Duration
 	}
 	if len(o.Functions) == 0 {
@@ -218,6 +228,8 @@ func (o *Options) check() error {
 			o.Functions = HumanEvalFunctions
 		case Stdio:
 			o.Functions = StdioFunctions
+		case CP:
+			o.Functions = []string{CPFunctions["cpp"], CPFunctions["python"]}
 		}
 	}
 	if o.Addr == "" && o.Config == nil {
@@ -235,7 +247,9 @@ func (o *Options) check() error {
 	switch {
 	case code && o.CompletionLength > 0:
 		return fmt.Errorf("the %s scenario sends programs as they are: no completion length", o.Scenario)
-	case code && o.Python != "" && len(o.Functions) != 1:
+	case o.Scenario == CP && (len(o.Functions) != 2 || o.Functions[0] != CPFunctions["cpp"] || o.Functions[1] != CPFunctions["python"]):
+		return fmt.Errorf("the cp scenario asks for %s and %s, a function per language (got %s)", CPFunctions["cpp"], CPFunctions["python"], strings.Join(o.Functions, ", "))
+	case code && o.Scenario != CP && o.Python != "" && len(o.Functions) != 1:
 		return fmt.Errorf("the naive runner baseline scores one code_exec function; ask for one (got %s), or run without the baseline",
 			strings.Join(o.Functions, ", "))
 	}
@@ -464,23 +478,36 @@ type Ratios struct {
 	// subprocesses).
 	PerCPUSecond float64 `json:"per_cpu_second,omitempty"`
 	PerCPUBasis  string  `json:"per_cpu_basis,omitempty"`
+	// TestsPerSecond is a code scenario's tests/s ÷ the naive runner's,
+	// and CPUPerTest the naive runner's CPU per test ÷ rewardd's (process
+	// trees): for cp, whose submissions run from 2 to 30 tests.
+	TestsPerSecond float64 `json:"tests_per_second,omitempty"`
+	CPUPerTest     float64 `json:"cpu_per_test,omitempty"`
 	// E2E is the in-process Python time of one E2ERows batch ÷ the Python
 	// client's end-to-end time for it over gRPC: above 1, sending the batch
 	// to rewardd is faster than scoring it in the trainer's process.
 	E2E float64 `json:"e2e,omitempty"`
 }
 
-// Run benchmarks one configuration.
+// Run benchmarks one configuration (the cp scenario: RunCP).
 func Run(ctx context.Context, opts Options) (*Result, error) {
-	if err := opts.fill(); err != nil {
-		return nil, err
+	if opts.Scenario == CP {
+		return nil, &OptionError{errors.New("the cp scenario runs a point per language: bench.RunCP")}
 	}
-	s, err := open(ctx, &opts)
+	s, err := openFilled(ctx, &opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
 	return s.point(ctx, opts, pointFull)
+}
+
+// openFilled fills in opts' defaults, checks them, and opens the session.
+func openFilled(ctx context.Context, opts *Options) (*session, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	return open(ctx, opts)
 }
 
 // session is what a run or a sweep sets up once: the scenario, the target,
@@ -493,6 +520,9 @@ type session struct {
 	// functions and fingerprint are what the target serves.
 	functions   []string
 	fingerprint string
+	// cp is the cp function of the language being measured, as the naive
+	// runner must do it.
+	cp cpParams
 }
 
 func open(ctx context.Context, opts *Options) (*session, error) {
@@ -535,7 +565,7 @@ func open(ctx context.Context, opts *Options) (*session, error) {
 	}
 	s.functions = opts.Functions
 	s.fingerprint = lf.GetConfigFingerprint()
-	if isCode(sc.name) {
+	if isCode(sc.name) && sc.name != CP { // cp: per language, RunCP
 		if err := s.checkCodeFunctions(ctx, infos); err != nil {
 			s.close()
 			return nil, err
@@ -590,6 +620,10 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	// and maxBatchBytes.
 	perBatch := opts.BatchSize * (sc.meanLength() + 600)
 	n := max(1, min(maxBatches, maxBatchBytes/max(perBatch, 1)))
+	if sc.name == CP {
+		// Every solution: a few MB of tests.
+		n = (len(sc.cp) + opts.BatchSize - 1) / opts.BatchSize
+	}
 	if opts.Requests > 0 {
 		n = min(n, opts.Requests)
 	}
@@ -613,6 +647,9 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 			return nil, fmt.Errorf("encode batch: %w", err)
 		}
 		batches[j] = batch{rows: rows, encoded: enc}
+		for _, r := range rows {
+			batches[j].tests += r.tests
+		}
 	}
 	spread.Mean = float64(total) / float64(n*opts.BatchSize)
 
@@ -632,6 +669,11 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	}
 
 	code := isCode(sc.name)
+	if sc.name == CP {
+		if err := s.compileCheckers(ctx, batches); err != nil {
+			return nil, err
+		}
+	}
 	l := &load{conns: conns, batches: batches, functions: s.functions, requests: opts.Requests, duration: opts.Duration}
 	if code {
 		l.kept = make([]atomic.Pointer[rewardv1.ScoreResponse], len(batches))

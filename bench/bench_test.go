@@ -646,3 +646,91 @@ func checkSVG(t *testing.T, write func(io.Writer) error) {
 		t.Fatalf("root element %q, want svg", root)
 	}
 }
+
+// cpPath is the competitive-programming data, beside the repository.
+const cpPath = "../../shared/data/cp_problems.jsonl"
+
+// TestBenchCP runs the cp scenario for real, small: two problems of
+// cp_problems.jsonl (a float checker and a special checker), one request of
+// two accepted solutions per language (C++: the float problem's; Python:
+// one of each), against the naive runner. Every
+// solution passes every test on both sides, the tests are counted from the
+// rows, and both ratios are there.
+func TestBenchCP(t *testing.T) {
+	all, err := readCP(cpPath)
+	if err != nil {
+		t.Skipf("competitive-programming data (../shared beside the repo): %v", err)
+	}
+	reg := codeRegistry(t)
+	var lines []string
+	tests := map[string]int{}
+	for _, id := range []string{"kattis-export/gcpc2021/montyshall", "icpc-problems/infinityissues"} {
+		for _, p := range all {
+			if p.ID != id {
+				continue
+			}
+			b, err := json.Marshal(map[string]any{"id": p.ID, "tests": p.Tests, "time_limit_s": p.TimeLimit, "checker": p.Checker,
+				"checker_files": p.CheckerFiles, "solutions": p.Solutions})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, string(b))
+			tests[p.ID] = p.tests
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d of the 2 problems found in %s", len(lines), cpPath)
+	}
+	data := filepath.Join(t.TempDir(), "cp.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunCP(context.Background(), Options{
+		Data: data, BatchSize: 2, Clients: 1, Requests: 1, Registry: reg, Workers: 2, Python: pythonPath,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs, want one per language", len(res.Runs))
+	}
+	for i, r := range res.Runs {
+		lang := CPLanguages[i]
+		if r.Requests.OK != 1 || r.Rollouts != 2 || len(r.Functions) != 1 || r.Functions[0] != CPFunctions[lang] || r.Outcomes[0].MeanOK != 1 {
+			t.Errorf("%s: requests %+v, %d rollouts, functions %v, outcomes %+v; want 1 OK request of 2 for %s, all passed",
+				lang, r.Requests, r.Rollouts, r.Functions, r.Outcomes, CPFunctions[lang])
+			continue
+		}
+		// The rows: montyshall's solutions first, then infinityissues'.
+		two, err := readCP(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := (&scenario{name: CP, cpProblems: two, group: 1}).withLanguage(lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for _, row := range sc.rows(0, 2) {
+			want += tests[row.Task]
+		}
+		if c := r.Code; c == nil || c.Tests != int64(want) || c.Errors != 0 || c.CPUMsPerTest <= 0 {
+			t.Errorf("%s: code result %+v, want %d tests", lang, c, want)
+		}
+		b := r.Baseline
+		if b == nil || b.Tests != int64(want) || b.CPUMsPerTest <= 0 || b.Agreement.Compared != 2 || b.Agreement.Agree != 2 || b.Agreement.Passes.PythonPassed != 2 {
+			t.Errorf("%s: baseline %+v; want %d tests, both solutions passed on both sides", lang, b, want)
+		}
+		if r.Ratios == nil || r.Ratios.TestsPerSecond <= 0 || r.Ratios.CPUPerTest <= 0 {
+			t.Errorf("%s: ratios %+v", lang, r.Ratios)
+		}
+	}
+	if !strings.Contains(text.String(), "cp_python") || !strings.Contains(text.String(), "naive tests/s") {
+		t.Errorf("the report has no side-by-side table")
+	}
+}

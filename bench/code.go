@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"google.golang.org/grpc/codes"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
@@ -29,6 +30,9 @@ type CodeResult struct {
 	SubmissionsPerSecond float64 `json:"submissions_per_second"`
 	TestsPerSubmission   float64 `json:"tests_per_submission"`
 	TestsPerSecond       float64 `json:"tests_per_second"`
+	// Tests is how many tests the OK requests' programs ran (for cp, where
+	// the rows' problems have 2 to 30).
+	Tests int64 `json:"tests"`
 	// Timed is how many submissions the in-process server's code_exec
 	// scorers ran in the measured phase, and Latency their time each, from
 	// the scorer's call to its verdict: the sandbox round trip, plus the
@@ -44,6 +48,7 @@ type CodeResult struct {
 	// sandboxes, which are other processes.
 	CPUSeconds         float64 `json:"cpu_seconds"`
 	CPUMsPerSubmission float64 `json:"cpu_ms_per_submission"`
+	CPUMsPerTest       float64 `json:"cpu_ms_per_test"`
 	// MachineCPUSeconds is the busy CPU time of the whole machine in the
 	// same time (/proc/stat), and OtherCPUSeconds the part of it that was
 	// not ours: other processes (and the kernel's work not charged to
@@ -238,6 +243,12 @@ func (s *session) checkCodeFunctions(ctx context.Context, infos []*rewardv1.Func
 			}
 		}
 	}
+	return s.checkRunsPrograms(ctx)
+}
+
+// checkRunsPrograms checks that the server can run programs at all: one
+// canonical rollout of the scenario must not score ERROR.
+func (s *session) checkRunsPrograms(ctx context.Context) error {
 	row := s.sc.row(0)
 	for i := 1; i < 1000 && row.Wrong; i++ { // a canonical one, if --wrong leaves any
 		row = s.sc.row(i)
@@ -265,8 +276,14 @@ func (s *session) checkCodeFunctions(ctx context.Context, infos []*rewardv1.Func
 // codeOutcome fills r.Code from the load, the timer, and the CPU of this
 // process tree (own: for an in-process server) and of the machine.
 func (s *session) codeOutcome(r *Result, lr *loadResult, took []time.Duration, own, machine time.Duration) {
-	c := &CodeResult{SubmissionsPerSecond: r.EvaluationsPerSecond, TestsPerSubmission: s.sc.testsPerSubmission(), MachineCPUSeconds: machine.Seconds()}
-	c.TestsPerSecond = c.SubmissionsPerSecond * c.TestsPerSubmission
+	c := &CodeResult{SubmissionsPerSecond: r.EvaluationsPerSecond, MachineCPUSeconds: machine.Seconds()}
+	for _, call := range lr.calls {
+		if call.code == codes.OK.String() {
+			c.Tests += int64(call.tests)
+		}
+	}
+	c.TestsPerSecond = ratio(float64(c.Tests), r.ElapsedSeconds)
+	c.TestsPerSubmission = ratio(float64(c.Tests), float64(r.Evaluations))
 	if s.target.timer != nil {
 		c.Timed = len(took)
 		l := latencyOf(took)
@@ -277,6 +294,7 @@ func (s *session) codeOutcome(r *Result, lr *loadResult, took []time.Duration, o
 		c.OtherCPUSeconds = max(0, machine.Seconds()-c.CPUSeconds)
 		if r.Evaluations > 0 {
 			c.CPUMsPerSubmission = c.CPUSeconds * 1e3 / float64(r.Evaluations)
+			c.CPUMsPerTest = c.CPUSeconds * 1e3 / float64(c.Tests)
 		}
 	}
 	for _, o := range r.Outcomes {
@@ -292,6 +310,7 @@ type naiveOut struct {
 	Workers     int       `json:"workers"`
 	Batches     int       `json:"batches"`
 	Rollouts    int64     `json:"rollouts"`
+	Tests       int64     `json:"tests"`
 	WallSeconds float64   `json:"wall_seconds"`
 	CPUSeconds  float64   `json:"cpu_seconds"`
 	MachineCPU  float64   `json:"machine_cpu_seconds"`
@@ -321,12 +340,13 @@ func (s *session) codeBaseline(ctx context.Context, opts Options, batches []batc
 		return err
 	}
 	timeout := sandbox.DefaultLimits().WallSeconds
-	style := "assert"
-	if s.sc.name == Stdio {
-		style = "io"
-	}
+	style := map[string]string{HumanEval: "assert", Stdio: "io", CP: "cp"}[s.sc.name]
 	args := []string{"naive_runner.py", "--style", style, "--rows", path, "--batch-size", strconv.Itoa(opts.BatchSize),
 		"--workers", "2", "--timeout", strconv.FormatFloat(timeout, 'f', -1, 64)}
+	if style == "cp" {
+		args = append(args, "--time-limit", strconv.FormatFloat(s.cp.TimeLimitSeconds, 'f', -1, 64),
+			"--time-limit-factor", strconv.FormatFloat(s.cp.TimeLimitFactor, 'f', -1, 64))
+	}
 	args = append(args, runLength(opts)...)
 	s.say("python baseline: naive subprocess.run runner, 2 threads, batch %d …", opts.BatchSize)
 	out, err := s.py.run(ctx, args...)
@@ -342,21 +362,30 @@ func (s *session) codeBaseline(ctx context.Context, opts Options, batches []batc
 		PeakRSSBytes: n.PeakRSS, Runner: "naive_runner.py: subprocess.run([sys.executable, \"-c\", program + test + check(entry_point)]) per submission",
 		Workers: n.Workers, Timeouts: n.Timeouts, MachineCPUSeconds: n.MachineCPU,
 	}
-	if style == "io" {
+	switch style {
+	case "io":
 		b.Runner = "naive_runner.py: subprocess.run([sys.executable, \"-c\", program], input=stdin) per test case"
+	case "cp":
+		b.Runner = "naive_runner.py: subprocess.run([\"g++\", \"-std=gnu++17\", \"-O2\", …]) once per submission (C++), subprocess.run(program, input=stdin) per test case, the row's checker"
 	}
 	b.RolloutsPerSecond = ratio(float64(n.Rollouts), n.WallSeconds)
 	b.EvaluationsPerSecond = b.RolloutsPerSecond
-	b.TestsPerSecond = b.RolloutsPerSecond * s.sc.testsPerSubmission()
+	b.Tests = n.Tests
+	b.TestsPerSecond = ratio(float64(n.Tests), n.WallSeconds)
+	b.CPUMsPerTest = ratio(n.CPUSeconds*1e3, float64(n.Tests))
 	b.Latency = latencyOf(seconds(n.Latencies))
 	sl := latencyOf(seconds(n.Submission))
 	b.SubmissionLatency, b.SubmissionCDF = &sl, cdf(seconds(n.Submission), 100)
 	r.Baseline = b
 	r.Ratios = &Ratios{Throughput: ratio(r.EvaluationsPerSecond, b.RolloutsPerSecond)}
 	b.OtherCPUSeconds = max(0, n.MachineCPU-n.CPUSeconds)
-	if c := r.Code; c != nil && c.CPUSeconds > 0 && n.CPUSeconds > 0 {
-		r.Ratios.PerCPUSecond = ratio(float64(r.Evaluations)/c.CPUSeconds, float64(n.Rollouts)/n.CPUSeconds)
-		r.Ratios.PerCPUBasis = "process tree"
+	if c := r.Code; c != nil {
+		r.Ratios.TestsPerSecond = ratio(c.TestsPerSecond, b.TestsPerSecond)
+		if c.CPUSeconds > 0 && n.CPUSeconds > 0 {
+			r.Ratios.PerCPUSecond = ratio(float64(r.Evaluations)/c.CPUSeconds, float64(n.Rollouts)/n.CPUSeconds)
+			r.Ratios.PerCPUBasis = "process tree"
+			r.Ratios.CPUPerTest = ratio(b.CPUMsPerTest, c.CPUMsPerTest)
+		}
 	}
 	if c := r.Code; c != nil && c.OtherCPUSeconds > 0.1*c.MachineCPUSeconds+1 {
 		r.Notes = append(r.Notes, fmt.Sprintf("the machine was not quiet: other processes used %.1f s of CPU during the rewardd phase (%.0f%% of the machine's busy time); its figures are not clean",
@@ -422,15 +451,6 @@ func (s *session) codeBaseline(ctx context.Context, opts Options, batches []batc
 	}
 	b.Agreement = a
 	return nil
-}
-
-// testsPerSubmission is the number of tests each submission of a code
-// scenario runs.
-func (s *scenario) testsPerSubmission() float64 {
-	if s.name == Stdio {
-		return StdioTests
-	}
-	return 1
 }
 
 func orNone(s string) string {

@@ -28,6 +28,7 @@ const codeBadResponse = "BAD_RESPONSE"
 type batch struct {
 	rows    []Row
 	encoded preEncoded
+	tests   int // the tests its code rows' programs run
 }
 
 // call is the record of one request.
@@ -36,6 +37,7 @@ type call struct {
 	took     time.Duration
 	code     string // codes.Code name, or codeBadResponse
 	rollouts int
+	tests    int // the batch's
 }
 
 // tally holds the per-function outcomes of the answers a client received.
@@ -171,7 +173,7 @@ func (l *load) run(ctx context.Context, perClient int) *loadResult {
 						}
 					}
 				}
-				calls = append(calls, call{start: start.Sub(t0), took: took, code: code, rollouts: len(b.rows)})
+				calls = append(calls, call{start: start.Sub(t0), took: took, code: code, rollouts: len(b.rows), tests: b.tests})
 				l.progress.done(1)
 			}
 			mu.Lock()

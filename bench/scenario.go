@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Scenarios.
@@ -43,10 +45,22 @@ type Row struct {
 	// check(candidate)) and the name of the function it checks.
 	Test       string `json:"test,omitempty"`
 	EntryPoint string `json:"entry_point,omitempty"`
-	// Tests are the io test cases of a stdio row, as JSON: [{stdin, stdout}].
+	// Tests are the io test cases of a stdio or cp row, as JSON: [{stdin,
+	// stdout}].
 	Tests string `json:"tests,omitempty"`
+	// Language is a cp row's program's language; Checker, CheckerFiles and
+	// TimeLimit are its problem's (cp_problems.jsonl's checker,
+	// checker_files and time_limit_s).
+	Language     string          `json:"language,omitempty"`
+	Checker      string          `json:"checker,omitempty"`
+	CheckerFiles json.RawMessage `json:"checker_files,omitempty"`
+	TimeLimit    *float64        `json:"time_limit_s,omitempty"`
 	// Wrong marks a completion whose final answer was changed.
 	Wrong bool `json:"-"`
+	// tests is how many tests a code row's program runs; checkerFiles is
+	// CheckerFiles as a row field.
+	tests        int
+	checkerFiles *structpb.Value
 }
 
 // problem is one GSM8K test problem.
@@ -59,7 +73,9 @@ type problem struct {
 
 // isCode says whether a scenario's rollouts are programs, scored by a
 // code_exec function against the naive runner.
-func isCode(scenario string) bool { return scenario == HumanEval || scenario == Stdio }
+func isCode(scenario string) bool {
+	return scenario == HumanEval || scenario == Stdio || scenario == CP
+}
 
 // task is one HumanEval problem.
 type task struct {
@@ -73,10 +89,15 @@ type scenario struct {
 	name     string
 	problems []problem
 	tasks    []task // HumanEval
-	group    int
-	wrong    float64
-	length   int // 0: as generated
-	seed     uint64
+	// cpProblems are the cp scenario's problems, and cp the accepted
+	// solutions in lang that its rows are.
+	cpProblems []*cpProblem
+	cp         []cpSubmission
+	lang       string
+	group      int
+	wrong      float64
+	length     int // 0: as generated
+	seed       uint64
 	// filler is reasoning text of every problem, used to pad completions.
 	filler string
 }
@@ -92,8 +113,14 @@ func newScenario(opts *Options) (*scenario, error) {
 			return nil, &OptionError{err}
 		}
 		return &scenario{name: opts.Scenario, tasks: tasks, group: opts.GroupSize, wrong: opts.Wrong, seed: opts.Seed}, nil
+	case CP:
+		problems, err := readCP(opts.Data)
+		if err != nil {
+			return nil, &OptionError{err}
+		}
+		return &scenario{name: opts.Scenario, cpProblems: problems, group: opts.GroupSize, seed: opts.Seed}, nil
 	default:
-		return nil, &OptionError{fmt.Errorf("unknown scenario %q (one of %s, %s, %s, %s, %s)", opts.Scenario, GSM8K, Mixed, Long, HumanEval, Stdio)}
+		return nil, &OptionError{fmt.Errorf("unknown scenario %q (one of %s, %s, %s, %s, %s, %s)", opts.Scenario, GSM8K, Mixed, Long, HumanEval, Stdio, CP)}
 	}
 	problems, err := readGSM8K(opts.Data)
 	if err != nil {
@@ -203,6 +230,8 @@ func (s *scenario) row(i int) Row {
 		return s.humanEval(i, g)
 	case Stdio:
 		return s.stdioRow(i, g)
+	case CP:
+		return s.cpRow(i)
 	}
 	p := s.problems[g%len(s.problems)]
 	r := Row{
@@ -257,7 +286,7 @@ func (s *scenario) humanEval(i, g int) Row {
 	t := s.tasks[g%len(s.tasks)]
 	r := Row{
 		ID: fmt.Sprintf("r%d", i), Group: fmt.Sprintf("g%d", g), Prompt: t.prompt,
-		Task: t.id, Test: t.test, EntryPoint: t.entry, Wrong: s.uniform(i, 1) < s.wrong,
+		Task: t.id, Test: t.test, EntryPoint: t.entry, Wrong: s.uniform(i, 1) < s.wrong, tests: 1,
 	}
 	body := t.solution
 	if r.Wrong {

@@ -112,7 +112,7 @@ func (s *scenario) stdioRow(i, g int) Row {
 	tests, _ := json.Marshal(cases)
 	r := Row{
 		ID: fmt.Sprintf("r%d", i), Group: fmt.Sprintf("g%d", g), Prompt: "Write a program: " + p.name + " of the integers on stdin.",
-		Task: fmt.Sprintf("stdio/%s/%d", p.name, g), Tests: string(tests), Wrong: s.uniform(i, 1) < s.wrong,
+		Task: fmt.Sprintf("stdio/%s/%d", p.name, g), Tests: string(tests), Wrong: s.uniform(i, 1) < s.wrong, tests: StdioTests,
 	}
 	prog := p.right
 	if r.Wrong {

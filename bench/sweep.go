@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -81,6 +82,9 @@ const linearSlack = 1.25
 
 // Sweep runs kind's points with opts, varying one setting.
 func Sweep(ctx context.Context, opts Options, kind string) (*SweepResult, error) {
+	if opts.Scenario == CP {
+		return nil, &OptionError{errors.New("the cp scenario has no sweep: it measures every solution per language")}
+	}
 	xs, err := SweepValues(kind)
 	if err != nil {
 		return nil, err
@@ -97,10 +101,7 @@ func Sweep(ctx context.Context, opts Options, kind string) (*SweepResult, error)
 	if err := probe.fill(); err != nil { // the largest point must fit the limits
 		return nil, err
 	}
-	if err := opts.fill(); err != nil {
-		return nil, err
-	}
-	s, err := open(ctx, &opts)
+	s, err := openFilled(ctx, &opts)
 	if err != nil {
 		return nil, err
 	}

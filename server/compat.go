@@ -16,11 +16,14 @@ import (
 )
 
 // registerCompat serves the HTTP bodies other trainers already speak, mapped
-// onto the same Service: OpenRLHF's remote reward (POST /get_reward) and a
-// NeMo Gym resources server (POST /verify, POST /seed_session).
+// onto the same Service: OpenRLHF's remote reward (POST /get_reward), a
+// NeMo Gym resources server (POST /verify, POST /seed_session), and
+// SandboxFusion's POST /run_code (runcode.go), which runs a program in the
+// sandbox.
 func (c *jsonAPI) registerCompat(mux *http.ServeMux) {
 	mux.HandleFunc("POST /get_reward", c.endpoint("http_get_reward", c.getReward))
 	mux.HandleFunc("POST /verify", c.endpoint("http_verify", c.verify))
+	mux.HandleFunc("POST /run_code", c.endpoint("http_run_code", c.runCode))
 	mux.HandleFunc("POST /seed_session", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]any{})
 	})

@@ -17,6 +17,8 @@ import (
 
 // FuzzJSONEndpoints posts any body to every HTTP scoring endpoint: the
 // answer is a 200 or a 4xx with a JSON body, never a 5xx or a panic.
+// /run_code is allowed by the config, and runs nothing: the process has no
+// sandbox (SandboxError).
 func FuzzJSONEndpoints(f *testing.F) {
 	for _, s := range []string{
 		`{"rollouts": [{"completion": "<answer>4</answer>", "fields": {"answer": "4"}}]}`,
@@ -31,12 +33,15 @@ func FuzzJSONEndpoints(f *testing.F) {
 		`{"prompts": ["q"], "promptFields": [{"name": "answer", "values": ["4"]}], "rolloutFields": [{"name": "t", "values": [1, null]}],
 		  "rollouts": [{"completion": "<answer>4</answer>"}, {"completion": "5", "promptIndex": 0}]}`,
 		`{"prompts": ["q"], "rollouts": [{"completion": "x", "promptIndex": 3}]}`,
+		`{"code": "print(1)", "language": "python", "stdin": "", "compile_timeout": 10, "run_timeout": 1, "memory_limit_MB": 128, "files": {"a/b": "eA=="}, "fetch_files": []}`,
+		`{"code": "int main() {}", "language": "cpp", "run_timeout": 1e308, "memory_limit_MB": -1, "files": {"../x": null}}`,
 	} {
 		f.Add([]byte(s), uint8(0))
 		f.Add([]byte(s), uint8(1))
 		f.Add([]byte(s), uint8(2))
+		f.Add([]byte(s), uint8(3))
 	}
-	cfg, err := config.Load("fuzz.yml", []byte(testConfig), builtin.Registry())
+	cfg, err := config.Load("fuzz.yml", []byte(testConfig+"inline:\n  kinds: [code_exec]\n"), builtin.Registry())
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -47,7 +52,7 @@ func FuzzJSONEndpoints(f *testing.F) {
 	var ready server.Readiness
 	ready.Set(true)
 	h := server.NewHTTPHandler(svc, m, reg, &ready, log, nil)
-	paths := []string{"/v1/score", "/get_reward", "/verify"}
+	paths := []string{"/v1/score", "/get_reward", "/verify", "/run_code"}
 	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
 		path := paths[int(which)%len(paths)]
 		rec := httptest.NewRecorder()

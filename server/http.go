@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/server/jsonl"
 )
 
@@ -40,8 +41,9 @@ func (r *Readiness) Ready() bool { return r.ready.Load() }
 // POST /verify and /seed_session.
 //
 // auth (nil for none) guards the scoring endpoints; metrics, health and
-// readiness stay open.
-func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, ready *Readiness, log *zap.Logger, auth *Auth) http.Handler {
+// readiness stay open. With WithRunCode it also serves SandboxFusion's
+// POST /run_code (runcode.go), to the extent the config allows.
+func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, ready *Readiness, log *zap.Logger, auth *Auth, opts ...HTTPOption) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -56,22 +58,36 @@ func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, read
 	})
 	scoring := http.NewServeMux()
 	api := &jsonAPI{svc: svc, m: m, log: log, ready: ready}
+	for _, o := range opts {
+		o(api)
+	}
 	scoring.HandleFunc("POST /v1/score", api.endpoint("http_score", api.score))
 	api.registerCompat(scoring)
 	guarded := auth.Middleware(scoring)
-	for _, path := range []string{"/v1/score", "/get_reward", "/verify", "/seed_session"} {
+	for _, path := range []string{"/v1/score", "/get_reward", "/verify", "/seed_session", "/run_code"} {
 		mux.Handle(path, guarded)
 	}
 	return mux
 }
 
+// HTTPOption configures NewHTTPHandler.
+type HTTPOption func(*jsonAPI)
+
+// WithRunCode runs the programs of POST /run_code with exec. Without it,
+// /run_code answers every program that the config allows with
+// SandboxError: this process has no sandbox.
+func WithRunCode(exec *codeexec.Executor) HTTPOption {
+	return func(a *jsonAPI) { a.exec = exec }
+}
+
 // jsonAPI serves the HTTP scoring endpoints: rewardd's own /v1/score and the
-// bodies other trainers speak (compat.go), all through endpoint.
+// bodies other trainers speak (compat.go, runcode.go), all through endpoint.
 type jsonAPI struct {
 	svc   *Service
 	m     *Metrics
 	log   *zap.Logger
 	ready *Readiness
+	exec  *codeexec.Executor // nil: no sandbox
 }
 
 // endpoint wraps a JSON handler: it refuses work while draining, or at once

@@ -41,7 +41,7 @@ func ports() []string { return []string{"grpc", "http"} }
 
 // Methods are the values of the method label.
 func methods() []string {
-	return []string{"Score", "ScoreStream", "ListFunctions", "http_score", "http_get_reward", "http_verify"}
+	return []string{"Score", "ScoreStream", "ListFunctions", "http_score", "http_get_reward", "http_verify", "http_run_code"}
 }
 
 // NewMetrics creates the metrics and registers them on reg. functions are the

@@ -30,13 +30,13 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC) to load instead of an in-process server")
 	tokenFile := fs.String("auth-token-file", "", "with --addr: file holding the server's bearer token")
 	caFile := fs.String("tls-ca", "", "with --addr: PEM CA bundle to verify the server's TLS certificate (enables TLS)")
-	scenario := fs.String("scenario", d.Scenario, "scenario: gsm8k, mixed, long; humaneval or stdio (code_exec: programs in the sandbox, against a naive subprocess runner; needs root)")
-	data := fs.String("data", "", "the scenario's data (default "+d.Data+", or "+bench.HumanEvalData+" for humaneval)")
+	scenario := fs.String("scenario", d.Scenario, "scenario: gsm8k, mixed, long; humaneval, stdio or cp (code_exec: programs in the sandbox, against a naive subprocess runner; needs root)")
+	data := fs.String("data", "", "the scenario's data (default "+d.Data+", "+bench.HumanEvalData+" for humaneval, "+bench.CPData+" for cp)")
 	wrong := fs.Float64("wrong", d.Wrong, "share of rollouts whose final answer is made wrong (humaneval: whose body is replaced by \"return None\")")
-	batchSize := fs.Int("batch-size", d.BatchSize, fmt.Sprintf("rollouts per request (long: %d)", bench.LongBatchSize))
+	batchSize := fs.Int("batch-size", d.BatchSize, fmt.Sprintf("rollouts per request (long: %d, cp: %d)", bench.LongBatchSize, bench.CPBatchSize))
 	groupSize := fs.Int("group-size", d.GroupSize, "completions per prompt (GRPO group)")
 	clients := fs.Int("clients", d.Clients, "concurrent clients, each with its own connection")
-	duration := fs.Duration("duration", d.Duration, "how long to send (per sweep point with --sweep)")
+	duration := fs.Duration("duration", d.Duration, "how long to send (per sweep point with --sweep; cp: per language, and without it every solution once)")
 	requests := fs.Int("requests", 0, "send this many requests in all instead of running for --duration")
 	warmup := fs.Int("warmup", d.Warmup, "requests per client before the clock starts")
 	length := fs.Int("completion-length", 0, "pad or trim every completion to this many bytes (0: as the scenario makes them)")
@@ -132,6 +132,9 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case *sweep != "" && set[map[string]string{bench.SweepBatch: "batch-size", bench.SweepLength: "completion-length", bench.SweepClients: "clients"}[*sweep]]:
 		return &usageError{fmt.Sprintf("bench: --sweep %s sets that value itself", *sweep)}
 	}
+	if *scenario == bench.CP && (*sweep != "" || *svg != "") {
+		return &usageError{"bench: the cp scenario has no --sweep and draws no --svg: it reports a run per language"}
+	}
 	if *sweep != "" {
 		if _, err := bench.SweepValues(*sweep); err != nil {
 			return &usageError{"bench: --sweep: " + err.Error()}
@@ -155,6 +158,12 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if set["requests"] {
 		opts.Requests, opts.Duration = *requests, 0
+	}
+	if *scenario == bench.CP && !set["duration"] && !set["requests"] {
+		opts.Duration = 0 // every solution once
+	}
+	if *scenario == bench.CP && !set["warmup"] {
+		opts.Warmup = 0 // its warm-up compiles the special checkers
 	}
 	if *baseline {
 		opts.Python = *python
@@ -222,7 +231,8 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	var rep report
 	var failed, sent int
-	if *sweep != "" {
+	switch {
+	case *sweep != "":
 		res, err := bench.Sweep(ctx, opts, *sweep)
 		if err != nil {
 			return benchError(err)
@@ -232,7 +242,17 @@ func runBench(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			failed += p.Result.Requests.Failed()
 			sent += p.Result.Requests.Sent
 		}
-	} else {
+	case *scenario == bench.CP:
+		res, err := bench.RunCP(ctx, opts)
+		if err != nil {
+			return benchError(err)
+		}
+		rep = res
+		for _, r := range res.Runs {
+			failed += r.Requests.Failed()
+			sent += r.Requests.Sent
+		}
+	default:
 		res, err := bench.Run(ctx, opts)
 		if err != nil {
 			return benchError(err)

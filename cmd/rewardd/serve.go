@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
@@ -92,6 +93,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	if cfg.Inline.Allows("code_exec") {
+		// Requests may run programs (inline code_exec, POST /run_code):
+		// the sandbox starts now, and the log says whether it did, rather
+		// than with the first such request.
+		code.runner()
+	}
+
 	lim := cfg.Limits
 	memoryLimit := limitMemory(lim)
 	metrics := server.NewMetrics(reg, functionNames(cfg))
@@ -112,7 +120,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	gs, health := server.NewGRPCServer(svc, metrics, log, auth, append(grpcOpts, grpc.StatsHandler(gl.StatsHandler()))...)
 	httpConns := server.NewListener(rawHL, "http", lim.MaxConnections, metrics)
 	var hl net.Listener = httpConns
-	hs := httpConns.HTTPServer(server.NewHTTPHandler(svc, metrics, reg, &ready, log, auth), lim, tlsConfig, log)
+	hs := httpConns.HTTPServer(server.NewHTTPHandler(svc, metrics, reg, &ready, log, auth, server.WithRunCode(codeexec.NewExecutor(code.runner))), lim, tlsConfig, log)
 	for _, l := range []net.Listener{gl, hl} {
 		if !isLoopback(l.Addr()) && !auth.Enabled() {
 			log.Warn("LISTENING ON A NON-LOOPBACK ADDRESS WITHOUT AUTHENTICATION: anyone who reaches it can run scoring (and, with code_exec, code) on this host; set --auth-token-file",

@@ -17,7 +17,7 @@
 //
 // Language is python (the default: the sandbox's fork server runs it
 // in-process, all of a submission's tests in one process), cpp (C++17,
-// g++ -std=gnu++17 -O2, with a precompiled bits/stdc++.h), java (OpenJDK
+// g++ -std=gnu++17 -O2, with bits/stdc++.h and iostream precompiled), java (OpenJDK
 // 17; the public class may have any name) or javascript (node). A
 // language whose toolchain is not installed is refused when the function
 // is compiled, naming the Debian package to install. A compiled program
@@ -185,13 +185,13 @@ type Scorer struct {
 	unavailable error
 	// checkers are the compiled special checkers, shared by the functions
 	// of one Kind.
-	checkers *checkerCache
+	checkers *buildCache
 }
 
 // Kind is the code_exec factory for a scorers.Registry: functions get their
 // runner from sb, and share compiled special checkers.
 func Kind(sb Sandbox) scorers.Factory {
-	checkers := newCheckerCache(256)
+	checkers := newBuildCache(256, 0)
 	return scorers.Kind(func(p Params) (*Scorer, error) { return newScorer(p, sb, checkers) })
 }
 
@@ -200,9 +200,9 @@ func Kind(sb Sandbox) scorers.Factory {
 // and every rollout it scores is an Error that says why (fail closed). A
 // language whose toolchain is missing is a configuration error on key
 // language, naming the package to install.
-func New(p Params, sb Sandbox) (*Scorer, error) { return newScorer(p, sb, newCheckerCache(64)) }
+func New(p Params, sb Sandbox) (*Scorer, error) { return newScorer(p, sb, newBuildCache(64, 0)) }
 
-func newScorer(p Params, sb Sandbox, checkers *checkerCache) (*Scorer, error) {
+func newScorer(p Params, sb Sandbox, checkers *buildCache) (*Scorer, error) {
 	lang, err := p.fill()
 	if err != nil {
 		return nil, err

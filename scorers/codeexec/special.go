@@ -1,7 +1,6 @@
 package codeexec
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -93,72 +91,6 @@ var (
 	checkerCompileLimits = sandbox.Limits{CPUSeconds: 30, WallSeconds: 60, MemoryMB: 2048, OutputKB: 65536, Processes: 16}
 	checkerRunLimits     = sandbox.Limits{CPUSeconds: 10, WallSeconds: 60, MemoryMB: 1024, OutputKB: 1024, Processes: 4}
 )
-
-// checkerCache keeps compiled checkers across requests, the most recently
-// used ones: the same problems come back every training step. A checker
-// being compiled is compiled once, whoever else asks meanwhile. Errors of
-// the sandbox are not kept; a checker that does not compile is.
-type checkerCache struct {
-	max int
-
-	mu      sync.Mutex
-	entries map[string]*list.Element // of *checkerEntry
-	order   *list.List               // most recently used first
-}
-
-type checkerEntry struct {
-	key   string
-	done  chan struct{}
-	build *sandbox.Build
-	err   error
-}
-
-func newCheckerCache(max int) *checkerCache {
-	return &checkerCache{max: max, entries: map[string]*list.Element{}, order: list.New()}
-}
-
-// get returns the compiled checker for key, calling compile when the cache
-// has none.
-func (c *checkerCache) get(ctx context.Context, key string, compile func() (*sandbox.Build, error)) (*sandbox.Build, error) {
-	c.mu.Lock()
-	if el, ok := c.entries[key]; ok {
-		c.order.MoveToFront(el)
-		e := el.Value.(*checkerEntry)
-		c.mu.Unlock()
-		select {
-		case <-e.done:
-			return e.build, e.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	e := &checkerEntry{key: key, done: make(chan struct{})}
-	c.entries[key] = c.order.PushFront(e)
-	for c.order.Len() > c.max {
-		old := c.order.Remove(c.order.Back()).(*checkerEntry)
-		delete(c.entries, old.key)
-	}
-	c.mu.Unlock()
-
-	finished := false
-	defer func() {
-		if !finished {
-			e.err = fmt.Errorf("compiling the checker panicked")
-		}
-		if e.err != nil {
-			c.mu.Lock()
-			if el, ok := c.entries[key]; ok && el.Value == e {
-				c.order.Remove(el)
-				delete(c.entries, key)
-			}
-			c.mu.Unlock()
-		}
-		close(e.done)
-	}()
-	e.build, e.err = compile()
-	finished = true
-	return e.build, e.err
-}
 
 // compiledChecker returns the row's special checker, compiled.
 func (s *Scorer) compiledChecker(ctx context.Context, cs *checkerSource) (*sandbox.Build, error) {

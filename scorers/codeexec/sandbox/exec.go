@@ -76,7 +76,7 @@ func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, e
 		}
 		p.launcher = launcher
 	}
-	if l.PrecompiledHeader != "" {
+	if len(l.PrecompiledHeaders) > 0 {
 		dir, err := buildPCH(ctx, p.cfg.CacheDir, l)
 		if err != nil {
 			return nil, err
@@ -164,13 +164,13 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 		return nil, fmt.Errorf("a test's CPU time must be in (0, 60] seconds, got %g", j.TestCPUSeconds)
 	}
 	for name := range j.Files {
-		if err := checkName(name); err != nil {
+		if err := CheckFileName(name); err != nil {
 			return nil, err
 		}
 	}
 	for _, files := range j.TestFiles {
 		for name := range files {
-			if err := checkName(name); err != nil {
+			if err := CheckFileName(name); err != nil {
 				return nil, err
 			}
 		}
@@ -178,9 +178,9 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 	return lang, j.Limits.Validate()
 }
 
-// checkName refuses a file name that is not a plain path below the work
-// dir.
-func checkName(name string) error {
+// CheckFileName refuses a file name that is not a plain path below the work
+// dir: what Job.Files, Job.TestFiles and CompileJob.Files take.
+func CheckFileName(name string) error {
 	if name == "" || len(name) > 255 || strings.HasPrefix(name, "/") {
 		return fmt.Errorf("file name %q: want a relative path", name)
 	}
@@ -303,11 +303,13 @@ func (p *Pool) compileIn(ctx context.Context, s *slot, lang *poolLanguage, job C
 		},
 		Launcher: p.launcher, Env: env(lang.Language, true), Collect: lang.Artefacts, Keep: true,
 		Markers: []string{"out of memory", "virtual memory exhausted", "Cannot allocate memory"},
-		Files:   []wireFile{{Name: src, Data: []byte(job.Source), Mode: 0o600}},
-		Tests:   []wireTest{p.wireTest(lang.Language, argv, lim, lim.CPUSeconds, lim.WallSeconds)},
+		// g++ itself exits 4 when its cc1plus is killed at the CPU limit.
+		TimeMarkers: []string{"CPU time limit exceeded signal terminated program"},
+		Files:       []wireFile{{Name: src, Data: []byte(job.Source), Mode: 0o600}},
+		Tests:       []wireTest{p.wireTest(lang.Language, argv, lim, lim.CPUSeconds, lim.WallSeconds)},
 	}
 	for _, name := range slices.Sorted(maps.Keys(job.Files)) {
-		if err := checkName(name); err != nil {
+		if err := CheckFileName(name); err != nil {
 			return nil, err
 		}
 		req.Files = append(req.Files, wireFile{Name: name, Data: job.Files[name], Mode: 0o600})
@@ -425,6 +427,9 @@ type request struct {
 	Tests    []wireTest `json:"tests,omitempty"`
 	Collect  []string   `json:"collect,omitempty"`
 	Markers  []string   `json:"markers,omitempty"`
+	// Texts that, on the stderr of a test that failed, mean it ran out of
+	// time (a compiler driver whose compiler the CPU limit killed).
+	TimeMarkers []string `json:"time_markers,omitempty"`
 }
 
 // maxVerdictBytes bounds what a reply says of one test besides its

@@ -333,8 +333,9 @@ def handle_io(req):
         if sizes is None:
             results[k], past = {"status": TOTAL_OUTPUT, "detail": ""}, True
             continue
-        # Only a test that ran to its end is judged by its output (in Go).
-        if results[k]["status"] == "ran":
+        # Only a test that ran to its end is judged by its output (in Go);
+        # a job that keeps output has all of it.
+        if results[k]["status"] == "ran" or keep:
             results[k]["stdout"] = read_back(outs[k], min(sizes[0], lim["output"] + 1))
         if keep:
             results[k]["stderr"] = read_back(errs[k], min(sizes[1], lim["output"] + 1))
@@ -895,7 +896,8 @@ def judge_exec(req, t, data, status, timed_out, wall, out, err):
         # However it ended (a runtime may ignore SIGXFSZ, then loop on
         # failed writes until its time runs out), it printed too much.
         res.update(status="output", detail="output limit reached")
-    elif cpu > cpu_limit or os.WIFSIGNALED(st) and (os.WTERMSIG(st) == signal.SIGXCPU or cpu >= int(cpu_limit + 0.999) - 0.05):
+    elif cpu > cpu_limit or os.WIFSIGNALED(st) and (os.WTERMSIG(st) == signal.SIGXCPU or cpu >= int(cpu_limit + 0.999) - 0.05) \
+            or res.get("exit") != 0 and marked(err, req.get("time_markers")):
         res.update(status="timeout", detail="used %.2f s of CPU, the limit is %g s" % (cpu, cpu_limit))
     elif os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGXFSZ:
         res.update(status="output", detail="output limit reached")

@@ -60,11 +60,13 @@ type Language struct {
 	// ClassName, when set, finds the name of the main class in the source
 	// (Java), which names Source ({class}.java) and fills {class} in Run.
 	ClassName func(source string) string
-	// PrecompiledHeader is a header the pool precompiles once per machine
-	// (bits/stdc++.h), with PrecompileFlags, and puts before the system's on
-	// the include path of every compile.
-	PrecompiledHeader string
-	PrecompileFlags   []string
+	// PrecompiledHeaders are headers the pool precompiles once per machine
+	// (bits/stdc++.h, iostream), with PrecompileFlags, and puts before the
+	// system's on the include path of every compile, each beside a copy of
+	// itself: a program whose first include is one of them compiles
+	// without parsing it, and any other program as without them.
+	PrecompiledHeaders []string
+	PrecompileFlags    []string
 }
 
 // MemoryBound is how a language's memory limit is enforced.
@@ -146,8 +148,9 @@ func Languages() []*Language {
 			Package:   "g++", Toolchain: []string{"/usr/bin/g++"},
 			CompileLimits: compileLimits,
 			RunLimits:     DefaultLimits(), Memory: AddressSpace,
-			MemoryMarkers:     []string{"std::bad_alloc"},
-			PrecompiledHeader: "bits/stdc++.h", PrecompileFlags: []string{"-std=gnu++17", "-O2"},
+			MemoryMarkers: []string{"std::bad_alloc"},
+			// The first include of 268 of cp_problems' 302 C++ solutions.
+			PrecompiledHeaders: []string{"bits/stdc++.h", "iostream"}, PrecompileFlags: []string{"-std=gnu++17", "-O2"},
 		},
 		{
 			Name: "java", Source: "Main.java", ClassName: javaClass,

@@ -88,6 +88,7 @@ func TestLanguageRuns(t *testing.T) {
 		{"compile errors", compileErrors},
 		{"judge job", judgeJob},
 		{"files", jobFiles},
+		{"precompiled headers", precompiledHeaders},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, p) })
 	}
@@ -119,6 +120,27 @@ func sameProgramEveryLanguage(t *testing.T, p *sandbox.Pool) {
 				}
 			}
 		})
+	}
+}
+
+// precompiledHeaders: C++ programs compile with the precompiled headers
+// as g++ compiles them alone, wherever the headers come: first (the .gch
+// is used), again (the copy beside it is found, and its guard), after
+// another header (the .gch cannot be used: the copy is read).
+func precompiledHeaders(t *testing.T, p *sandbox.Pool) {
+	main := "int main() { std::vector<long long> v{3, 1, 2}; std::sort(v.begin(), v.end()); long long n; std::cin >> n; std::cout << v[0] * n << std::endl; }\n"
+	for name, includes := range map[string]string{
+		"bits twice":              "#include <bits/stdc++.h>\n#include <bits/stdc++.h>\n",
+		"bits from a second file": "#include <bits/stdc++.h>\n#include <bits/stdc++.h> // again\n#include <iostream>\n",
+		"iostream then bits":      "#include <iostream>\n#include <bits/stdc++.h>\n",
+		"iostream twice":          "#include <iostream>\n#include <iostream>\n#include <vector>\n#include <algorithm>\n",
+		"cstdio then iostream":    "#include <cstdio>\n#include <iostream>\n#include <vector>\n#include <algorithm>\n",
+	} {
+		job := langJob(t, p, "cpp", includes+main, "42\n")
+		job.KeepOutput = true
+		if tr := run(t, p, job).Tests[0]; tr.Status != sandbox.Ran || string(tr.Stdout) != "42\n" {
+			t.Errorf("%s: %s (%s), stdout %q, want 42", name, tr.Status, tr.Detail, tr.Stdout)
+		}
 	}
 }
 

@@ -24,8 +24,8 @@
 // Pool.Run: per test the zygote forks a child that confines itself as for
 // Python, then execs a small launcher (launcher/launcher.c) that runs the program
 // and reports its CPU time and peak memory. The launcher and C++'s
-// precompiled bits/stdc++.h are built once per machine, outside the
-// sandbox, into Config.CacheDir, which the sandbox may read.
+// precompiled bits/stdc++.h and iostream are built once per machine,
+// outside the sandbox, into Config.CacheDir, which the sandbox may read.
 //
 // The confinement is applied by a helper, the calling binary re-executed
 // with HelperArg, so main (and TestMain of a package that starts pools) must
@@ -106,7 +106,7 @@ type Pool struct {
 // poolLanguage is a language a pool runs.
 type poolLanguage struct {
 	*Language
-	// pch is the directory of the precompiled header, "" without one.
+	// pch is the directory of the precompiled headers, "" without them.
 	pch string
 }
 

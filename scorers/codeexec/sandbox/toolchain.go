@@ -66,37 +66,52 @@ func buildLauncher(ctx context.Context, cacheDir string) (string, error) {
 	return path, nil
 }
 
-// buildPCH returns the directory that holds lang's precompiled header (as
-// <dir>/<header>.gch, for -I<dir>), building it if this machine has none
-// for this compiler version and these flags.
+// buildPCH returns the directory that holds lang's precompiled headers (as
+// <dir>/<header>.gch beside a copy of <header>, for -I<dir>), building it
+// if this machine has none for this compiler version, these flags and these
+// headers. The copy is what a second include of the header finds: GCC then
+// opens the header it took from the .gch, to see its include guard.
 func buildPCH(ctx context.Context, cacheDir string, lang *Language) (string, error) {
 	compiler := lang.Compile[0]
 	version, err := output(ctx, nil, compiler, "-dumpfullversion", "-dumpmachine")
 	if err != nil {
 		return "", err
 	}
-	// Where the compiler finds the header: the first line -H prints.
-	args := append(append([]string{}, lang.PrecompileFlags...), "-H", "-fsyntax-only", "-x", "c++", "-")
-	trace, err := combined(ctx, []byte("#include <"+lang.PrecompiledHeader+">\n"), compiler, args...)
-	if err != nil {
-		return "", err
-	}
-	first, _, _ := strings.Cut(trace, "\n")
-	header := strings.TrimSpace(strings.TrimLeft(first, ". "))
-	st, err := os.Stat(header)
-	if err != nil {
-		return "", fmt.Errorf("find %s: %q: %w", lang.PrecompiledHeader, first, err)
-	}
-	key := hash([]byte(version), []byte(strings.Join(lang.PrecompileFlags, "\x00")), []byte(header), []byte(st.ModTime().String()))
-	dir := filepath.Join(cacheDir, "pch-"+lang.Name+"-"+key)
-	err = buildOnce(dir, func(tmp string) error {
-		gch := filepath.Join(tmp, lang.PrecompiledHeader+".gch")
-		if err := os.MkdirAll(filepath.Dir(gch), 0o755); err != nil {
-			return err
+	parts := [][]byte{[]byte(version), []byte(strings.Join(lang.PrecompileFlags, "\x00"))}
+	paths := make([]string, len(lang.PrecompiledHeaders))
+	for i, name := range lang.PrecompiledHeaders {
+		// Where the compiler finds the header: the first line -H prints.
+		args := append(append([]string{}, lang.PrecompileFlags...), "-H", "-fsyntax-only", "-x", "c++", "-")
+		trace, err := combined(ctx, []byte("#include <"+name+">\n"), compiler, args...)
+		if err != nil {
+			return "", err
 		}
-		args := append(append([]string{}, lang.PrecompileFlags...), "-x", "c++-header", header, "-o", gch)
-		if _, err := output(ctx, nil, compiler, args...); err != nil {
-			return err
+		first, _, _ := strings.Cut(trace, "\n")
+		paths[i] = strings.TrimSpace(strings.TrimLeft(first, ". "))
+		st, err := os.Stat(paths[i])
+		if err != nil {
+			return "", fmt.Errorf("find %s: %q: %w", name, first, err)
+		}
+		parts = append(parts, []byte(name), []byte(paths[i]), []byte(st.ModTime().String()))
+	}
+	dir := filepath.Join(cacheDir, "pch-"+lang.Name+"-"+hash(parts...))
+	err = buildOnce(dir, func(tmp string) error {
+		for i, name := range lang.PrecompiledHeaders {
+			copied := filepath.Join(tmp, name)
+			if err := os.MkdirAll(filepath.Dir(copied), 0o755); err != nil {
+				return err
+			}
+			src, err := os.ReadFile(paths[i])
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(copied, src, 0o644); err != nil {
+				return err
+			}
+			args := append(append([]string{}, lang.PrecompileFlags...), "-x", "c++-header", paths[i], "-o", copied+".gch")
+			if _, err := output(ctx, nil, compiler, args...); err != nil {
+				return err
+			}
 		}
 		return filepath.Walk(tmp, func(p string, info os.FileInfo, err error) error {
 			if err != nil {
@@ -109,7 +124,7 @@ func buildPCH(ctx context.Context, cacheDir string, lang *Language) (string, err
 		})
 	})
 	if err != nil {
-		return "", fmt.Errorf("precompile %s: %w", lang.PrecompiledHeader, err)
+		return "", fmt.Errorf("precompile %s: %w", strings.Join(lang.PrecompiledHeaders, ", "), err)
 	}
 	return dir, nil
 }
