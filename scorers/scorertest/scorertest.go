@@ -37,11 +37,14 @@ func Run(t *testing.T, s scorers.Scorer, rng Range, rollouts []*scorers.Rollout,
 	all := append(append([]*scorers.Rollout(nil), rollouts...), Junk(fieldNames...)...)
 	ctx := context.Background()
 
+	// The results every subtest compares with are computed here, not in a
+	// subtest, so that each subtest also runs alone (go test -run).
 	first := make([]scorers.Result, len(all))
+	for i, r := range all {
+		first[i] = s.Score(ctx, r)
+	}
 	t.Run("range", func(t *testing.T) {
-		for i, r := range all {
-			res := s.Score(ctx, r)
-			first[i] = res
+		for i, res := range first {
 			checkResult(t, i, res, rng)
 		}
 	})
