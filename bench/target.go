@@ -81,12 +81,8 @@ func startTarget(opts *Options) (*target, error) {
 	}
 	cfg, timer := timeCodeFunctions(opts.Config)
 	log := opts.Log
-	names := make([]string, len(cfg.Functions))
-	for i, fn := range cfg.Functions {
-		names[i] = fn.Name
-	}
 	reg := prometheus.NewRegistry()
-	m := server.NewMetrics(reg, names)
+	m := server.NewMetrics(reg, cfg.Names())
 	engine := server.NewEngine(opts.Workers, m, log)
 	svc := server.NewService(cfg, opts.Registry, engine, log)
 	gs, _ := server.NewGRPCServer(svc, m, log, nil)

@@ -49,11 +49,7 @@ func newLiveStack(t *testing.T, configYAML string, auth *server.Auth) *liveStack
 	}
 	log := zap.NewNop()
 	reg := prometheus.NewRegistry()
-	names := make([]string, len(cfg.Functions))
-	for i, fn := range cfg.Functions {
-		names[i] = fn.Name
-	}
-	m := server.NewMetrics(reg, names)
+	m := server.NewMetrics(reg, cfg.Names())
 	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, log), log)
 	listen := func(port string) *server.Listener {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -87,11 +87,7 @@ func newStackWith(t *testing.T, configYAML string, auth *server.Auth, kinds scor
 	}
 	log := zap.NewNop()
 	reg := prometheus.NewRegistry()
-	names := make([]string, len(cfg.Functions))
-	for i, fn := range cfg.Functions {
-		names[i] = fn.Name
-	}
-	m := server.NewMetrics(reg, names)
+	m := server.NewMetrics(reg, cfg.Names())
 	svc := server.NewService(cfg, kinds, server.NewEngine(2, m, log), log)
 
 	gs, _ := server.NewGRPCServer(svc, m, log, auth)

@@ -60,7 +60,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	// One worker: times per rollout are the cost on one core. One request
 	// at a time: the check scores sequentially.
-	engine := server.NewEngine(1, server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg)), log)
+	engine := server.NewEngine(1, server.NewMetrics(prometheus.NewRegistry(), cfg.Names()), log)
 	in := check.Input{ConfigName: name, Service: server.NewService(cfg, code.registry(), engine, log)}
 
 	if *samples != "" {

@@ -91,7 +91,7 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	w := bufio.NewWriterSize(dst, 1<<16)
 
-	metrics := server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg))
+	metrics := server.NewMetrics(prometheus.NewRegistry(), cfg.Names())
 	engine := server.NewEngine(*workers, metrics, log)
 	svc := server.NewService(cfg, code.registry(), engine, log)
 

@@ -31,11 +31,7 @@ func newService(t *testing.T, configYAML string, reg scorers.Registry) *server.S
 		t.Fatal(err)
 	}
 	log := zap.NewNop()
-	var names []string
-	for _, fn := range cfg.Functions {
-		names = append(names, fn.Name)
-	}
-	engine := server.NewEngine(1, server.NewMetrics(prometheus.NewRegistry(), names), log)
+	engine := server.NewEngine(1, server.NewMetrics(prometheus.NewRegistry(), cfg.Names()), log)
 	return server.NewService(cfg, reg, engine, log)
 }
 

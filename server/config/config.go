@@ -152,6 +152,15 @@ type Inline struct {
 	CodeExecLimits sandbox.Limits `yaml:"code_exec_limits"`
 }
 
+// Names returns the names of the served functions, in file order.
+func (c *Config) Names() []string {
+	names := make([]string, len(c.Functions))
+	for i, fn := range c.Functions {
+		names[i] = fn.Name
+	}
+	return names
+}
+
 // Allows says whether a request may define a function of kind.
 func (in Inline) Allows(kind string) bool { return slices.Contains(in.Kinds, kind) }
 

@@ -28,12 +28,13 @@ func TestGood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, fn := range cfg.Functions {
-		names = append(names, fn.Name+":"+fn.Kind)
+	if want := []string{"accuracy", "format", "cites"}; !slices.Equal(cfg.Names(), want) {
+		t.Errorf("functions = %v, want %v", cfg.Names(), want)
 	}
-	if want := []string{"accuracy:exact_match", "format:format", "cites:regex"}; !slices.Equal(names, want) {
-		t.Errorf("functions = %v, want %v", names, want)
+	for i, kind := range []string{"exact_match", "format", "regex"} {
+		if got := cfg.Functions[i].Kind; got != kind {
+			t.Errorf("function %s is of kind %s, want %s", cfg.Functions[i].Name, got, kind)
+		}
 	}
 	if w := cfg.Weights; w["accuracy"] != 1 || w["format"] != 0.2 || w["cites"] != 1 {
 		t.Errorf("weights = %v, want accuracy 1, format 0.2, cites 1 (the default)", w)
