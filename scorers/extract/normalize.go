@@ -63,6 +63,18 @@ func collapsed(s string) bool {
 	return s == "" || s[len(s)-1] != ' '
 }
 
+// PySpace is 1 when byte c is an ASCII character Python's str.split splits
+// on, 0 otherwise: the ASCII white space and the separators U+001C–U+001F.
+// Above ASCII, str.split splits on Unicode White_Space, as unicode.IsSpace
+// says; a caller decodes those runes itself. It is a number, not a bool, so
+// that a word counter can add it without a branch.
+func PySpace(c byte) uint8 { return pySpace[c] }
+
+var pySpace = [256]uint8{
+	'\t': 1, '\n': 1, '\v': 1, '\f': 1, '\r': 1, ' ': 1,
+	0x1c: 1, 0x1d: 1, 0x1e: 1, 0x1f: 1,
+}
+
 func asciiSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }

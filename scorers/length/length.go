@@ -68,6 +68,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/extract"
 )
 
 // Params configures a length function.
@@ -460,7 +461,7 @@ func countWords(s string) int {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			sp := int(asciiSpace[c])
+			sp := int(extract.PySpace(c))
 			n += prev &^ sp
 			prev = sp
 			i++
@@ -476,10 +477,4 @@ func countWords(s string) int {
 		i += size
 	}
 	return n
-}
-
-// asciiSpace is 1 for the ASCII characters Python's str.split splits on.
-var asciiSpace = [utf8.RuneSelf]uint8{
-	'\t': 1, '\n': 1, '\v': 1, '\f': 1, '\r': 1, ' ': 1,
-	0x1c: 1, 0x1d: 1, 0x1e: 1, 0x1f: 1,
 }

@@ -35,6 +35,7 @@ import (
 	"unsafe"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/extract"
 )
 
 // Params configures a repetition function.
@@ -263,7 +264,7 @@ func skipSpace(s string, i int) int {
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if !asciiSpace[c] {
+			if extract.PySpace(c) == 0 {
 				return i
 			}
 			i++
@@ -285,7 +286,7 @@ func skipWord(s string, i int) (int, bool) {
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if asciiSpace[c] {
+			if extract.PySpace(c) != 0 {
 				return i, ascii
 			}
 			i++
@@ -299,12 +300,4 @@ func skipWord(s string, i int) (int, bool) {
 		i += size
 	}
 	return i, ascii
-}
-
-// asciiSpace marks the ASCII white space of Python's str.split, which
-// includes the separators U+001C–U+001F; above ASCII it is Unicode
-// White_Space, as unicode.IsSpace.
-var asciiSpace = [utf8.RuneSelf]bool{
-	'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true,
-	0x1c: true, 0x1d: true, 0x1e: true, 0x1f: true,
 }
