@@ -110,11 +110,11 @@ func TestReasons(t *testing.T) {
 	if got := kimi.Score(ctx, &scorers.Rollout{}); got.Outcome != scorers.Error || !strings.Contains(got.Reason, "needs the group") {
 		t.Errorf("kimi Score: got %+v, want an error saying it needs the group", got)
 	}
-	cos := scorertest.MustNew(t, length.New, length.Params{Mode: length.Cosine, MaxLength: 10, CorrectField: "acc"})
+	cos := scorertest.MustNew(t, length.New, length.Params{Mode: length.Cosine, MaxLength: new(10), CorrectField: "acc"})
 	if got := cos.Score(ctx, &scorers.Rollout{}); got.Reason != `no correctness in field "acc"` {
 		t.Errorf("no correctness: reason %q", got.Reason)
 	}
-	tok := scorertest.MustNew(t, length.New, length.Params{Mode: length.Overlong, MaxLength: 10, Unit: length.Tokens})
+	tok := scorertest.MustNew(t, length.New, length.Params{Mode: length.Overlong, MaxLength: new(10), Unit: length.Tokens})
 	if got := tok.Score(ctx, &scorers.Rollout{}); got.Reason != `no token count in field "completion_tokens"` {
 		t.Errorf("no token count: reason %q", got.Reason)
 	}
@@ -133,10 +133,10 @@ func TestRange(t *testing.T) {
 		p      length.Params
 		lo, hi float64
 	}{
-		{length.Params{Mode: length.Overlong, MaxLength: 10}, -1, 0},
-		{length.Params{Mode: length.Overlong, MaxLength: 10, PenaltyFactor: ptr(2.5)}, -2.5, 0},
-		{length.Params{Mode: length.Cosine, MaxLength: 10}, -1, 1},
-		{length.Params{Mode: length.Cosine, MaxLength: 10, MinValueWrong: ptr(-3), MaxValueCorrect: ptr(0.75)}, -3, 0.75},
+		{length.Params{Mode: length.Overlong, MaxLength: new(10)}, -1, 0},
+		{length.Params{Mode: length.Overlong, MaxLength: new(10), PenaltyFactor: ptr(2.5)}, -2.5, 0},
+		{length.Params{Mode: length.Cosine, MaxLength: new(10)}, -1, 1},
+		{length.Params{Mode: length.Cosine, MaxLength: new(10), MinValueWrong: ptr(-3), MaxValueCorrect: ptr(0.75)}, -3, 0.75},
 		{length.Params{Mode: length.Kimi}, -0.5, 0.5},
 	} {
 		if lo, hi := scorertest.MustNew(t, length.New, c.p).Range(); lo != c.lo || hi != c.hi {
@@ -166,12 +166,12 @@ func conformanceRollouts() []*scorers.Rollout {
 
 func TestConformance(t *testing.T) {
 	for name, p := range map[string]length.Params{
-		"overlong":        {Mode: length.Overlong, MaxLength: 8, BufferLength: 4},
-		"overlong hard":   {Mode: length.Overlong, MaxLength: 8},
-		"overlong chars":  {Mode: length.Overlong, Unit: length.Chars, MaxLength: 100, BufferLength: 50, PenaltyFactor: ptr(0.3)},
-		"overlong tokens": {Mode: length.Overlong, Unit: length.Tokens, MaxLength: 100, BufferLength: 50},
-		"cosine":          {Mode: length.Cosine, MaxLength: 8},
-		"cosine tokens":   {Mode: length.Cosine, Unit: length.Tokens, MaxLength: 100, MinValueWrong: ptr(-2), MaxValueCorrect: ptr(3)},
+		"overlong":        {Mode: length.Overlong, MaxLength: new(8), BufferLength: new(4)},
+		"overlong hard":   {Mode: length.Overlong, MaxLength: new(8)},
+		"overlong chars":  {Mode: length.Overlong, Unit: length.Chars, MaxLength: new(100), BufferLength: new(50), PenaltyFactor: ptr(0.3)},
+		"overlong tokens": {Mode: length.Overlong, Unit: length.Tokens, MaxLength: new(100), BufferLength: new(50)},
+		"cosine":          {Mode: length.Cosine, MaxLength: new(8)},
+		"cosine tokens":   {Mode: length.Cosine, Unit: length.Tokens, MaxLength: new(100), MinValueWrong: ptr(-2), MaxValueCorrect: ptr(3)},
 		"kimi":            {Mode: length.Kimi},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -194,7 +194,7 @@ func TestScoreGroupContract(t *testing.T) {
 		"kimi":          {Mode: length.Kimi},
 		"kimi chars":    {Mode: length.Kimi, Unit: length.Chars},
 		"kimi tokens":   {Mode: length.Kimi, Unit: length.Tokens},
-		"cosine tokens": {Mode: length.Cosine, Unit: length.Tokens, MaxLength: 100},
+		"cosine tokens": {Mode: length.Cosine, Unit: length.Tokens, MaxLength: new(100)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := scorertest.MustNew(t, length.New, p)
@@ -261,20 +261,20 @@ func TestNewErrors(t *testing.T) {
 		{"unknown mode", length.Params{Mode: "dapo"}, "mode"},
 		{"unknown unit", length.Params{Mode: length.Kimi, Unit: "bytes"}, "unit"},
 		{"tokens_field without tokens", length.Params{Mode: length.Kimi, TokensField: "n"}, "tokens_field"},
-		{"overlong without max_length", length.Params{Mode: length.Overlong, BufferLength: 4}, "max_length"},
-		{"negative max_length", length.Params{Mode: length.Cosine, MaxLength: -1}, "max_length"},
-		{"buffer over max", length.Params{Mode: length.Overlong, MaxLength: 4, BufferLength: 5}, "buffer_length"},
-		{"negative buffer", length.Params{Mode: length.Overlong, MaxLength: 4, BufferLength: -1}, "buffer_length"},
-		{"zero penalty", length.Params{Mode: length.Overlong, MaxLength: 4, PenaltyFactor: ptr(0)}, "penalty_factor"},
-		{"NaN penalty", length.Params{Mode: length.Overlong, MaxLength: 4, PenaltyFactor: ptr(math.NaN())}, "penalty_factor"},
-		{"infinite penalty", length.Params{Mode: length.Overlong, MaxLength: 4, PenaltyFactor: ptr(math.Inf(1))}, "penalty_factor"},
-		{"buffer in cosine", length.Params{Mode: length.Cosine, MaxLength: 4, BufferLength: 2}, "buffer_length"},
-		{"max_length in kimi", length.Params{Mode: length.Kimi, MaxLength: 4}, "max_length"},
-		{"correct_field in overlong", length.Params{Mode: length.Overlong, MaxLength: 4, CorrectField: "c"}, "correct_field"},
+		{"overlong without max_length", length.Params{Mode: length.Overlong, BufferLength: new(4)}, "max_length"},
+		{"negative max_length", length.Params{Mode: length.Cosine, MaxLength: new(-1)}, "max_length"},
+		{"buffer over max", length.Params{Mode: length.Overlong, MaxLength: new(4), BufferLength: new(5)}, "buffer_length"},
+		{"negative buffer", length.Params{Mode: length.Overlong, MaxLength: new(4), BufferLength: new(-1)}, "buffer_length"},
+		{"zero penalty", length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(0)}, "penalty_factor"},
+		{"NaN penalty", length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(math.NaN())}, "penalty_factor"},
+		{"infinite penalty", length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(math.Inf(1))}, "penalty_factor"},
+		{"buffer in cosine", length.Params{Mode: length.Cosine, MaxLength: new(4), BufferLength: new(2)}, "buffer_length"},
+		{"max_length in kimi", length.Params{Mode: length.Kimi, MaxLength: new(4)}, "max_length"},
+		{"correct_field in overlong", length.Params{Mode: length.Overlong, MaxLength: new(4), CorrectField: "c"}, "correct_field"},
 		{"cosine value in kimi", length.Params{Mode: length.Kimi, MinValueWrong: ptr(-1)}, "min_value_wrong"},
-		{"min over max correct", length.Params{Mode: length.Cosine, MaxLength: 4, MinValueCorrect: ptr(2)}, "min_value_correct"},
-		{"min over max wrong", length.Params{Mode: length.Cosine, MaxLength: 4, MaxValueWrong: ptr(-2)}, "min_value_wrong"},
-		{"infinite value", length.Params{Mode: length.Cosine, MaxLength: 4, MaxValueCorrect: ptr(math.Inf(1))}, "max_value_correct"},
+		{"min over max correct", length.Params{Mode: length.Cosine, MaxLength: new(4), MinValueCorrect: ptr(2)}, "min_value_correct"},
+		{"min over max wrong", length.Params{Mode: length.Cosine, MaxLength: new(4), MaxValueWrong: ptr(-2)}, "min_value_wrong"},
+		{"infinite value", length.Params{Mode: length.Cosine, MaxLength: new(4), MaxValueCorrect: ptr(math.Inf(1))}, "max_value_correct"},
 	}
 	for _, c := range cases {
 		_, err := length.New(c.p)

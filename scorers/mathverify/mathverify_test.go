@@ -110,7 +110,7 @@ func TestStepBudget(t *testing.T) {
 	if got := scorertest.MustNew(t, mathverify.New, mathverify.Params{}).Score(ctx, r); got.Outcome != scorers.OK || got.Value != 1 {
 		t.Fatalf("default budget: got %+v, want 1", got)
 	}
-	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: 500}).Score(ctx, r)
+	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: new(500)}).Score(ctx, r)
 	if got.Outcome != scorers.Error || !strings.Contains(got.Reason, "step budget of 500") {
 		t.Errorf("small budget: got %+v, want an error naming the step budget", got)
 	}
@@ -163,7 +163,7 @@ func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	long := strings.Repeat("(x+1)*", 2000) + "1"
-	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: 10_000_000}).Score(ctx, scorertest.Rollout(`\boxed{`+long+`}`, str(long)))
+	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: new(10_000_000)}).Score(ctx, scorertest.Rollout(`\boxed{`+long+`}`, str(long)))
 	if got.Outcome != scorers.Error || !strings.Contains(got.Reason, "interrupted") {
 		t.Errorf("got %+v, want an error saying the check was interrupted", got)
 	}
@@ -186,13 +186,13 @@ func TestConformance(t *testing.T) {
 	for name, p := range map[string]mathverify.Params{
 		"default":      {},
 		"tolerant":     {Tolerance: 0.01},
-		"small budget": {StepBudget: 50},
+		"small budget": {StepBudget: new(50)},
 		"everything": {
 			Extract:          []string{"regex", "boxed", "answer_tag", "answer_is", "latex", "gsm8k", "last_number", "none"},
 			ExtractPattern:   `answer: (\S+)`,
 			ReferenceExtract: []string{"boxed", "gsm8k", "none"},
 			Tolerance:        1e-6,
-			StepBudget:       1_000_000,
+			StepBudget:       new(1_000_000),
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -213,8 +213,8 @@ func TestNewErrors(t *testing.T) {
 		{"unknown reference extractor", mathverify.Params{ReferenceExtract: []string{"gsm8"}}, "reference_extract"},
 		{"negative tolerance", mathverify.Params{Tolerance: -0.1}, "tolerance"},
 		{"tolerance of 1", mathverify.Params{Tolerance: 1}, "tolerance"},
-		{"negative budget", mathverify.Params{StepBudget: -1}, "step_budget"},
-		{"huge budget", mathverify.Params{StepBudget: 1 << 40}, "step_budget"},
+		{"negative budget", mathverify.Params{StepBudget: new(-1)}, "step_budget"},
+		{"huge budget", mathverify.Params{StepBudget: new(1 << 40)}, "step_budget"},
 	}
 	for _, c := range cases {
 		_, err := mathverify.New(c.p)
@@ -298,7 +298,7 @@ func TestHugeAnswerScoresZero(t *testing.T) {
 	if res := s.Score(context.Background(), r); res.Outcome != scorers.OK || res.Value != 0 || res.Reason == "" {
 		t.Errorf("huge answer: %+v, want OK 0 with a reason", res)
 	}
-	if _, err := mathverify.New(mathverify.Params{MaxAnswerChars: -1}); err == nil {
+	if _, err := mathverify.New(mathverify.Params{MaxAnswerChars: new(-1)}); err == nil {
 		t.Error("negative max_answer_chars accepted")
 	}
 }

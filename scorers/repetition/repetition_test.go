@@ -67,7 +67,7 @@ func TestOpenR1Parity(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
-		s := scorertest.MustNew(t, repetition.New, repetition.Params{NgramSize: c.NgramSize, MaxPenalty: &c.MaxPenalty})
+		s := scorertest.MustNew(t, repetition.New, repetition.Params{NgramSize: &c.NgramSize, MaxPenalty: &c.MaxPenalty})
 		if got := s.Score(ctx, &scorers.Rollout{Completion: c.Completion}); got.Outcome != scorers.OK || math.Abs(got.Value-c.Want) > 1e-12 {
 			t.Errorf("n=%d max_penalty=%v %q: got %+v, open-r1 %v", c.NgramSize, c.MaxPenalty, c.Completion, got, c.Want)
 		}
@@ -86,7 +86,7 @@ func TestReasons(t *testing.T) {
 	if got := scorertest.MustNew(t, repetition.New, repetition.Params{}).Score(ctx, &scorers.Rollout{Completion: "a b"}); got.Reason != "shorter than 3 words" {
 		t.Errorf("short words: reason %q", got.Reason)
 	}
-	if got := scorertest.MustNew(t, repetition.New, repetition.Params{Unit: repetition.Chars, NgramSize: 5}).Score(ctx, &scorers.Rollout{Completion: "ab"}); got.Reason != "shorter than 5 chars" {
+	if got := scorertest.MustNew(t, repetition.New, repetition.Params{Unit: repetition.Chars, NgramSize: new(5)}).Score(ctx, &scorers.Rollout{Completion: "ab"}); got.Reason != "shorter than 5 chars" {
 		t.Errorf("short chars: reason %q", got.Reason)
 	}
 }
@@ -111,11 +111,11 @@ func TestConformance(t *testing.T) {
 	}
 	for name, p := range map[string]repetition.Params{
 		"default":         {},
-		"unigram":         {NgramSize: 1, MaxPenalty: ptr(-0.5)},
-		"chars":           {Unit: repetition.Chars, NgramSize: 4, MaxPenalty: ptr(-2)},
+		"unigram":         {NgramSize: new(1), MaxPenalty: ptr(-0.5)},
+		"chars":           {Unit: repetition.Chars, NgramSize: new(4), MaxPenalty: ptr(-2)},
 		"no penalty":      {MaxPenalty: ptr(0)},
-		"largest n":       {NgramSize: 32},
-		"largest chars n": {Unit: repetition.Chars, NgramSize: 32},
+		"largest n":       {NgramSize: new(32)},
+		"largest chars n": {Unit: repetition.Chars, NgramSize: new(32)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := scorertest.MustNew(t, repetition.New, p)
@@ -131,8 +131,8 @@ func TestNewErrors(t *testing.T) {
 		p    repetition.Params
 		key  string
 	}{
-		{"negative n", repetition.Params{NgramSize: -1}, "ngram_size"},
-		{"n too large", repetition.Params{NgramSize: 33}, "ngram_size"},
+		{"negative n", repetition.Params{NgramSize: new(-1)}, "ngram_size"},
+		{"n too large", repetition.Params{NgramSize: new(33)}, "ngram_size"},
 		{"positive penalty", repetition.Params{MaxPenalty: ptr(0.5)}, "max_penalty"},
 		{"NaN penalty", repetition.Params{MaxPenalty: ptr(math.NaN())}, "max_penalty"},
 		{"infinite penalty", repetition.Params{MaxPenalty: ptr(math.Inf(-1))}, "max_penalty"},

@@ -64,7 +64,7 @@ func TestParity(t *testing.T) {
 
 func TestReasons(t *testing.T) {
 	ctx := context.Background()
-	s := scorertest.MustNew(t, similarity.New, similarity.Params{Metric: similarity.Fuzzy, ReferenceField: "gold", MaxChars: 10})
+	s := scorertest.MustNew(t, similarity.New, similarity.Params{Metric: similarity.Fuzzy, ReferenceField: "gold", MaxChars: new(10)})
 	if got := s.Score(ctx, &scorers.Rollout{Completion: "x"}); got.Reason != `no reference in field "gold"` {
 		t.Errorf("no reference: reason %q", got.Reason)
 	}
@@ -134,7 +134,7 @@ func TestConformance(t *testing.T) {
 	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
 		for name, p := range map[string]similarity.Params{
 			"default":    {Metric: m},
-			"normalized": {Metric: m, Normalize: []string{"strip", "lower", "whitespace", "punctuation"}, MaxChars: 1000},
+			"normalized": {Metric: m, Normalize: []string{"strip", "lower", "whitespace", "punctuation"}, MaxChars: new(1000)},
 		} {
 			t.Run(m+"/"+name, func(t *testing.T) {
 				scorertest.Run(t, scorertest.MustNew(t, similarity.New, p), scorertest.Unit, cases, "answer")
@@ -152,8 +152,8 @@ func TestNewErrors(t *testing.T) {
 		{"no metric", similarity.Params{}, "metric"},
 		{"unknown metric", similarity.Params{Metric: "rouge"}, "metric"},
 		{"unknown normalizer", similarity.Params{Metric: similarity.Fuzzy, Normalize: []string{"numeric"}}, "normalize"},
-		{"negative max_chars", similarity.Params{Metric: similarity.Fuzzy, MaxChars: -1}, "max_chars"},
-		{"max_chars too large", similarity.Params{Metric: similarity.Fuzzy, MaxChars: 200001}, "max_chars"},
+		{"negative max_chars", similarity.Params{Metric: similarity.Fuzzy, MaxChars: new(-1)}, "max_chars"},
+		{"max_chars too large", similarity.Params{Metric: similarity.Fuzzy, MaxChars: new(200001)}, "max_chars"},
 	}
 	for _, c := range cases {
 		_, err := similarity.New(c.p)

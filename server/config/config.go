@@ -232,19 +232,18 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 		fail(0, 0, "", "", fmt.Errorf("parse YAML: %w", err))
 		return nil, errs
 	}
+	// What decodes is checked too, so that every problem is reported at
+	// once; a key that failed to decode is not checked again.
 	f := file{Limits: DefaultLimits()}
-	if err := scorers.DecodeStrict(&root, &f); err != nil {
-		var pe *scorers.ParamError
-		if errors.As(err, &pe) {
-			fail(pe.Line, pe.Column, "", pe.Key, pe.Err)
-		} else {
-			fail(0, 0, "", "", err)
-		}
-		return nil, errs
+	undecoded := make(map[string]bool)
+	for _, pe := range scorers.AllParamErrors(scorers.DecodeStrict(&root, &f)) {
+		fail(pe.Line, pe.Column, "", pe.Key, pe.Err)
+		top, _, _ := strings.Cut(pe.Key, ".")
+		undecoded[top] = true
 	}
 
 	cfg := &Config{Weights: make(map[string]float64), Aggregation: f.Aggregation, Limits: f.Limits}
-	if len(f.Functions) == 0 {
+	if len(f.Functions) == 0 && !undecoded["functions"] {
 		fail(root.Line, root.Column, "", "functions", errors.New("no functions: a config serves at least one"))
 	}
 	seen := make(map[string]int) // name → line of first definition
@@ -264,20 +263,17 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 		}
 		seen[spec.Name] = node.Line
 		fn, err := reg.Compile(spec)
-		if err != nil {
-			line, col, k := node.Line, node.Column, ""
-			var pe *scorers.ParamError
-			if errors.As(err, &pe) {
-				k = pe.Key
-				if pe.Line > 0 {
-					line, col = pe.Line, pe.Column
-				}
-				err = pe.Err
-				if k == "kind" {
-					line, col = posOf(node, "kind", line, col)
-				}
+		for _, pe := range scorers.AllParamErrors(err) {
+			line, col := node.Line, node.Column
+			if pe.Line > 0 {
+				line, col = pe.Line, pe.Column
 			}
-			fail(line, col, spec.Name, k, err)
+			if pe.Key == "kind" {
+				line, col = posOf(node, "kind", line, col)
+			}
+			fail(line, col, spec.Name, pe.Key, pe.Err)
+		}
+		if err != nil {
 			continue
 		}
 		cfg.Functions = append(cfg.Functions, fn)
