@@ -26,9 +26,11 @@ type Function struct {
 	Name   string
 	Kind   string
 	Scorer Scorer
-	// Canonical is the function's parameters, decoded and re-encoded in a
-	// fixed order: two specs that mean the same have the same Canonical bytes.
-	// It feeds the config fingerprint.
+	// Canonical is the parameters the function runs with, its defaults
+	// filled in, encoded as YAML in a fixed order: two specs that mean the
+	// same (one leaving a default out, one writing it) have the same
+	// Canonical bytes, and a spec of these bytes compiles to the same
+	// function. It feeds the config fingerprint and ListFunctions.
 	Canonical []byte
 }
 
@@ -197,7 +199,7 @@ func AllParamErrors(err error) []*ParamError {
 // fail to decode, so that the error lists every problem at once; what it
 // says about a key that failed to decode is left out (the key is at fault
 // already).
-func Kind[P any, S Scorer](newScorer func(P) (S, error)) Factory {
+func Kind[P any, S Configured[P]](newScorer func(P) (S, error)) Factory {
 	return func(node *yaml.Node) (Scorer, []byte, error) {
 		var p P
 		var bad ParamErrors
@@ -211,9 +213,11 @@ func Kind[P any, S Scorer](newScorer func(P) (S, error)) Factory {
 				continue
 			}
 			if pe.Line == 0 && node != nil {
-				if n := lookup(node, pe.Key); n != nil {
-					pe.Line, pe.Column = n.Line, n.Column
+				at := lookup(node, pe.Key)
+				if at == nil { // a missing key: the spec is at fault
+					at = node
 				}
+				pe.Line, pe.Column = at.Line, at.Column
 			}
 			bad = append(bad, pe)
 		}
@@ -221,11 +225,7 @@ func Kind[P any, S Scorer](newScorer func(P) (S, error)) Factory {
 			slices.SortStableFunc(bad, func(a, b *ParamError) int { return a.Line - b.Line })
 			return nil, nil, bad
 		}
-		var params any = p
-		if c, ok := any(s).(canonicalizer); ok {
-			params = c.CanonicalParams()
-		}
-		canonical, err := yaml.Marshal(params)
+		canonical, err := yaml.Marshal(s.Params())
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode canonical parameters: %w", err)
 		}
@@ -233,11 +233,15 @@ func Kind[P any, S Scorer](newScorer func(P) (S, error)) Factory {
 	}
 }
 
-// canonicalizer is the capability of a scorer that fills in defaults: its
-// CanonicalParams are the parameters it runs with, defaults included, so that
-// the config fingerprint changes when a default does.
-type canonicalizer interface {
-	CanonicalParams() any
+// Configured is what Kind needs of a kind's scorer: besides scoring, the
+// parameters it runs with. Params returns every default filled in, so that
+// a spec that leaves a default out and one that writes it give equal
+// Params, and a changed default changes the config fingerprint; and it
+// returns only parameters a spec may set together (none of another mode's),
+// so that Params, encoded, compiles again to the same function.
+type Configured[P any] interface {
+	Scorer
+	Params() P
 }
 
 // DecodeStrict decodes a YAML node into the struct v points to. Every key
