@@ -125,28 +125,6 @@ tolerance: 0.001
 	}
 }
 
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "extract: [boxed]\nnormalise: [strip]\n", "normalise", 2},
-		{"bad extractor", "normalize: [strip]\nextract:\n  - boxed\n  - latex\n", "extract", 3},
-		{"bad pattern", "extract: [regex]\nextract_pattern: '(('\n", "extract_pattern", 2},
-		{"bad tolerance", "normalize: [numeric]\ntolerance: -1\n", "tolerance", 2},
-		{"wrong type", "normalize: [numeric]\ntolerance: high\n", "tolerance", 2},
-		{"scalar for a list", "extract: boxed\n", "extract", 1},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(exactmatch.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
-	}
-}
-
 // FuzzScore checks that Score never panics and keeps to the three outcomes.
 func FuzzScore(f *testing.F) {
 	f.Add(`\boxed{18}`, "18", false)

@@ -186,25 +186,6 @@ func TestKind(t *testing.T) {
 	if got := s.Score(context.Background(), &scorers.Rollout{Completion: "<think>a</think>"}); got.Value != 0.5 {
 		t.Errorf("Score = %+v, want 0.5", got)
 	}
-	for _, c := range []struct {
-		name, src, key string
-		line           int
-	}{
-		{"unknown key", "mode: strict\ntag: [a]\n", "tag", 2},
-		{"unknown mode", "tags: [a]\nmode: lenient\n", "mode", 2},
-		{"bad tag", "mode: strict\ntags:\n  - think\n  - '<answer>'\n", "tags", 3},
-		{"keys outside json", "required_keys: [a]\n", "required_keys", 1},
-		{"no tags", "mode: partial\ntags: []\n", "tags", 2},
-		{"wrong type", "mode: json\nrequired_keys: 3\n", "required_keys", 2},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, _, err := scorertest.Compile(factory, c.src)
-			var pe *scorers.ParamError
-			if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-				t.Fatalf("got %#v, want a ParamError for %q at line %d", err, c.key, c.line)
-			}
-		})
-	}
 }
 
 func TestConformance(t *testing.T) {

@@ -305,25 +305,3 @@ penalty_factor: 1.0
 		t.Errorf("Score = %+v, want -0.5", got)
 	}
 }
-
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "mode: overlong\nmax_length: 10\nbuffer: 4\n", "buffer", 3},
-		{"bad mode", "max_length: 10\nmode: dapo\n", "mode", 2},
-		{"bad buffer", "mode: overlong\nmax_length: 10\nbuffer_length: 11\n", "buffer_length", 3},
-		{"wrong type", "mode: overlong\nmax_length: long\n", "max_length", 2},
-		{"key of another mode", "mode: kimi\nunit: chars\npenalty_factor: 2\n", "penalty_factor", 3},
-		{"min over max", "mode: cosine\nmax_length: 10\nmin_value_wrong: 0\nmax_value_wrong: -1\n", "min_value_wrong", 3},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(length.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
-	}
-}

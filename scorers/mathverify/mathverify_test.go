@@ -263,27 +263,6 @@ step_budget: 20000
 	}
 }
 
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "extract: [boxed]\nnormalize: [strip]\n", "normalize", 2},
-		{"bad extractor", "tolerance: 0.1\nextract:\n  - boxed\n  - latexx\n", "extract", 3},
-		{"bad tolerance", "extract: [boxed]\ntolerance: -1\n", "tolerance", 2},
-		{"wrong type", "step_budget: lots\n", "step_budget", 1},
-		{"bad budget", "\nstep_budget: -5\n", "step_budget", 2},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(mathverify.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
-	}
-}
-
 // TestHugeAnswerScoresZero checks that an answer too long to check is a
 // wrong answer (0), not an Error whose NaN would spare the policy the 0.
 func TestHugeAnswerScoresZero(t *testing.T) {

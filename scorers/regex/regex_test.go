@@ -222,27 +222,4 @@ func TestKind(t *testing.T) {
 	if len(canonical) == 0 {
 		t.Error("no canonical parameters")
 	}
-
-	tests := []struct {
-		name, src, key string
-		line           int
-		mention        string // text the message must hold
-	}{
-		{"unknown key", "pattern: a\npatern: b\n", "patern", 2, ""},
-		{"bad regex", "mode: search\npattern: 'a(b'\n", "pattern", 2, strconv.Quote("a(b")},
-		{"wrong type", "pattern: a\nmode: count\ncount_target: many\n", "count_target", 3, ""},
-		{"bad flag", "pattern: a\nflags: q\n", "flags", 2, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := scorertest.Compile(factory, tt.src)
-			var pe *scorers.ParamError
-			if !errors.As(err, &pe) || pe.Key != tt.key || pe.Line != tt.line {
-				t.Fatalf("got %#v, want a ParamError for %q at line %d", err, tt.key, tt.line)
-			}
-			if !strings.Contains(err.Error(), tt.mention) {
-				t.Errorf("error %q does not mention %s", err, tt.mention)
-			}
-		})
-	}
 }

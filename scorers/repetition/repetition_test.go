@@ -167,23 +167,3 @@ func TestConfig(t *testing.T) {
 		t.Errorf("default Score = %+v, want -0.25", got)
 	}
 }
-
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "ngram_size: 3\nlanguage: zh\n", "language", 2},
-		{"positive penalty", "ngram_size: 3\nmax_penalty: 1\n", "max_penalty", 2},
-		{"wrong type", "ngram_size: three\n", "ngram_size", 1},
-		{"bad unit", "unit: tokens\n", "unit", 1},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(repetition.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
-	}
-}

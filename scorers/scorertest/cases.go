@@ -3,8 +3,10 @@ package scorertest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,6 +122,44 @@ func RunCases(t *testing.T, factory scorers.Factory, path string, tolerance floa
 			}
 			if !strings.Contains(got.Reason, c.Reason) {
 				t.Errorf("reason %q, want it to contain %q", got.Reason, c.Reason)
+			}
+		})
+	}
+}
+
+// BadParams is a spec that a kind must refuse, with every problem the
+// refusal must name.
+type BadParams struct {
+	// Name is the subtest's name.
+	Name string
+	// Src is the function's parameters as a config file writes them.
+	Src string
+	// Want is each problem as "key:line", in line order: the refusal names
+	// these problems and no others.
+	Want []string
+	// Mention, when set, is text the error message must hold.
+	Mention string
+}
+
+// RunBadParams compiles each case's parameters through factory, one subtest
+// each, and checks that the error lists exactly the problems the case wants.
+func RunBadParams(t *testing.T, factory scorers.Factory, cases []BadParams) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			_, _, err := Compile(factory, c.Src)
+			if err == nil {
+				t.Fatalf("%q compiles, want problems %v", c.Src, c.Want)
+			}
+			var got []string
+			for _, pe := range scorers.AllParamErrors(err) {
+				got = append(got, fmt.Sprintf("%s:%d", pe.Key, pe.Line))
+			}
+			if !slices.Equal(got, c.Want) {
+				t.Errorf("%q: problems %v (%v), want %v", c.Src, got, err, c.Want)
+			}
+			if !strings.Contains(err.Error(), c.Mention) {
+				t.Errorf("%q: error %q does not mention %s", c.Src, err, c.Mention)
 			}
 		})
 	}

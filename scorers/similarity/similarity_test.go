@@ -177,23 +177,3 @@ func TestConfig(t *testing.T) {
 		t.Errorf("Score = %+v, want 1", got)
 	}
 }
-
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "metric: bleu\nsmoothing: exp\n", "smoothing", 2},
-		{"bad metric", "reference_field: answer\nmetric: rouge2\n", "metric", 2},
-		{"bad normalizer", "metric: fuzzy\nnormalize: [lower, stem]\n", "normalize", 2},
-		{"wrong type", "metric: fuzzy\nmax_chars: many\n", "max_chars", 2},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(similarity.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
-	}
-}
