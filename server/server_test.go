@@ -457,6 +457,13 @@ func TestHealthReflectionListFunctions(t *testing.T) {
 	if fmt.Sprint(names) != "[accuracy:exact_match format:format steps:regex]" || !strings.HasPrefix(lf.GetConfigFingerprint(), "sha256:") {
 		t.Errorf("ListFunctions: %v %q", names, lf.GetConfigFingerprint())
 	}
+	// Each function shows the parameters it runs with, the defaults the
+	// config leaves out included.
+	for i, want := range []string{"tolerance: 0", "mode: strict", "mode: count"} {
+		if i < len(lf.GetFunctions()) && !strings.Contains(lf.GetFunctions()[i].GetParamsYaml(), want) {
+			t.Errorf("ListFunctions: %s's parameters lack %q:\n%s", names[i], want, lf.GetFunctions()[i].GetParamsYaml())
+		}
+	}
 
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200} {
 		resp, err := http.Get(st.httpURL + path)

@@ -42,7 +42,8 @@ type Config struct {
 	// Inline says what functions a request may define for itself.
 	Inline Inline
 	// Fingerprint is a stable hash of what the config means (functions,
-	// parameters, weights, aggregation), not of how it is written.
+	// their effective parameters, weights, aggregation, and the limits that
+	// change scores), not of how it is written.
 	Fingerprint string
 }
 
@@ -548,8 +549,11 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 func (b ByteSize) String() string { return humanize.IBytes(uint64(b)) }
 
 // fingerprint hashes what the config means: each function's name, kind and
-// canonical parameters in order, the weights by name, and the aggregation.
-// Limits are operational and left out.
+// effective parameters (defaults filled in) in order, the weights by name,
+// the aggregation, and the limits that change a rollout's scores: a
+// completion or prompt over max_completion_bytes or max_prompt_bytes is an
+// ERROR in every function. The other limits bound time, memory and
+// connections, and are left out: a replica with more memory scores the same.
 func fingerprint(cfg *Config) string {
 	h := sha256.New()
 	for _, fn := range cfg.Functions {
@@ -560,5 +564,6 @@ func fingerprint(cfg *Config) string {
 	if a := cfg.Aggregation; a != nil {
 		fmt.Fprintf(h, "aggregation %q %q\n", a.Mode, a.Scale)
 	}
+	fmt.Fprintf(h, "limits max_completion_bytes %d max_prompt_bytes %d\n", cfg.Limits.MaxCompletionBytes, cfg.Limits.MaxPromptBytes)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:32]
 }
