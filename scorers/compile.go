@@ -209,13 +209,19 @@ func Kind[P any, S Configured[P]](newScorer func(P) (S, error)) Factory {
 		decoded := len(bad)
 		s, err := newScorer(p)
 		for _, pe := range AllParamErrors(err) {
-			if slices.ContainsFunc(bad[:decoded], func(d *ParamError) bool { return d.Key == pe.Key }) {
+			if slices.ContainsFunc(bad[:decoded], func(d *ParamError) bool { return within(pe.Key, d.Key) }) {
 				continue
 			}
 			if pe.Line == 0 && node != nil {
-				at := lookup(node, pe.Key)
-				if at == nil { // a missing key: the spec is at fault
-					at = node
+				// A missing key is put where its closest parent is,
+				// else on the spec itself.
+				at, key := node, pe.Key
+				for key != "" {
+					if n := lookup(node, key); n != nil {
+						at = n
+						break
+					}
+					key = cutLast(key)
 				}
 				pe.Line, pe.Column = at.Line, at.Column
 			}
@@ -310,6 +316,20 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 	return fields
 }
 
+// within says whether the dotted key is parent or parent's descendant.
+func within(key, parent string) bool {
+	return key == parent || strings.HasPrefix(key, parent+".")
+}
+
+// cutLast removes the last part of a dotted key: "a.b.c" → "a.b"; "a" → "".
+func cutLast(key string) string {
+	i := strings.LastIndexByte(key, '.')
+	if i < 0 {
+		return ""
+	}
+	return key[:i]
+}
+
 // lookup finds the value node for a dotted key in a mapping node.
 func lookup(node *yaml.Node, key string) *yaml.Node {
 	if node.Kind == yaml.DocumentNode && len(node.Content) == 1 {
@@ -355,7 +375,8 @@ func afterColon(s string) string {
 	return s
 }
 
-// keyAtLine returns the dotted key whose value starts on line.
+// keyAtLine returns the dotted key whose value starts on line, the deepest
+// one when a flow mapping puts several on the line.
 func keyAtLine(node *yaml.Node, line int, prefix string) string {
 	if node.Kind == yaml.DocumentNode && len(node.Content) == 1 {
 		node = node.Content[0]
@@ -365,11 +386,11 @@ func keyAtLine(node *yaml.Node, line int, prefix string) string {
 	}
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		k, v := node.Content[i], node.Content[i+1]
-		if k.Line == line || v.Line == line && v.Kind == yaml.ScalarNode {
-			return prefix + k.Value
-		}
 		if inner := keyAtLine(v, line, prefix+k.Value+"."); inner != "" {
 			return inner
+		}
+		if k.Line == line || v.Line == line && v.Kind == yaml.ScalarNode {
+			return prefix + k.Value
 		}
 	}
 	return ""

@@ -135,6 +135,7 @@ var kinds = map[string]kindCase{
 			{Name: "total output over the most", Src: "test_style: io\nlimits: {total_output_kb: 65537}\n", Want: []string{"limits:2"}},
 			{Name: "negative total output", Src: "test_style: io\nlimits: {total_output_kb: -1}\n", Want: []string{"limits:2"}},
 			{Name: "every problem", Src: "test_style: io\nscoring: most\nchecker: fuzzy\n", Want: []string{"scoring:2", "checker:3"}},
+			{Name: "explicit zeros", Src: "test_style: io\nscoring: first_n\nfirst_n: 0\ntime_limit_factor: 0\n", Want: []string{"first_n:3", "time_limit_factor:4"}},
 		},
 	},
 }
