@@ -236,6 +236,7 @@ func TestBadRequests(t *testing.T) {
 	}
 	badRegex, _ := structpb.NewStruct(map[string]any{"pattern": "(unclosed"})
 	unknownKey, _ := structpb.NewStruct(map[string]any{"pattern": "x", "modee": "count"})
+	both, _ := structpb.NewStruct(map[string]any{"pattern": "(unclosed", "modee": "count"})
 	cases := []struct {
 		name     string
 		req      *rewardv1.ScoreRequest
@@ -247,6 +248,7 @@ func TestBadRequests(t *testing.T) {
 		{"function twice", &rewardv1.ScoreRequest{Functions: []string{"format", "format"}}, codes.InvalidArgument, "format"},
 		{"inline bad regex", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "regex", Params: badRegex}}}, codes.InvalidArgument, "(unclosed"},
 		{"inline unknown key", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "regex", Params: unknownKey}}}, codes.InvalidArgument, "modee"},
+		{"inline bad regex and unknown key", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "regex", Params: both}}}, codes.InvalidArgument, `modee: unknown key (known keys: count_target, flags, mode, pattern, pattern_field); pattern: compile "(unclosed"`},
 		{"inline unknown kind", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "llm"}}}, codes.InvalidArgument, "llm"},
 	}
 	for _, c := range cases {
