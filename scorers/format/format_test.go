@@ -2,7 +2,6 @@ package format_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -151,30 +150,18 @@ func TestJSON(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		p    format.Params
-		key  string
-	}{
-		{"unknown mode", format.Params{Mode: "loose"}, "mode"},
-		{"empty tag", format.Params{Tags: []string{"think", ""}}, "tags"},
-		{"tag with brackets", format.Params{Tags: []string{"<think>"}}, "tags"},
-		{"tag with >", format.Params{Tags: []string{"a>b"}}, "tags"},
-		{"closing tag", format.Params{Tags: []string{"/think"}}, "tags"},
-		{"duplicate tag", format.Params{Tags: []string{"a", "b", "a"}}, "tags"},
-		{"no tags", format.Params{Tags: []string{}}, "tags"},
-		{"keys in strict mode", format.Params{RequiredKeys: []string{"a"}}, "required_keys"},
-		{"keys in partial mode", format.Params{Mode: format.Partial, RequiredKeys: []string{"a"}}, "required_keys"},
-		{"tags in json mode", format.Params{Mode: format.JSON, Tags: []string{"a"}}, "tags"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := format.New(c.p)
-			var pe *scorers.ParamError
-			if !errors.As(err, &pe) || pe.Key != c.key {
-				t.Fatalf("New(%+v) = %v, want a ParamError for %q", c.p, err, c.key)
-			}
-		})
-	}
+	scorertest.RunRefusals(t, format.New, []scorertest.Refusal[format.Params]{
+		{Name: "unknown mode", Params: format.Params{Mode: "loose"}, Key: "mode"},
+		{Name: "empty tag", Params: format.Params{Tags: []string{"think", ""}}, Key: "tags"},
+		{Name: "tag with brackets", Params: format.Params{Tags: []string{"<think>"}}, Key: "tags"},
+		{Name: "tag with >", Params: format.Params{Tags: []string{"a>b"}}, Key: "tags"},
+		{Name: "closing tag", Params: format.Params{Tags: []string{"/think"}}, Key: "tags"},
+		{Name: "duplicate tag", Params: format.Params{Tags: []string{"a", "b", "a"}}, Key: "tags"},
+		{Name: "no tags", Params: format.Params{Tags: []string{}}, Key: "tags"},
+		{Name: "keys in strict mode", Params: format.Params{RequiredKeys: []string{"a"}}, Key: "required_keys"},
+		{Name: "keys in partial mode", Params: format.Params{Mode: format.Partial, RequiredKeys: []string{"a"}}, Key: "required_keys"},
+		{Name: "tags in json mode", Params: format.Params{Mode: format.JSON, Tags: []string{"a"}}, Key: "tags"},
+	})
 }
 
 func TestKind(t *testing.T) {

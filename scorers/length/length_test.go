@@ -3,7 +3,6 @@ package length_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -252,37 +251,26 @@ func TestScoreGroupCancelled(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		p    length.Params
-		key  string
-	}{
-		{"no mode", length.Params{}, "mode"},
-		{"unknown mode", length.Params{Mode: "dapo"}, "mode"},
-		{"unknown unit", length.Params{Mode: length.Kimi, Unit: "bytes"}, "unit"},
-		{"tokens_field without tokens", length.Params{Mode: length.Kimi, TokensField: "n"}, "tokens_field"},
-		{"overlong without max_length", length.Params{Mode: length.Overlong, BufferLength: new(4)}, "max_length"},
-		{"negative max_length", length.Params{Mode: length.Cosine, MaxLength: new(-1)}, "max_length"},
-		{"buffer over max", length.Params{Mode: length.Overlong, MaxLength: new(4), BufferLength: new(5)}, "buffer_length"},
-		{"negative buffer", length.Params{Mode: length.Overlong, MaxLength: new(4), BufferLength: new(-1)}, "buffer_length"},
-		{"zero penalty", length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(0)}, "penalty_factor"},
-		{"NaN penalty", length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(math.NaN())}, "penalty_factor"},
-		{"infinite penalty", length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(math.Inf(1))}, "penalty_factor"},
-		{"buffer in cosine", length.Params{Mode: length.Cosine, MaxLength: new(4), BufferLength: new(2)}, "buffer_length"},
-		{"max_length in kimi", length.Params{Mode: length.Kimi, MaxLength: new(4)}, "max_length"},
-		{"correct_field in overlong", length.Params{Mode: length.Overlong, MaxLength: new(4), CorrectField: "c"}, "correct_field"},
-		{"cosine value in kimi", length.Params{Mode: length.Kimi, MinValueWrong: ptr(-1)}, "min_value_wrong"},
-		{"min over max correct", length.Params{Mode: length.Cosine, MaxLength: new(4), MinValueCorrect: ptr(2)}, "min_value_correct"},
-		{"min over max wrong", length.Params{Mode: length.Cosine, MaxLength: new(4), MaxValueWrong: ptr(-2)}, "min_value_wrong"},
-		{"infinite value", length.Params{Mode: length.Cosine, MaxLength: new(4), MaxValueCorrect: ptr(math.Inf(1))}, "max_value_correct"},
-	}
-	for _, c := range cases {
-		_, err := length.New(c.p)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key {
-			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
-		}
-	}
+	scorertest.RunRefusals(t, length.New, []scorertest.Refusal[length.Params]{
+		{Name: "no mode", Params: length.Params{}, Key: "mode"},
+		{Name: "unknown mode", Params: length.Params{Mode: "dapo"}, Key: "mode"},
+		{Name: "unknown unit", Params: length.Params{Mode: length.Kimi, Unit: "bytes"}, Key: "unit"},
+		{Name: "tokens_field without tokens", Params: length.Params{Mode: length.Kimi, TokensField: "n"}, Key: "tokens_field"},
+		{Name: "overlong without max_length", Params: length.Params{Mode: length.Overlong, BufferLength: new(4)}, Key: "max_length"},
+		{Name: "negative max_length", Params: length.Params{Mode: length.Cosine, MaxLength: new(-1)}, Key: "max_length"},
+		{Name: "buffer over max", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), BufferLength: new(5)}, Key: "buffer_length"},
+		{Name: "negative buffer", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), BufferLength: new(-1)}, Key: "buffer_length"},
+		{Name: "zero penalty", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(0)}, Key: "penalty_factor"},
+		{Name: "NaN penalty", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(math.NaN())}, Key: "penalty_factor"},
+		{Name: "infinite penalty", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(math.Inf(1))}, Key: "penalty_factor"},
+		{Name: "buffer in cosine", Params: length.Params{Mode: length.Cosine, MaxLength: new(4), BufferLength: new(2)}, Key: "buffer_length"},
+		{Name: "max_length in kimi", Params: length.Params{Mode: length.Kimi, MaxLength: new(4)}, Key: "max_length"},
+		{Name: "correct_field in overlong", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), CorrectField: "c"}, Key: "correct_field"},
+		{Name: "cosine value in kimi", Params: length.Params{Mode: length.Kimi, MinValueWrong: ptr(-1)}, Key: "min_value_wrong"},
+		{Name: "min over max correct", Params: length.Params{Mode: length.Cosine, MaxLength: new(4), MinValueCorrect: ptr(2)}, Key: "min_value_correct"},
+		{Name: "min over max wrong", Params: length.Params{Mode: length.Cosine, MaxLength: new(4), MaxValueWrong: ptr(-2)}, Key: "min_value_wrong"},
+		{Name: "infinite value", Params: length.Params{Mode: length.Cosine, MaxLength: new(4), MaxValueCorrect: ptr(math.Inf(1))}, Key: "max_value_correct"},
+	})
 }
 
 func TestConfig(t *testing.T) {

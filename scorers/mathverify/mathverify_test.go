@@ -202,27 +202,16 @@ func TestConformance(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		p    mathverify.Params
-		key  string
-	}{
-		{"unknown extractor", mathverify.Params{Extract: []string{"boxed", "latexx"}}, "extract"},
-		{"regex without pattern", mathverify.Params{Extract: []string{"regex"}}, "extract"},
-		{"pattern without regex", mathverify.Params{ExtractPattern: `\d+`}, "extract_pattern"},
-		{"unknown reference extractor", mathverify.Params{ReferenceExtract: []string{"gsm8"}}, "reference_extract"},
-		{"negative tolerance", mathverify.Params{Tolerance: -0.1}, "tolerance"},
-		{"tolerance of 1", mathverify.Params{Tolerance: 1}, "tolerance"},
-		{"negative budget", mathverify.Params{StepBudget: new(-1)}, "step_budget"},
-		{"huge budget", mathverify.Params{StepBudget: new(1 << 40)}, "step_budget"},
-	}
-	for _, c := range cases {
-		_, err := mathverify.New(c.p)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key {
-			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
-		}
-	}
+	scorertest.RunRefusals(t, mathverify.New, []scorertest.Refusal[mathverify.Params]{
+		{Name: "unknown extractor", Params: mathverify.Params{Extract: []string{"boxed", "latexx"}}, Key: "extract"},
+		{Name: "regex without pattern", Params: mathverify.Params{Extract: []string{"regex"}}, Key: "extract"},
+		{Name: "pattern without regex", Params: mathverify.Params{ExtractPattern: `\d+`}, Key: "extract_pattern"},
+		{Name: "unknown reference extractor", Params: mathverify.Params{ReferenceExtract: []string{"gsm8"}}, Key: "reference_extract"},
+		{Name: "negative tolerance", Params: mathverify.Params{Tolerance: -0.1}, Key: "tolerance"},
+		{Name: "tolerance of 1", Params: mathverify.Params{Tolerance: 1}, Key: "tolerance"},
+		{Name: "negative budget", Params: mathverify.Params{StepBudget: new(-1)}, Key: "step_budget"},
+		{Name: "huge budget", Params: mathverify.Params{StepBudget: new(1 << 40)}, Key: "step_budget"},
+	})
 	_, err := mathverify.New(mathverify.Params{Extract: []string{"regex"}, ExtractPattern: `(\d+`})
 	var pe *scorers.ParamError
 	var se *syntax.Error

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"strings"
@@ -126,25 +125,14 @@ func TestConformance(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		p    repetition.Params
-		key  string
-	}{
-		{"negative n", repetition.Params{NgramSize: new(-1)}, "ngram_size"},
-		{"n too large", repetition.Params{NgramSize: new(33)}, "ngram_size"},
-		{"positive penalty", repetition.Params{MaxPenalty: ptr(0.5)}, "max_penalty"},
-		{"NaN penalty", repetition.Params{MaxPenalty: ptr(math.NaN())}, "max_penalty"},
-		{"infinite penalty", repetition.Params{MaxPenalty: ptr(math.Inf(-1))}, "max_penalty"},
-		{"unknown unit", repetition.Params{Unit: "tokens"}, "unit"},
-	}
-	for _, c := range cases {
-		_, err := repetition.New(c.p)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key {
-			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
-		}
-	}
+	scorertest.RunRefusals(t, repetition.New, []scorertest.Refusal[repetition.Params]{
+		{Name: "negative n", Params: repetition.Params{NgramSize: new(-1)}, Key: "ngram_size"},
+		{Name: "n too large", Params: repetition.Params{NgramSize: new(33)}, Key: "ngram_size"},
+		{Name: "positive penalty", Params: repetition.Params{MaxPenalty: ptr(0.5)}, Key: "max_penalty"},
+		{Name: "NaN penalty", Params: repetition.Params{MaxPenalty: ptr(math.NaN())}, Key: "max_penalty"},
+		{Name: "infinite penalty", Params: repetition.Params{MaxPenalty: ptr(math.Inf(-1))}, Key: "max_penalty"},
+		{Name: "unknown unit", Params: repetition.Params{Unit: "tokens"}, Key: "unit"},
+	})
 }
 
 func TestConfig(t *testing.T) {

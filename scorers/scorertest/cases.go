@@ -164,3 +164,28 @@ func RunBadParams(t *testing.T, factory scorers.Factory, cases []BadParams) {
 		})
 	}
 }
+
+// Refusal is parameters that a kind's constructor must refuse, and a key its
+// refusal must name.
+type Refusal[P any] struct {
+	Name   string
+	Params P
+	Key    string
+}
+
+// RunRefusals calls newScorer, the constructor of the kind under test, on
+// each case's parameters, and checks that it refuses them with a problem on
+// the case's key.
+func RunRefusals[P any, S scorers.Scorer](t *testing.T, newScorer func(P) (S, error), cases []Refusal[P]) {
+	t.Helper()
+	for _, c := range cases {
+		_, err := newScorer(c.Params)
+		keys := []string{}
+		for _, pe := range scorers.AllParamErrors(err) {
+			keys = append(keys, pe.Key)
+		}
+		if !slices.Contains(keys, c.Key) {
+			t.Errorf("%s: New(%+v) gave %v, want a problem on %q", c.Name, c.Params, err, c.Key)
+		}
+	}
+}

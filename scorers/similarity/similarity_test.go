@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -144,24 +143,13 @@ func TestConformance(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		p    similarity.Params
-		key  string
-	}{
-		{"no metric", similarity.Params{}, "metric"},
-		{"unknown metric", similarity.Params{Metric: "rouge"}, "metric"},
-		{"unknown normalizer", similarity.Params{Metric: similarity.Fuzzy, Normalize: []string{"numeric"}}, "normalize"},
-		{"negative max_chars", similarity.Params{Metric: similarity.Fuzzy, MaxChars: new(-1)}, "max_chars"},
-		{"max_chars too large", similarity.Params{Metric: similarity.Fuzzy, MaxChars: new(200001)}, "max_chars"},
-	}
-	for _, c := range cases {
-		_, err := similarity.New(c.p)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key {
-			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
-		}
-	}
+	scorertest.RunRefusals(t, similarity.New, []scorertest.Refusal[similarity.Params]{
+		{Name: "no metric", Params: similarity.Params{}, Key: "metric"},
+		{Name: "unknown metric", Params: similarity.Params{Metric: "rouge"}, Key: "metric"},
+		{Name: "unknown normalizer", Params: similarity.Params{Metric: similarity.Fuzzy, Normalize: []string{"numeric"}}, Key: "normalize"},
+		{Name: "negative max_chars", Params: similarity.Params{Metric: similarity.Fuzzy, MaxChars: new(-1)}, Key: "max_chars"},
+		{Name: "max_chars too large", Params: similarity.Params{Metric: similarity.Fuzzy, MaxChars: new(200001)}, Key: "max_chars"},
+	})
 }
 
 func TestConfig(t *testing.T) {
