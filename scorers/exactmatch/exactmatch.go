@@ -99,11 +99,12 @@ func New(p Params) (*Scorer, error) {
 			s.numeric = true
 			continue
 		}
-		f, err := normalizer(name)
-		bad.Add("normalize", err)
-		if f != nil {
-			s.normalize = append(s.normalize, f)
+		f, ok := extract.Normalizer(name)
+		if !ok {
+			bad.Addf("normalize", "unknown normalizer %q (one of strip, lower, whitespace, punctuation, numeric)", name)
+			continue
 		}
+		s.normalize = append(s.normalize, f)
 	}
 	switch t := p.Tolerance; {
 	case math.IsNaN(t) || t < 0 || t >= 1:
@@ -156,20 +157,6 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 		fs = append(fs, f)
 	}
 	return fs, bad.Err()
-}
-
-func normalizer(name string) (func(string) string, error) {
-	switch name {
-	case "strip":
-		return extract.Strip, nil
-	case "lower":
-		return extract.Lower, nil
-	case "whitespace":
-		return extract.Whitespace, nil
-	case "punctuation":
-		return extract.Punctuation, nil
-	}
-	return nil, fmt.Errorf("unknown normalizer %q (one of strip, lower, whitespace, punctuation, numeric)", name)
 }
 
 // whole is the "none" extractor: the answer is the whole text.

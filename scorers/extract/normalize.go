@@ -9,6 +9,22 @@ import (
 // The string normalizers below return s itself, without allocating, when
 // there is nothing to change.
 
+// Normalizer returns the string normalizer a config calls name: strip,
+// lower, whitespace or punctuation; ok is false for any other name.
+func Normalizer(name string) (f func(string) string, ok bool) {
+	switch name {
+	case "strip":
+		return Strip, true
+	case "lower":
+		return Lower, true
+	case "whitespace":
+		return Whitespace, true
+	case "punctuation":
+		return Punctuation, true
+	}
+	return nil, false
+}
+
 // Strip removes leading and trailing white space.
 func Strip(s string) string { return strings.TrimSpace(s) }
 

@@ -106,17 +106,8 @@ func New(p Params) (*Scorer, error) {
 	p.MaxChars = scorers.Optional(&bad, "max_chars", p.MaxChars, defaultMaxChars, 1, maxMaxChars)
 	s := &Scorer{p: p, metric: p.Metric, field: p.ReferenceField, maxChars: *p.MaxChars}
 	for _, name := range p.Normalize {
-		var f func(string) string
-		switch name {
-		case "strip":
-			f = extract.Strip
-		case "lower":
-			f = extract.Lower
-		case "whitespace":
-			f = extract.Whitespace
-		case "punctuation":
-			f = extract.Punctuation
-		default:
+		f, ok := extract.Normalizer(name)
+		if !ok {
 			bad.Addf("normalize", "unknown normalizer %q (one of strip, lower, whitespace, punctuation)", name)
 			continue
 		}
