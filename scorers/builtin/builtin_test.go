@@ -145,6 +145,11 @@ var kinds = map[string]kindCase{
 // on every kind of builtin.Registry.
 func TestEveryKindConforms(t *testing.T) {
 	reg := builtin.Registry()
+	for kind := range kinds {
+		if _, ok := reg[kind]; !ok {
+			t.Errorf("this test's table has kind %s, which Registry does not serve", kind)
+		}
+	}
 	for _, kind := range reg.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			c, ok := kinds[kind]
