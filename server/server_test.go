@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -19,18 +17,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sourcegraph/conc"
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/internal/servertest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
@@ -85,39 +81,9 @@ func newStackWith(t *testing.T, configYAML string, auth *server.Auth, kinds scor
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := zap.NewNop()
-	reg := prometheus.NewRegistry()
-	names := make([]string, len(cfg.Functions))
-	for i, fn := range cfg.Functions {
-		names[i] = fn.Name
-	}
-	m := server.NewMetrics(reg, names)
-	svc := server.NewService(cfg, kinds, server.NewEngine(2, m, log), log)
-
-	gs, _ := server.NewGRPCServer(svc, m, log, auth)
-	lis := bufconn.Listen(1 << 20)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		gs.Serve(lis)
-	}()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ready server.Readiness
-	ready.Set(true)
-	hs := httptest.NewServer(server.NewHTTPHandler(svc, m, reg, &ready, log, auth))
-	t.Cleanup(func() {
-		conn.Close()
-		gs.Stop()
-		<-served
-		hs.Close()
-	})
-	return &stack{client: rewardv1.NewRewardServiceClient(conn), conn: conn, httpURL: hs.URL, registry: reg}
+	srv := servertest.Start(t, server.Options{Config: cfg, Kinds: kinds, Workers: 2, Auth: auth})
+	conn := srv.Dial(t, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	return &stack{client: rewardv1.NewRewardServiceClient(conn), conn: conn, httpURL: srv.HTTPURL, registry: srv.Metrics()}
 }
 
 type gsm8kRow struct{ Question, Answer string }

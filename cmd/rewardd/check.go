@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
 	"github.com/rewardd/rewardd/server"
@@ -60,8 +59,11 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	// One worker: times per rollout are the cost on one core. One request
 	// at a time: the check scores sequentially.
-	engine := server.NewEngine(1, server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg)), log)
-	in := check.Input{ConfigName: name, Service: server.NewService(cfg, code.registry(), engine, log)}
+	srv, err := server.New(server.Options{Config: cfg, Kinds: code.registry(), Workers: 1, Log: log})
+	if err != nil {
+		return err
+	}
+	in := check.Input{ConfigName: name, Service: srv.Service()}
 
 	if *samples != "" {
 		src := stdin

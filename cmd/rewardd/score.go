@@ -10,7 +10,6 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/schollz/progressbar/v3"
 	"go.uber.org/zap"
 
@@ -91,11 +90,11 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	w := bufio.NewWriterSize(dst, 1<<16)
 
-	metrics := server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg))
-	engine := server.NewEngine(*workers, metrics, log)
-	svc := server.NewService(cfg, code.registry(), engine, log)
-
-	s := &scoreRun{svc: svc, w: w, name: *in, stderr: stderr, log: log}
+	srv, err := server.New(server.Options{Config: cfg, Kinds: code.registry(), Workers: *workers, Log: log})
+	if err != nil {
+		return err
+	}
+	s := &scoreRun{svc: srv.Service(), w: w, name: *in, stderr: stderr, log: log}
 	rd := jsonl.NewReader(src, cfg.Limits.MaxMessageBytes)
 	for {
 		row, err := rd.Next()
