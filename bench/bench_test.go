@@ -43,7 +43,7 @@ const dataPath = "../../shared/data/gsm8k_test.jsonl"
 // (limits) appended.
 func defaultConfig(t testing.TB, extra string) *config.Config {
 	t.Helper()
-	data, err := os.ReadFile("../cmd/rewardd/default.yaml")
+	data, err := os.ReadFile("../server/config/default.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

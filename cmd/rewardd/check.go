@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rewardd/rewardd/internal/cli"
 	"io"
 	"os"
 
@@ -23,7 +24,7 @@ import (
 // printed), 1 when any check fails (or, with --strict, warns), else 0.
 // Warnings alone print but exit 0: a constant function may be intended.
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlags("check", stderr)
+	fs := cli.NewFlags("rewardd check", stderr)
 	configPath := fs.String("config", "", "config file to check (default: the embedded default config)")
 	samples := fs.String("samples", "", "JSONL sample rows to score twice with every function ('-' for stdin)")
 	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC) to compare with the config")
@@ -31,8 +32,8 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	caFile := fs.String("tls-ca", "", "with --addr: PEM CA bundle to verify the server's TLS certificate (enables TLS)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	strict := fs.Bool("strict", false, "fail (exit 1) on warnings too")
-	sbFlags := addSandboxFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	sbFlags := cli.AddSandboxFlags(fs)
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 
@@ -40,13 +41,13 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if name == "" {
 		name = "default.yaml (embedded)"
 	}
-	log, err := newLogger("warn", stderr)
+	log, err := cli.NewLogger("warn", stderr)
 	if err != nil {
 		return err
 	}
-	code := newCodeSandbox(sbFlags, 1, nil, log)
+	code := cli.NewCodeSandbox(sbFlags, 1, nil, log)
 	defer code.Close()
-	cfg, err := loadConfig(*configPath, code.registry())
+	cfg, err := cli.LoadConfig(*configPath, code.Registry())
 	if err != nil {
 		var ce config.Errors
 		if *asJSON && errors.As(err, &ce) {
@@ -59,7 +60,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	// One worker: times per rollout are the cost on one core. One request
 	// at a time: the check scores sequentially.
-	srv, err := server.New(server.Options{Config: cfg, Kinds: code.registry(), Workers: 1, Log: log})
+	srv, err := server.New(server.Options{Config: cfg, Kinds: code.Registry(), Workers: 1, Log: log})
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if *samples != "-" {
 			f, err := os.Open(*samples)
 			if err != nil {
-				return &usageError{fmt.Sprintf("check: %v", err)}
+				return cli.Usagef("check: %v", err)
 			}
 			defer f.Close()
 			src = f
@@ -82,13 +83,13 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	if *addr != "" {
-		opts, err := dialOptions(*tokenFile, *caFile)
+		opts, err := cli.DialOptions(*tokenFile, *caFile)
 		if err != nil {
 			return err
 		}
 		conn, err := grpc.NewClient(*addr, opts...)
 		if err != nil {
-			return &usageError{fmt.Sprintf("check: --addr %q: %v", *addr, err)}
+			return cli.Usagef("check: --addr %q: %v", *addr, err)
 		}
 		defer conn.Close()
 		in.Live, in.LiveAddr = conn, *addr

@@ -38,8 +38,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/internal/clitest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/rematch"
+	"github.com/rewardd/rewardd/server/config"
 )
 
 // binary is the rewardd executable built once for these tests: they run the
@@ -52,16 +54,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "rewardd")
-	// The binary matches patterns with the engine these tests were built
-	// with (make test: RE2).
-	args := []string{"build", "-race", "-o", binary}
-	if rematch.Engine() == "re2" {
-		args = append(args, "-tags", "re2_cgo")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	if binary, err = clitest.Build(".", dir, "rewardd"); err != nil {
 		fmt.Fprintln(os.Stderr, "build rewardd:", err)
 		os.Exit(1)
 	}
@@ -174,19 +167,7 @@ func (s *process) client(t *testing.T) rewardv1.RewardServiceClient {
 // runRewardd runs a rewardd command to completion.
 func runRewardd(t *testing.T, stdin string, args ...string) (stdout, stderr string, exit int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		exit = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), exit
+	return clitest.Run(t, binary, stdin, args...)
 }
 
 // gsm8kRows returns JSONL rows built from the first n GSM8K gold solutions
@@ -390,7 +371,7 @@ func TestVersionAndDefaultConfig(t *testing.T) {
 		t.Errorf("version: exit %d, %q, want the regex engine (%s)", exit, out, rematch.Engine())
 	}
 	out, _, exit = runRewardd(t, "", "serve", "--print-config")
-	if exit != 0 || string(defaultConfig) != out {
+	if exit != 0 || string(config.Default()) != out {
 		t.Errorf("--print-config: exit %d, does not print the embedded config", exit)
 	}
 	// The embedded config scores stdin rows.
@@ -421,7 +402,7 @@ func TestScoreAggregates(t *testing.T) {
 	rows := gsm8kRows(t, 12)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "agg.yml")
-	os.WriteFile(cfgPath, append(append([]byte(nil), defaultConfig...), "aggregation: {mode: sum_then_normalize, scale: group}\n"...), 0o644)
+	os.WriteFile(cfgPath, append(config.Default(), "aggregation: {mode: sum_then_normalize, scale: group}\n"...), 0o644)
 	var in bytes.Buffer
 	req := &rewardv1.ScoreRequest{}
 	for i, row := range rows {
@@ -601,7 +582,7 @@ func TestServeShutdownOrder(t *testing.T) {
 func TestServeOverload(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "small.yml")
-	cfg := append(append([]byte(nil), defaultConfig...), "limits: {max_inflight_requests: 2}\n"...)
+	cfg := append(config.Default(), "limits: {max_inflight_requests: 2}\n"...)
 	os.WriteFile(cfgPath, cfg, 0o644)
 	srv := startServer(t, "--config", cfgPath, "--workers", "2")
 	client := srv.client(t)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rewardd/rewardd/internal/cli"
 	"io"
 	"os"
 	"runtime"
@@ -23,30 +24,30 @@ import (
 // row, in order. A malformed line is reported by line number, gets an output
 // row saying why, and does not stop the others; the exit status is then 1.
 func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlags("score", stderr)
+	fs := cli.NewFlags("rewardd score", stderr)
 	configPath := fs.String("config", "", "config file (default: the embedded default config)")
 	in := fs.String("in", "", "input JSONL file, one row per line ('-' for stdin)")
 	out := fs.String("out", "", "output JSONL file (default: stdout)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on when stderr is a terminal and the input is over 1 MiB)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size")
-	sbFlags := addSandboxFlags(fs)
+	sbFlags := cli.AddSandboxFlags(fs)
 	batchSize := fs.Int("batch-size", 0, "rows per batch, rounded up to whole groups (default: the whole input, up to limits.max_rollouts); aggregation statistics are per batch")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" {
-		return &usageError{"score: --in is required"}
+		return cli.Usagef("score: --in is required")
 	}
 	if *workers < 1 || *batchSize < 0 {
-		return &usageError{"score: --workers must be at least 1 and --batch-size not negative"}
+		return cli.Usagef("score: --workers must be at least 1 and --batch-size not negative")
 	}
-	log, err := newLogger("warn", stderr)
+	log, err := cli.NewLogger("warn", stderr)
 	if err != nil {
 		return err
 	}
-	code := newCodeSandbox(sbFlags, *workers, nil, log)
+	code := cli.NewCodeSandbox(sbFlags, *workers, nil, log)
 	defer code.Close()
-	cfg, err := loadConfig(*configPath, code.registry())
+	cfg, err := cli.LoadConfig(*configPath, code.Registry())
 	if err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *in != "-" {
 		f, err := os.Open(*in)
 		if err != nil {
-			return &usageError{fmt.Sprintf("score: %v", err)}
+			return cli.Usagef("score: %v", err)
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil {
@@ -67,7 +68,7 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		src = f
 	}
-	if *progress || size > 1<<20 && isTerminal(stderr) {
+	if *progress || size > 1<<20 && cli.IsTerminal(stderr) {
 		bar := progressbar.NewOptions64(size,
 			progressbar.OptionSetWriter(stderr),
 			progressbar.OptionShowBytes(true),
@@ -83,14 +84,14 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *out != "" {
 		f, err := os.Create(*out)
 		if err != nil {
-			return &usageError{fmt.Sprintf("score: %v", err)}
+			return cli.Usagef("score: %v", err)
 		}
 		defer f.Close()
 		dst = f
 	}
 	w := bufio.NewWriterSize(dst, 1<<16)
 
-	srv, err := server.New(server.Options{Config: cfg, Kinds: code.registry(), Workers: *workers, Log: log})
+	srv, err := server.New(server.Options{Config: cfg, Kinds: code.Registry(), Workers: *workers, Log: log})
 	if err != nil {
 		return err
 	}
@@ -211,14 +212,4 @@ func groupOf(row *jsonl.Row) string {
 		return g
 	}
 	return row.Rollout.GetPrompt()
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"go.uber.org/zap/zapcore"
+	"github.com/rewardd/rewardd/internal/cli"
 	"io"
 	"net"
 	"os"
@@ -30,7 +30,7 @@ import (
 const gracePeriod = 30 * time.Second
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", stderr)
+	fs := cli.NewFlags("rewardd serve", stderr)
 	configPath := fs.String("config", "", "config file (default: the embedded default config)")
 	grpcAddr := fs.String("grpc-addr", "127.0.0.1:50051", "gRPC listen address")
 	httpAddr := fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address (JSON scoring, /metrics, /healthz, /readyz)")
@@ -39,17 +39,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token required on the scoring endpoints (gRPC and HTTP); metrics and health stay open")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM), with --tls-key: serve gRPC and HTTP over TLS")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
-	sbFlags := addSandboxFlags(fs)
+	sbFlags := cli.AddSandboxFlags(fs)
 	printConfig := fs.Bool("print-config", false, "print the embedded default config and exit")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if *printConfig {
-		_, err := stdout.Write(defaultConfig)
+		_, err := stdout.Write(config.Default())
 		return err
 	}
 	if *workers < 1 {
-		return &usageError{fmt.Sprintf("--workers must be at least 1, got %d", *workers)}
+		return cli.Usagef("--workers must be at least 1, got %d", *workers)
 	}
 	auth, err := readAuth(*tokenFile)
 	if err != nil {
@@ -59,7 +59,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(*logLevel, stderr)
+	log, err := cli.NewLogger(*logLevel, stderr)
 	if err != nil {
 		return err
 	}
@@ -67,9 +67,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	code := newCodeSandbox(sbFlags, *workers, sandbox.NewMetrics(reg), log)
+	code := cli.NewCodeSandbox(sbFlags, *workers, sandbox.NewMetrics(reg), log)
 	defer code.Close()
-	cfg, err := loadConfig(*configPath, code.registry())
+	cfg, err := cli.LoadConfig(*configPath, code.Registry())
 	if err != nil {
 		return err
 	}
@@ -77,12 +77,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// Requests may run programs (inline code_exec, POST /run_code):
 		// the sandbox starts now, and the log says whether it did, rather
 		// than with the first such request.
-		code.runner()
+		code.Runner()
 	}
 	memoryLimit := limitMemory(cfg.Limits)
 	srv, err := server.New(server.Options{
-		Config: cfg, Kinds: code.registry(), Workers: *workers, Log: log, Registry: reg,
-		Auth: auth, RunCode: codeexec.NewExecutor(code.runner), TLS: tlsConfig,
+		Config: cfg, Kinds: code.Registry(), Workers: *workers, Log: log, Registry: reg,
+		Auth: auth, RunCode: codeexec.NewExecutor(code.Runner), TLS: tlsConfig,
 	})
 	if err != nil {
 		return err
@@ -143,11 +143,11 @@ func readAuth(tokenFile string) (*server.Auth, error) {
 	}
 	token, err := os.ReadFile(tokenFile)
 	if err != nil {
-		return nil, &usageError{fmt.Sprintf("--auth-token-file: %v", err)}
+		return nil, cli.Usagef("--auth-token-file: %v", err)
 	}
 	auth := server.NewAuth(string(token))
 	if !auth.Enabled() {
-		return nil, &usageError{fmt.Sprintf("--auth-token-file: %s is empty", tokenFile)}
+		return nil, cli.Usagef("--auth-token-file: %s is empty", tokenFile)
 	}
 	return auth, nil
 }
@@ -155,14 +155,14 @@ func readAuth(tokenFile string) (*server.Auth, error) {
 // readTLS loads the certificate and key; neither, no TLS.
 func readTLS(certFile, keyFile string) (*tls.Config, error) {
 	if (certFile == "") != (keyFile == "") {
-		return nil, &usageError{"--tls-cert and --tls-key go together"}
+		return nil, cli.Usagef("--tls-cert and --tls-key go together")
 	}
 	if certFile == "" {
 		return nil, nil
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, &usageError{fmt.Sprintf("--tls-cert/--tls-key: %v", err)}
+		return nil, cli.Usagef("--tls-cert/--tls-key: %v", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
@@ -201,16 +201,4 @@ func functionNames(cfg *config.Config) []string {
 func isLoopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
-}
-
-// newLogger returns a JSON logger on w at the named level.
-func newLogger(level string, w io.Writer) (*zap.Logger, error) {
-	lvl, err := zapcore.ParseLevel(level)
-	if err != nil {
-		return nil, &usageError{fmt.Sprintf("--log-level: %v", err)}
-	}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(w), lvl)
-	return zap.New(core), nil
 }
