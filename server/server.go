@@ -67,7 +67,9 @@ type Server struct {
 
 	grpcConns, httpConns *listener
 
-	stopOnce sync.Once
+	// mu orders Serve's goroutines before Shutdown's wait for them.
+	mu       sync.Mutex
+	stopping bool
 	stopped  chan struct{} // closed by Shutdown
 	serving  conc.WaitGroup
 }
@@ -131,8 +133,14 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // is set), each bounded to limits.max_connections; a nil listener leaves
 // its port unserved. It blocks until Shutdown, then returns nil, or until a
 // port fails, then returns its error with the other port still serving:
-// the caller calls Shutdown either way. Serve is called once.
+// the caller calls Shutdown either way. Serve is called once; after
+// Shutdown it serves nothing and returns nil.
 func (s *Server) Serve(grpcL, httpL net.Listener) error {
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		return nil
+	}
 	errc := make(chan error, 2)
 	if grpcL != nil {
 		s.grpcConns.Listener = grpcL
@@ -154,6 +162,7 @@ func (s *Server) Serve(grpcL, httpL net.Listener) error {
 			}
 		})
 	}
+	s.mu.Unlock()
 	select {
 	case err := <-errc:
 		return err
@@ -167,7 +176,12 @@ func (s *Server) Serve(grpcL, httpL net.Listener) error {
 // while ctx allows; when ctx ends they are cut. It returns when both ports
 // have stopped serving, with ctx's error if it had to cut.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.stopOnce.Do(func() { close(s.stopped) })
+	s.mu.Lock()
+	if !s.stopping {
+		s.stopping = true
+		close(s.stopped)
+	}
+	s.mu.Unlock()
 	s.ready.Set(false)
 	s.health.Shutdown()
 	var drain conc.WaitGroup
