@@ -45,9 +45,8 @@ type Service struct {
 // scratch is the memory one Score call scores in: the rollouts as the
 // scorers see them and their results. Nothing of it outlives the call (the
 // response copies the results), so the next call takes it from
-// Service.scratch rather than allocating it again: it was a third of the
-// bytes a gsm8k load allocated, so a third of the collections, which the
-// slowest requests overlap.
+// Service.scratch rather than allocating it again (bench/README.md,
+// "Memory reused between requests").
 type scratch struct {
 	rollouts []scorers.Rollout
 	ptrs     []*scorers.Rollout
@@ -160,9 +159,7 @@ func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewar
 // scoreEncoded scores one batch and returns the response in its wire form,
 // in the buffer alloc returns (called once, with the size needed). The
 // response's value and status columns are then scratch memory too, as
-// nothing keeps them once encoded: with the Rollouts and results already
-// reused they were the largest allocation of a gsm8k load, and with the
-// encoding another sixth.
+// nothing keeps them once encoded.
 func (s *Service) scoreEncoded(ctx context.Context, req *rewardv1.ScoreRequest, alloc func(size int) []byte) ([]byte, error) {
 	sc := s.takeScratch(len(req.GetRollouts()))
 	defer s.giveScratch(sc)
