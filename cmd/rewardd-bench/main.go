@@ -16,10 +16,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -27,22 +25,10 @@ import (
 
 	"github.com/rewardd/rewardd/bench"
 	"github.com/rewardd/rewardd/internal/cli"
-	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server/config"
 )
 
-func main() {
-	// The code_exec sandbox re-executes this binary to confine itself
-	// before it becomes the Python fork server.
-	if sandbox.IsHelper(os.Args) {
-		os.Exit(sandbox.HelperMain(os.Args))
-	}
-	cli.SetGCPercent()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(cli.ExitCode("rewardd-bench", err, os.Stderr))
-}
+func main() { cli.Main("rewardd-bench", run) }
 
 // flags are rewardd-bench's command line.
 type flags struct {

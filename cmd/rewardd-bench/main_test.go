@@ -2,15 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	"github.com/rewardd/rewardd/bench"
 	"github.com/rewardd/rewardd/internal/clitest"
@@ -24,26 +21,7 @@ import (
 // run the real program, as a user would.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rewardd-bench-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if binary, err = clitest.Build(".", dir, "rewardd-bench"); err != nil {
-		fmt.Fprintln(os.Stderr, "build rewardd-bench:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { clitest.Main(m, "rewardd-bench", &binary) }
 
 func runBench(t *testing.T, args ...string) (stdout, stderr string, exit int) {
 	t.Helper()

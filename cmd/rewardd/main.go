@@ -13,12 +13,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/rewardd/rewardd/internal/cli"
-	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 )
 
 const usage = `rewardd — reward scoring for online RL of language models
@@ -34,18 +30,7 @@ embedded default config is used (see 'rewardd serve -print-config').
 The load generator is rewardd-bench (make build puts it in bin/).
 `
 
-func main() {
-	// The code_exec sandbox re-executes this binary to confine itself
-	// before it becomes the Python fork server.
-	if sandbox.IsHelper(os.Args) {
-		os.Exit(sandbox.HelperMain(os.Args))
-	}
-	cli.SetGCPercent()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(cli.ExitCode("rewardd", err, os.Stderr))
-}
+func main() { cli.Main("rewardd", run) }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

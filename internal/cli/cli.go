@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -22,6 +24,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server/config"
 )
 
@@ -163,4 +166,20 @@ func SetGCPercent() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
+}
+
+// Main is a command's main: it answers the sandbox's helper (the code_exec
+// sandbox re-executes the calling binary to confine itself before it
+// becomes the Python fork server), sets the collector's target, runs run
+// until it returns or a signal (SIGINT, SIGTERM) ends its context, and
+// exits with ExitCode.
+func Main(prog string, run func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error) {
+	if sandbox.IsHelper(os.Args) {
+		os.Exit(sandbox.HelperMain(os.Args))
+	}
+	SetGCPercent()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(ExitCode(prog, err, os.Stderr))
 }

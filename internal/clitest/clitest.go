@@ -5,11 +5,14 @@ package clitest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 
 	"github.com/rewardd/rewardd/scorers/rematch"
 )
@@ -45,4 +48,29 @@ func Run(t testing.TB, binary, stdin string, args ...string) (stdout, stderr str
 		t.Fatal(err)
 	}
 	return out.String(), errb.String(), exit
+}
+
+// Main is TestMain for the tests of the command in the current directory:
+// it builds it as name into a temporary directory, sets *binary to its
+// path, runs the tests, and, when they pass, fails if any goroutine they
+// started is left.
+func Main(m *testing.M, name string, binary *string) {
+	dir, err := os.MkdirTemp("", name+"-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if *binary, err = Build(".", dir, name); err != nil {
+		fmt.Fprintf(os.Stderr, "build %s: %v\n", name, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
