@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rewardd/rewardd/internal/cli"
 	"io"
 	"os"
 
 	"google.golang.org/grpc"
 
+	"github.com/rewardd/rewardd/internal/cli"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/check"
 	"github.com/rewardd/rewardd/server/config"
@@ -39,7 +39,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	name := *configPath
 	if name == "" {
-		name = "default.yaml (embedded)"
+		name = config.DefaultName
 	}
 	log, err := cli.NewLogger("warn", stderr)
 	if err != nil {
@@ -99,17 +99,24 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
-	if *asJSON {
+	return writeReport(report, *asJSON, *strict, stdout)
+}
+
+// writeReport writes the check's report, as JSON or as a table and its
+// summary, and fails when the report has failures (or, strict, warnings).
+func writeReport(report *check.Report, asJSON, strict bool, stdout io.Writer) error {
+	var err error
+	if asJSON {
 		err = report.WriteJSON(stdout)
 	} else {
 		if err = report.WriteTable(stdout); err == nil {
-			_, err = fmt.Fprintf(stdout, "\n%s\n", report.Summary(*strict))
+			_, err = fmt.Fprintf(stdout, "\n%s\n", report.Summary(strict))
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	if report.Failed(*strict) {
+	if report.Failed(strict) {
 		return fmt.Errorf("check failed: %d failure(s), %d warning(s), see the report", report.Failures, report.Warnings)
 	}
 	return nil

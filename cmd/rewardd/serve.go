@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/rewardd/rewardd/internal/cli"
 	"io"
 	"net"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
 
+	"github.com/rewardd/rewardd/internal/cli"
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server"
