@@ -341,6 +341,11 @@ func TestBadConfigExits2(t *testing.T) {
 	if _, stderr, exit := runRewardd(t, "", "frobnicate"); exit != 2 {
 		t.Errorf("unknown command: exit %d (%s), want 2", exit, stderr)
 	}
+	// The load generator moved to its own binary: the old command says
+	// where, in one line.
+	if _, stderr, exit := runRewardd(t, "", "bench", "--scenario", "gsm8k"); exit != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "rewardd-bench") {
+		t.Errorf("bench: exit %d, stderr %q; want 2 and one line naming rewardd-bench", exit, stderr)
+	}
 }
 
 func TestVersionAndDefaultConfig(t *testing.T) {
