@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -574,5 +577,57 @@ func TestRequestsKeepTheirStrings(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestNewOptions: Options needs a Config and nothing else: the zero fields
+// give GOMAXPROCS workers, the built-in kinds and a registry of the
+// server's own; the server is ready until Shutdown, which ends Serve.
+func TestNewOptions(t *testing.T) {
+	if _, err := server.New(server.Options{}); err == nil || !strings.Contains(err.Error(), "Config") {
+		t.Errorf("New without a Config: %v, want an error naming Config", err)
+	}
+	cfg, err := config.Load("test.yml", []byte(testConfig), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("# HELP rewardd_pool_capacity Worker pool slots in all.\n# TYPE rewardd_pool_capacity gauge\nrewardd_pool_capacity %d\n", runtime.GOMAXPROCS(0))
+	if err := testutil.GatherAndCompare(srv.Metrics(), strings.NewReader(want), "rewardd_pool_capacity"); err != nil {
+		t.Errorf("the pool is not GOMAXPROCS workers: %v", err)
+	}
+	params, _ := structpb.NewStruct(map[string]any{"tags": []any{"answer"}})
+	resp, err := srv.Service().Score(context.Background(), &rewardv1.ScoreRequest{
+		Inline:   []*rewardv1.FunctionSpec{{Name: "has_answer", Kind: "format", Params: params}},
+		Rollouts: []*rewardv1.Rollout{{Completion: "<answer>4</answer>"}},
+	})
+	if err != nil || resp.GetFunctions()[0].GetValues()[0] != 1 {
+		t.Fatalf("an inline function of a built-in kind: %v, %v", resp, err)
+	}
+	readyz := func() int {
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		return rec.Code
+	}
+	if code := readyz(); code != http.StatusOK {
+		t.Errorf("/readyz before Serve: %d, want 200", code)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis, nil) }()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Errorf("Shutdown with nothing in flight: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve after Shutdown: %v, want nil", err)
+	}
+	if code := readyz(); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz after Shutdown: %d, want 503", code)
 	}
 }
