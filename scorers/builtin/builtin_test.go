@@ -136,6 +136,7 @@ var kinds = map[string]kindCase{
 			{Name: "negative total output", Src: "test_style: io\nlimits: {total_output_kb: -1}\n", Want: []string{"limits:2"}},
 			{Name: "every problem", Src: "test_style: io\nscoring: most\nchecker: fuzzy\n", Want: []string{"scoring:2", "checker:3"}},
 			{Name: "explicit zeros", Src: "test_style: io\nscoring: first_n\nfirst_n: 0\ntime_limit_factor: 0\n", Want: []string{"first_n:3", "time_limit_factor:4"}},
+			{Name: "explicit zero limits", Src: "test_style: io\nlimits:\n  cpu_seconds: 0\n  memory_mb: 0\ncompile_limits: {wall_seconds: 0}\n", Want: []string{"limits.cpu_seconds:3", "limits.memory_mb:4", "compile_limits.wall_seconds:5"}, Mention: "0 is not in (0, 60]"},
 		},
 	},
 }

@@ -146,6 +146,7 @@ func TestBad(t *testing.T) {
 			{11, "c", "mode"},
 			{13, "", "weights.d"},
 		},
+		"zero-limit.bad.yml": {{6, "", "inline.code_exec_limits.cpu_seconds"}},
 		"one-function-many-problems.bad.yml": {
 			{6, "acc", "normalize"},
 			{7, "acc", "tolerance"},
