@@ -24,7 +24,7 @@ import (
 // printed), 1 when any check fails (or, with --strict, warns), else 0.
 // Warnings alone print but exit 0: a constant function may be intended.
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlags("check", stderr)
+	fs := newFlags("check", stdout)
 	configPath := fs.String("config", "", "config file to check (default: the embedded default config)")
 	samples := fs.String("samples", "", "JSONL sample rows to score twice with every function ('-' for stdin)")
 	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC) to compare with the config")
@@ -33,6 +33,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	strict := fs.Bool("strict", false, "fail (exit 1) on warnings too")
 	sbFlags := addSandboxFlags(fs)
+	fs.Lookup("sandbox-slots").Usage = "code_exec programs run at once (default 1: check scores on one worker)"
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if *samples != "-" {
 			f, err := os.Open(*samples)
 			if err != nil {
-				return &usageError{fmt.Sprintf("check: %v", err)}
+				return &usageError{err.Error()}
 			}
 			defer f.Close()
 			src = f
@@ -80,13 +81,17 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	if *addr != "" {
+		if err := checkAddr(*addr, *caFile != ""); err != nil {
+			return err
+		}
 		opts, err := dialOptions(*tokenFile, *caFile)
 		if err != nil {
 			return err
 		}
+		opts = append(opts, connectionHints(*addr, *caFile != ""))
 		conn, err := grpc.NewClient(*addr, opts...)
 		if err != nil {
-			return &usageError{fmt.Sprintf("check: --addr %q: %v", *addr, err)}
+			return &usageError{fmt.Sprintf("--addr %q: %v", *addr, err)}
 		}
 		defer conn.Close()
 		in.Live, in.LiveAddr = conn, *addr
@@ -94,7 +99,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	report, err := check.Run(ctx, in)
 	if err != nil {
-		return fmt.Errorf("check: %w", err)
+		return err
 	}
 	if *asJSON {
 		err = report.WriteJSON(stdout)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -26,18 +27,31 @@ import (
 //go:embed default.yaml
 var defaultConfig []byte
 
+// usage is `rewardd --help`. README.md's "Command line" section holds it
+// verbatim, and each command's line lists exactly the flags that command
+// takes (TestHelpMatchesREADME).
 const usage = `rewardd — reward scoring for online RL of language models
 
 Usage:
-  rewardd serve   [--config F] [--grpc-addr A] [--http-addr A] [--workers N] [--log-level L]
-  rewardd score   [--config F] --in rows.jsonl [--out scores.jsonl] [--progress]
-  rewardd check   [--config F] [--samples rows.jsonl] [--addr host:port] [--json] [--strict]
-  rewardd bench   [--scenario gsm8k|mixed|humaneval|stdio] [--batch-size N] [--clients N] [--duration D | --requests N] [--sweep batch|length|clients] [--out F] [--svg F]
-  rewardd bench   --attack unauth|memory|streams|large|slow|idle|similarity --addr A --http-addr A [--server-pid P] [--memory-budget S] [--duration D]
+  rewardd init    [--force] [rewards.yml]
+  rewardd serve   [--config F] [--grpc-addr 127.0.0.1:50051] [--http-addr 127.0.0.1:8080] [--workers N]
+                  [--auth-token-file F] [--tls-cert F --tls-key F] [--log-level info] [--print-config]
+                  [sandbox flags]
+  rewardd score   [--config F] --in rows.jsonl|- [--out scores.jsonl] [--progress] [--workers N]
+                  [--batch-size N] [sandbox flags]
+  rewardd check   [--config F] [--samples rows.jsonl|-] [--addr host:port [--auth-token-file F] [--tls-ca F]]
+                  [--json] [--strict] [sandbox flags]
+  rewardd bench   (throughput and overload measurements: bench/README.md)
   rewardd version
+  rewardd help    [command]
 
-Run 'rewardd <command> -h' for a command's flags. Without --config, the
-embedded default config is used (see 'rewardd serve -print-config').
+Sandbox flags (code_exec functions only):
+  [--sandbox-slots N] [--sandbox-python /usr/bin/python3] [--sandbox-languages L]
+  [--sandbox-cache-dir D] [--unsafe-no-sandbox]
+
+'rewardd <command> -h' describes a command's flags. Without --config, the
+embedded default config is used; 'rewardd init' writes it, commented, as a
+file to start from. Exit status: 0 success, 1 failure, 2 bad usage or config.
 `
 
 // gcPercent is the garbage collector's target unless GOGC is set. A Score
@@ -76,13 +90,32 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
+// commandError is an error of one command, printed as "rewardd <command>:
+// <err>".
+type commandError struct {
+	command string
+	err     error
+}
+
+func (e *commandError) Error() string {
+	// bench's messages start with its name themselves.
+	return "rewardd " + e.command + ": " + strings.TrimPrefix(e.err.Error(), e.command+": ")
+}
+
+func (e *commandError) Unwrap() error { return e.err }
+
 // exitCode prints err once and returns the exit status: 0 success, 2 bad
 // usage or bad config, 1 anything else.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	fmt.Fprintln(stderr, "rewardd:", err)
+	var cmdErr *commandError
+	if errors.As(err, &cmdErr) {
+		fmt.Fprintln(stderr, err)
+	} else {
+		fmt.Fprintln(stderr, "rewardd:", err)
+	}
 	var ue *usageError
 	var ce config.Errors
 	if errors.As(err, &ue) || errors.As(err, &ce) {
@@ -91,30 +124,54 @@ func exitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
+// command runs one subcommand with the arguments after its name.
+type command func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+
+func commands() map[string]command {
+	return map[string]command{
+		"init": runInit,
+		"serve": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+			return serve(ctx, args, stdout, stderr)
+		},
+		"score":   score,
+		"check":   runCheck,
+		"bench":   runBench,
+		"version": runVersion,
+	}
+}
+
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return &usageError{"no command given"}
 	}
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "serve":
-		return serve(ctx, rest, stdout, stderr)
-	case "score":
-		return score(ctx, rest, stdin, stdout, stderr)
-	case "check":
-		return runCheck(ctx, rest, stdin, stdout, stderr)
-	case "bench":
-		return runBench(ctx, rest, stdin, stdout, stderr)
-	case "version":
-		fmt.Fprintln(stdout, version())
-		return nil
+	name, rest := args[0], args[1:]
+	switch name {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	default:
-		fmt.Fprint(stderr, usage)
-		return &usageError{fmt.Sprintf("unknown command %q", cmd)}
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		// rewardd help <command>: that command's -h.
+		name, rest = rest[0], []string{"-h"}
 	}
+	cmd, ok := commands()[name]
+	if !ok {
+		return &usageError{fmt.Sprintf("unknown command %q; 'rewardd help' lists the commands", name)}
+	}
+	if err := cmd(ctx, rest, stdin, stdout, stderr); err != nil {
+		return &commandError{command: name, err: err}
+	}
+	return nil
+}
+
+func runVersion(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+	fs := newFlags("version", stdout)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(stdout, version())
+	return err
 }
 
 // loadConfig reads the config file at path, or the embedded default when path
@@ -131,23 +188,79 @@ func loadConfig(path string, reg scorers.Registry) (*config.Config, error) {
 	return config.Load(name, data, reg)
 }
 
-// newFlags returns a flag set whose errors are returned, not printed-and-exit.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("rewardd "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+// flagSet is a command's flags; -h writes its help to help.
+type flagSet struct {
+	*flag.FlagSet
+	help io.Writer
+}
+
+// newFlags returns a flag set whose errors are returned, not printed.
+func newFlags(name string, help io.Writer) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, help: help}
 }
 
 // parseFlags parses args and refuses positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+func parseFlags(fs *flagSet, args []string) error {
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	return nil
+}
+
+// parseFlagsOnly parses args, leaving positional arguments in fs.Args().
+// On -h it prints the command's help and returns flag.ErrHelp.
+func parseFlagsOnly(fs *flagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		printHelp(fs.help, fs.FlagSet)
+		return err
+	default:
+		return &usageError{fmt.Sprintf("%v (-h lists the flags)", err)}
+	}
+}
+
+// printHelp writes a command's lines of usage and its flags, as
+// "--name ARG" with their meaning and default.
+func printHelp(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage:\n%s\n", synopsis(fs.Name()))
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		if n++; n == 1 {
+			fmt.Fprintf(w, "\nFlags:\n")
+		}
+		arg, meaning := flag.UnquoteUsage(f)
+		if arg != "" {
+			arg = " " + arg
+		}
+		fmt.Fprintf(w, "  --%s%s\n    \t%s", f.Name, arg, meaning)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// synopsis is the command's lines of usage, continuations included.
+func synopsis(name string) string {
+	var lines []string
+	for _, line := range strings.Split(usage, "\n") {
+		switch {
+		case strings.HasPrefix(line, "  rewardd "+name+" ") || line == "  rewardd "+name:
+			lines = append(lines, line)
+		case len(lines) > 0 && strings.HasPrefix(line, "    "):
+			lines = append(lines, line)
+		case len(lines) > 0:
+			return strings.Join(lines, "\n")
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"runtime"
 	"strings"
 	"sync"
@@ -24,7 +23,7 @@ type sandboxFlags struct {
 	cacheDir  *string
 }
 
-func addSandboxFlags(fs *flag.FlagSet) sandboxFlags {
+func addSandboxFlags(fs *flagSet) sandboxFlags {
 	return sandboxFlags{
 		slots:     fs.Int("sandbox-slots", 0, "code_exec programs run at once (default: --workers)"),
 		python:    fs.String("sandbox-python", "/usr/bin/python3", "Python interpreter for code_exec"),

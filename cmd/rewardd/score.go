@@ -24,7 +24,7 @@ import (
 // row, in order. A malformed line is reported by line number, gets an output
 // row saying why, and does not stop the others; the exit status is then 1.
 func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlags("score", stderr)
+	fs := newFlags("score", stdout)
 	configPath := fs.String("config", "", "config file (default: the embedded default config)")
 	in := fs.String("in", "", "input JSONL file, one row per line ('-' for stdin)")
 	out := fs.String("out", "", "output JSONL file (default: stdout)")
@@ -36,10 +36,10 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return err
 	}
 	if *in == "" {
-		return &usageError{"score: --in is required"}
+		return &usageError{"--in is required"}
 	}
 	if *workers < 1 || *batchSize < 0 {
-		return &usageError{"score: --workers must be at least 1 and --batch-size not negative"}
+		return &usageError{"--workers must be at least 1 and --batch-size not negative"}
 	}
 	log, err := newLogger("warn", stderr)
 	if err != nil {
@@ -60,7 +60,7 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *in != "-" {
 		f, err := os.Open(*in)
 		if err != nil {
-			return &usageError{fmt.Sprintf("score: %v", err)}
+			return &usageError{err.Error()}
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil {
@@ -84,7 +84,7 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *out != "" {
 		f, err := os.Create(*out)
 		if err != nil {
-			return &usageError{fmt.Sprintf("score: %v", err)}
+			return &usageError{err.Error()}
 		}
 		defer f.Close()
 		dst = f

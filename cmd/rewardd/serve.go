@@ -34,7 +34,7 @@ import (
 const gracePeriod = 30 * time.Second
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", stderr)
+	fs := newFlags("serve", stdout)
 	configPath := fs.String("config", "", "config file (default: the embedded default config)")
 	grpcAddr := fs.String("grpc-addr", "127.0.0.1:50051", "gRPC listen address")
 	httpAddr := fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address (JSON scoring, /metrics, /healthz, /readyz)")
