@@ -226,9 +226,12 @@ class Client:
     def __repr__(self) -> str:
         return f"Client(target={self.target!r})"
 
-    def list_functions(self) -> reward_pb2.ListFunctionsResponse:
-        """The served functions and the config fingerprint (checked against settings.fingerprint)."""
-        resp = self._call("ListFunctions", self._stub.ListFunctions, reward_pb2.ListFunctionsRequest())
+    def list_functions(self, max_attempts: int = 0, timeout: float = 0) -> reward_pb2.ListFunctionsResponse:
+        """The served functions and the config fingerprint (checked against settings.fingerprint).
+
+        max_attempts and timeout, when given, replace the settings' for this call.
+        """
+        resp = self._call("ListFunctions", self._stub.ListFunctions, reward_pb2.ListFunctionsRequest(), max_attempts, timeout)
         self._check_fingerprint(resp.config_fingerprint)
         return resp
 
@@ -277,23 +280,25 @@ class Client:
         if want and served != want:
             raise FingerprintMismatchError(want, served or "(no fingerprint)", self.target)
 
-    def _call(self, method: str, rpc: Callable[..., _T], request: Any) -> _T:
+    def _call(self, method: str, rpc: Callable[..., _T], request: Any, max_attempts: int = 0, timeout: float = 0) -> _T:
+        """Calls rpc with the settings' retries and deadline, or these when given."""
         s = self.settings
+        max_attempts = max_attempts or s.max_attempts
         delay = s.backoff
-        for attempt in range(1, s.max_attempts + 1):
+        for attempt in range(1, max_attempts + 1):
             try:
-                return rpc(request, timeout=s.timeout, metadata=self._metadata)
+                return rpc(request, timeout=timeout or s.timeout, metadata=self._metadata)
             except grpc.RpcError as err:
                 code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN
                 details = (err.details() if callable(getattr(err, "details", None)) else None) or str(err)
                 if code == grpc.StatusCode.UNAVAILABLE and attempt == 1:
                     hint = transport_hint(self.target, bool(s.tls_ca))
                     if hint:  # retrying would not help
-                        raise RPCError(method, self.target, code, f"{details} ({hint})", attempt) from None
-                if code not in RETRYABLE or attempt == s.max_attempts:
+                        raise RPCError(method, self.target, code, details, attempt, hint) from None
+                if code not in RETRYABLE or attempt == max_attempts:
                     raise RPCError(method, self.target, code, details, attempt) from None
                 pause = delay * random.uniform(0.5, 1.0)
-                log.info("rewardd: %s on %s: %s: %s; retry %d of %d in %.2fs", method, self.target, code.name, details, attempt, s.max_attempts - 1, pause)
+                log.info("rewardd: %s on %s: %s: %s; retry %d of %d in %.2fs", method, self.target, code.name, details, attempt, max_attempts - 1, pause)
                 self._pause(pause, code)
                 delay = min(delay * 2, s.max_backoff)
         raise AssertionError("unreachable")
