@@ -1,8 +1,11 @@
 // Command rewardd is the reward-scoring service for online RL of language
 // models, and its command-line tools.
 //
+//	rewardd init    write a commented config to start from
 //	rewardd serve   run the gRPC + HTTP service
 //	rewardd score   score a JSONL file with the same engine
+//	rewardd check   check a config, on samples and against a running server
+//	rewardd bench   measure throughput and overload behaviour
 //	rewardd version print the version
 package main
 
