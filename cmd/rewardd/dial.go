@@ -100,8 +100,8 @@ func connectionHints(addr string, tlsOn bool) grpc.DialOption {
 // be reached. The probe sends no data: it verifies no certificate because it
 // only asks whether the port speaks TLS at all.
 func tlsHint(ctx context.Context, addr string, tlsOn bool) string {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return ""
+	if _, _, err := net.SplitHostPort(addr); err != nil || strings.Contains(addr, "/") {
+		return "" // a gRPC target such as dns:///host:port
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

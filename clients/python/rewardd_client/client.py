@@ -333,6 +333,10 @@ def _statuses(raw: list[int]) -> list[Status]:
     return [Status(s) if s in _STATUSES else Status.UNSPECIFIED for s in raw]
 
 
+_URL_SCHEMES = ("http", "https", "grpc", "grpcs")
+_TARGET_SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")
+
+
 def _read_ca(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -353,6 +357,8 @@ def transport_hint(target: str, tls: bool) -> str:
     It probes with a TLS handshake that verifies no certificate: it only asks
     whether the port speaks TLS, and sends nothing else.
     """
+    if ":/" in target or "," in target or target.startswith(_TARGET_SCHEMES):
+        return ""
     try:
         host, port = _split_host_port(target)
     except ConfigError:
@@ -376,9 +382,6 @@ def transport_hint(target: str, tls: bool) -> str:
     return ""
 
 
-_URL_SCHEMES = ("http", "https", "grpc", "grpcs")
-
-
 def grpc_target(addr: str, tls: bool = False) -> str:
     """The gRPC target for REWARDD_ADDR.
 
@@ -397,7 +400,7 @@ def grpc_target(addr: str, tls: bool = False) -> str:
         host_port = rest.rstrip("/")
         tls_too = " and REWARDD_TLS_CA to the CA that signed the server's certificate" if scheme.lower() in ("https", "grpcs") and not tls else ""
         raise ConfigError(f"REWARDD_ADDR={addr!r} is a URL: give host:port (REWARDD_ADDR={host_port}){tls_too}")
-    if "://" in addr or addr.startswith(("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")):
+    if "://" in addr or addr.startswith(_TARGET_SCHEMES):
         return addr
     parts = [p.strip() for p in addr.split(",") if p.strip()]
     if len(parts) == 1:
