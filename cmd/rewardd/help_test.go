@@ -10,6 +10,12 @@ import (
 	"testing"
 )
 
+// noRaceExitSleep spares the -race binary its one-second sleep at each
+// clean exit, in tests that run it to completion dozens of times: races
+// found before the exit are still reported, only the wait for goroutines
+// still running then is skipped.
+func noRaceExitSleep(t *testing.T) { t.Setenv("GORACE", "atexit_sleep_ms=0") }
+
 var (
 	commandLine = regexp.MustCompile(`^  rewardd ([a-z]+)\b`)
 	flagName    = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
@@ -60,6 +66,7 @@ func flagsIn(lines []string) []string {
 // exactly the flags those lines name (bench, whose flags bench/README.md
 // describes, is only listed); `make` lists the targets the README shows.
 func TestHelpMatchesREADME(t *testing.T) {
+	noRaceExitSleep(t)
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +171,7 @@ func TestCheckAddrURL(t *testing.T) {
 // default's meaning, and one that loads with its commented kinds
 // uncommented too; it does not overwrite a file without --force.
 func TestInit(t *testing.T) {
+	noRaceExitSleep(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rewards.yml")
 	if _, stderr, exit := runRewardd(t, "", "init", path); exit != 0 {
