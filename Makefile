@@ -41,8 +41,9 @@ help: ## Describe the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-22s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/rewardd (on RE2 when libre2 is installed: make deps)
+build: ## Build bin/rewardd and the load generator bin/rewardd-bench (on RE2 when libre2 is installed: make deps)
 	go build $(RE2_TAGS) -o bin/rewardd ./cmd/rewardd
+	go build $(RE2_TAGS) -o bin/rewardd-bench ./cmd/rewardd-bench
 
 .PHONY: run
 run: build ## Run the service on the embedded default config

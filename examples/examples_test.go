@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,11 +17,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
-	"go.uber.org/zap"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rewardd/rewardd/internal/servertest"
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
@@ -43,29 +40,8 @@ func serve(t *testing.T, path string) (grpcAddr, httpURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := zap.NewNop()
-	reg := prometheus.NewRegistry()
-	m := server.NewMetrics(reg, nil)
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, log), log)
-	gs, _ := server.NewGRPCServer(svc, m, log, nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		gs.Serve(lis)
-	}()
-	var ready server.Readiness
-	ready.Set(true)
-	hs := httptest.NewServer(server.NewHTTPHandler(svc, m, reg, &ready, log, nil))
-	t.Cleanup(func() {
-		gs.Stop()
-		<-done
-		hs.Close()
-	})
-	return lis.Addr().String(), hs.URL
+	srv := servertest.Start(t, server.Options{Config: cfg, Workers: 2})
+	return srv.GRPCAddr, srv.HTTPURL
 }
 
 func postFile(t *testing.T, url, path string) map[string]any {

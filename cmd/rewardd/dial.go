@@ -3,61 +3,17 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
-	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/rewardd/rewardd/internal/cli"
 )
-
-// dialOptions are the gRPC client options for talking to a rewardd: TLS
-// verified against caFile when given, and the bearer token from tokenFile
-// when given.
-func dialOptions(tokenFile, caFile string) ([]grpc.DialOption, error) {
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-	tlsOn := caFile != ""
-	if tlsOn {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, &usageError{fmt.Sprintf("--tls-ca: %v", err)}
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, &usageError{fmt.Sprintf("--tls-ca: %s holds no PEM certificate", caFile)}
-		}
-		opts[0] = grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
-	}
-	if tokenFile != "" {
-		token, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return nil, &usageError{fmt.Sprintf("--auth-token-file: %v", err)}
-		}
-		opts = append(opts, grpc.WithPerRPCCredentials(bearer{token: strings.TrimSpace(string(token)), secure: tlsOn}))
-	}
-	return opts, nil
-}
-
-// bearer sends "authorization: Bearer <token>" with every call.
-type bearer struct {
-	token  string
-	secure bool
-}
-
-func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + b.token}, nil
-}
-
-// RequireTransportSecurity is false so the token also works on a loopback
-// server without TLS; over a network, use --tls-ca.
-func (b bearer) RequireTransportSecurity() bool { return b.secure }
 
 // checkAddr refuses an --addr written as a URL, naming the host:port to
 // give instead: gRPC reads "http://h:p" as a host name with two colons.
@@ -72,11 +28,11 @@ func checkAddr(addr string, tlsOn bool) error {
 		return nil // a gRPC target such as dns:///host:port
 	}
 	hostPort := strings.TrimSuffix(rest, "/")
-	msg := fmt.Sprintf("--addr %q is a URL; give host:port (--addr %s)", addr, hostPort)
+	tlsToo := ""
 	if s := strings.ToLower(scheme); (s == "https" || s == "grpcs") && !tlsOn {
-		msg += " and, for TLS, --tls-ca with the CA that signed the server's certificate"
+		tlsToo = " and, for TLS, --tls-ca with the CA that signed the server's certificate"
 	}
-	return &usageError{msg}
+	return cli.Usagef("--addr %q is a URL; give host:port (--addr %s)%s", addr, hostPort, tlsToo)
 }
 
 // connectionHints adds the likely mistake to a call that fails with

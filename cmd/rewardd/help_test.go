@@ -63,8 +63,8 @@ func flagsIn(lines []string) []string {
 
 // TestHelpMatchesREADME: README.md's "Command line" holds `rewardd --help`
 // verbatim; each command's -h prints its lines of that usage and describes
-// exactly the flags those lines name (bench, whose flags bench/README.md
-// describes, is only listed); `make` lists the targets the README shows.
+// exactly the flags those lines name; `make` lists the targets the README
+// shows.
 func TestHelpMatchesREADME(t *testing.T) {
 	noRaceExitSleep(t)
 	readme, err := os.ReadFile("../../README.md")
@@ -81,12 +81,6 @@ func TestHelpMatchesREADME(t *testing.T) {
 	byCommand, order, sandbox := usageLines(t, usage)
 	for _, name := range order {
 		stdout, stderr, exit := runRewardd(t, "", name, "-h")
-		if name == "bench" {
-			if exit != 0 || !strings.Contains(stdout+stderr, "--scenario") {
-				t.Errorf("rewardd bench -h: exit %d, %s%s", exit, stdout, stderr)
-			}
-			continue
-		}
 		if exit != 0 || stderr != "" {
 			t.Errorf("rewardd %s -h: exit %d, stderr %q; want 0 and the help on stdout", name, exit, stderr)
 			continue
@@ -138,10 +132,9 @@ func TestUsageErrorsNameTheCommandOnce(t *testing.T) {
 		{"serve", "--workers", "0"},
 		{"version", "extra"},
 		{"init", "a.yml", "b.yml"},
-		{"bench", "--requests", "0"},
 	} {
 		stdout, stderr, exit := runRewardd(t, "", args...)
-		prefix := "rewardd " + args[0] + ": "
+		prefix := "rewardd: " + args[0] + ": "
 		if exit != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, prefix) ||
 			strings.Contains(strings.TrimPrefix(stderr, prefix), args[0]+":") {
 			t.Errorf("rewardd %s: exit %d, stdout %q, stderr %q; want 2 and one line naming the command once", strings.Join(args, " "), exit, stdout, stderr)

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/rewardd/rewardd/internal/cli"
+	"github.com/rewardd/rewardd/server/config"
 )
 
 // starterHead opens the file `rewardd init` writes.
@@ -57,9 +60,9 @@ func runInit(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writer)
 		return err
 	}
 	if fs.NArg() > 1 {
-		return &usageError{fmt.Sprintf("unexpected argument %q (one file at most)", fs.Arg(1))}
+		return cli.Usagef("unexpected argument %q (one file at most)", fs.Arg(1))
 	}
-	text := starterHead + string(defaultConfig) + starterMore
+	text := starterHead + string(config.Default()) + starterMore
 	if fs.NArg() == 0 {
 		_, err := io.WriteString(stdout, text)
 		return err
@@ -71,7 +74,7 @@ func runInit(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writer)
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return &usageError{fmt.Sprintf("%s exists: keep it, or overwrite it with --force", path)}
+		return cli.Usagef("%s exists: keep it, or overwrite it with --force", path)
 	}
 	if err != nil {
 		return err
