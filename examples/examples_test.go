@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -164,5 +165,32 @@ func TestTRL(t *testing.T) {
 	abs, _ := filepath.Abs("trl")
 	if got := runDriver(t, grpcAddr, "script", abs); got != want {
 		t.Errorf("rewards %s, want %s", got, want)
+	}
+}
+
+// TestExamplesWriteOutsideTheClone: what the trainers write (checkpoints,
+// logs) goes to absolute paths, so running an example from the clone's root
+// writes nothing inside it.
+func TestExamplesWriteOutsideTheClone(t *testing.T) {
+	for file, pattern := range map[string]string{
+		"axolotl/grpo.yaml":         `(?m)^output_dir: (\S+)`,
+		"trl/train_grpo.py":         `(?m)^OUTPUT_DIR = "([^"]+)"`,
+		"openrlhf/train_ppo_ray.sh": `--save_path (\S+)`,
+	} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(pattern).FindSubmatch(data)
+		if m == nil {
+			t.Errorf("%s: no output path (%s)", file, pattern)
+			continue
+		}
+		if !filepath.IsAbs(string(m[1])) {
+			t.Errorf("%s writes to %s, inside whatever directory it runs from: give an absolute path outside the clone", file, m[1])
+		}
+	}
+	if data, _ := os.ReadFile("openrlhf/train_ppo_ray.sh"); !regexp.MustCompile(`--ckpt_path /`).Match(data) {
+		t.Error("openrlhf/train_ppo_ray.sh: --ckpt_path is not an absolute path")
 	}
 }

@@ -24,7 +24,7 @@ import (
 // printed), 1 when any check fails (or, with --strict, warns), else 0.
 // Warnings alone print but exit 0: a constant function may be intended.
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := cli.NewFlags("rewardd check", stderr)
+	fs := newFlags("check", stdout)
 	configPath := fs.String("config", "", "config file to check (default: the embedded default config)")
 	samples := fs.String("samples", "", "JSONL sample rows to score twice with every function ('-' for stdin)")
 	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC) to compare with the config")
@@ -32,8 +32,9 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	caFile := fs.String("tls-ca", "", "with --addr: PEM CA bundle to verify the server's TLS certificate (enables TLS)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	strict := fs.Bool("strict", false, "fail (exit 1) on warnings too")
-	sbFlags := cli.AddSandboxFlags(fs)
-	if err := cli.ParseFlags(fs, args); err != nil {
+	sbFlags := cli.AddSandboxFlags(fs.FlagSet)
+	fs.Lookup("sandbox-slots").Usage = "code_exec programs run at once (default 1: check scores on one worker)"
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 
@@ -71,7 +72,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if *samples != "-" {
 			f, err := os.Open(*samples)
 			if err != nil {
-				return cli.Usagef("check: %v", err)
+				return cli.Usagef("%v", err)
 			}
 			defer f.Close()
 			src = f
@@ -83,13 +84,17 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	if *addr != "" {
+		if err := checkAddr(*addr, *caFile != ""); err != nil {
+			return err
+		}
 		opts, err := cli.DialOptions(*tokenFile, *caFile)
 		if err != nil {
 			return err
 		}
+		opts = append(opts, connectionHints(*addr, *caFile != ""))
 		conn, err := grpc.NewClient(*addr, opts...)
 		if err != nil {
-			return cli.Usagef("check: --addr %q: %v", *addr, err)
+			return cli.Usagef("--addr %q: %v", *addr, err)
 		}
 		defer conn.Close()
 		in.Live, in.LiveAddr = conn, *addr
@@ -97,7 +102,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	report, err := check.Run(ctx, in)
 	if err != nil {
-		return fmt.Errorf("check: %w", err)
+		return err
 	}
 	return writeReport(report, *asJSON, *strict, stdout)
 }

@@ -495,6 +495,15 @@ func TestServeTLSAndToken(t *testing.T) {
 	if _, _, exit := runRewardd(t, "", "check", "--addr", srv.grpcAddr, "--tls-ca", certPath); exit != 1 {
 		t.Errorf("check with TLS but no token: exit %d, want 1", exit)
 	}
+	// Without --tls-ca, check names the likely mistake.
+	if stdout, _, exit := runRewardd(t, "", "check", "--addr", srv.grpcAddr, "--auth-token-file", tokenPath); exit != 1 || !strings.Contains(stdout, "speaks TLS: add --tls-ca") {
+		t.Errorf("plaintext check of a TLS server: exit %d, want 1 naming --tls-ca:\n%s", exit, stdout)
+	}
+	// And with --tls-ca against a plaintext server, the reverse.
+	plainSrv := startServer(t)
+	if stdout, _, exit := runRewardd(t, "", "check", "--addr", plainSrv.grpcAddr, "--tls-ca", certPath); exit != 1 || !strings.Contains(stdout, "does not speak TLS: drop --tls-ca") {
+		t.Errorf("TLS check of a plaintext server: exit %d, want 1 saying it does not speak TLS:\n%s", exit, stdout)
+	}
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
 	resp, err := hc.Get("https://" + srv.httpAddr + "/healthz")
 	if err != nil {

@@ -24,22 +24,22 @@ import (
 // row, in order. A malformed line is reported by line number, gets an output
 // row saying why, and does not stop the others; the exit status is then 1.
 func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := cli.NewFlags("rewardd score", stderr)
+	fs := newFlags("score", stdout)
 	configPath := fs.String("config", "", "config file (default: the embedded default config)")
 	in := fs.String("in", "", "input JSONL file, one row per line ('-' for stdin)")
 	out := fs.String("out", "", "output JSONL file (default: stdout)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on when stderr is a terminal and the input is over 1 MiB)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size")
-	sbFlags := cli.AddSandboxFlags(fs)
+	sbFlags := cli.AddSandboxFlags(fs.FlagSet)
 	batchSize := fs.Int("batch-size", 0, "rows per batch, rounded up to whole groups (default: the whole input, up to limits.max_rollouts); aggregation statistics are per batch")
-	if err := cli.ParseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" {
-		return cli.Usagef("score: --in is required")
+		return cli.Usagef("--in is required")
 	}
 	if *workers < 1 || *batchSize < 0 {
-		return cli.Usagef("score: --workers must be at least 1 and --batch-size not negative")
+		return cli.Usagef("--workers must be at least 1 and --batch-size not negative")
 	}
 	log, err := cli.NewLogger("warn", stderr)
 	if err != nil {
@@ -64,7 +64,7 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *out != "" {
 		f, err := os.Create(*out)
 		if err != nil {
-			return cli.Usagef("score: %v", err)
+			return cli.Usagef("%v", err)
 		}
 		defer f.Close()
 		dst = f
@@ -136,7 +136,7 @@ func openInput(path string, stdin io.Reader, progress bool, stderr io.Writer) (s
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, done, cli.Usagef("score: %v", err)
+			return nil, done, cli.Usagef("%v", err)
 		}
 		closers = append(closers, func() { f.Close() })
 		if st, err := f.Stat(); err == nil {

@@ -30,7 +30,7 @@ import (
 const gracePeriod = 30 * time.Second
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlags("rewardd serve", stderr)
+	fs := newFlags("serve", stdout)
 	configPath := fs.String("config", "", "config file (default: the embedded default config)")
 	grpcAddr := fs.String("grpc-addr", "127.0.0.1:50051", "gRPC listen address")
 	httpAddr := fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address (JSON scoring, /metrics, /healthz, /readyz)")
@@ -39,9 +39,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token required on the scoring endpoints (gRPC and HTTP); metrics and health stay open")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM), with --tls-key: serve gRPC and HTTP over TLS")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
-	sbFlags := cli.AddSandboxFlags(fs)
+	sbFlags := cli.AddSandboxFlags(fs.FlagSet)
 	printConfig := fs.Bool("print-config", false, "print the embedded default config and exit")
-	if err := cli.ParseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *printConfig {
@@ -130,7 +130,7 @@ func serveUntilDone(ctx context.Context, srv *server.Server, gl, hl net.Listener
 	srv.Shutdown(shutdownCtx)
 	wg.Wait()
 	if serveErr != nil {
-		return fmt.Errorf("serve: %w", serveErr)
+		return serveErr
 	}
 	log.Info("stopped")
 	return nil
