@@ -229,7 +229,7 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scr
 		values, status = make([]float64, len(tasks)*n), make([]rewardv1.ScoreStatus, len(tasks)*n)
 	}
 	for k, t := range tasks {
-		resp.Functions[k] = functionScores(t.Function.Name, results[k], values[k*n:(k+1)*n:(k+1)*n], status[k*n:(k+1)*n:(k+1)*n])
+		resp.Functions[k] = functionScores(t.Function.Name, results[k], values[k*n:(k+1)*n:(k+1)*n], status[k*n:(k+1)*n:(k+1)*n], !req.GetOmitOkReasons())
 	}
 	if err := s.aggregate(req, tasks, resp); err != nil {
 		return nil, err
@@ -461,9 +461,10 @@ func (s *Service) names() []string {
 
 // functionScores turns one function's results into its response column, in
 // values and status (of len(results) each). The errors map carries the
-// reason of every entry that is not OK, the executions map what running
-// a rollout's program found.
-func functionScores(name string, results []scorers.Result, values []float64, status []rewardv1.ScoreStatus) *rewardv1.FunctionScores {
+// reason of every entry that is not OK, and with okReasons the reason of
+// every OK entry that has one; the executions map what running a rollout's
+// program found.
+func functionScores(name string, results []scorers.Result, values []float64, status []rewardv1.ScoreStatus, okReasons bool) *rewardv1.FunctionScores {
 	fs := &rewardv1.FunctionScores{Name: name, Values: values, Status: status}
 	for i, r := range results {
 		fs.Values[i] = r.Value
@@ -474,7 +475,7 @@ func functionScores(name string, results []scorers.Result, values []float64, sta
 			}
 			fs.Executions[int32(i)] = executionProto(r.Execution)
 		}
-		if r.Outcome != scorers.OK {
+		if r.Outcome != scorers.OK || okReasons && r.Reason != "" {
 			if fs.Errors == nil {
 				fs.Errors = make(map[int32]string)
 			}
