@@ -64,6 +64,30 @@ func BenchmarkServiceScore(b *testing.B) {
 // 1,024-rollout × 3-function Score call per op, from 4 concurrent clients,
 // with latency percentiles.
 func BenchmarkLoopbackScore(b *testing.B) {
+	client := loopbackClient(b)
+	loopbackScore(b, client, &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 1024)})
+}
+
+// BenchmarkLoopbackReasons is BenchmarkLoopbackScore with the reasons of
+// OK scores (format gives one for every gold solution, which has no tags)
+// and without them (omit_ok_reasons): what sending them costs. Run with
+// -count to alternate the two.
+func BenchmarkLoopbackReasons(b *testing.B) {
+	client := loopbackClient(b)
+	for _, omit := range []bool{false, true} {
+		name := "reasons"
+		if omit {
+			name = "omit_ok_reasons"
+		}
+		b.Run(name, func(b *testing.B) {
+			loopbackScore(b, client, &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 1024), OmitOkReasons: omit})
+		})
+	}
+}
+
+// loopbackClient serves benchService on loopback TCP for the benchmark's
+// duration and returns a client of it.
+func loopbackClient(b *testing.B) rewardv1.RewardServiceClient {
 	svc := benchService(b, 2)
 	m := server.NewMetrics(prometheus.NewRegistry(), nil)
 	gs, _ := server.NewGRPCServer(svc, m, zap.NewNop(), nil)
@@ -76,15 +100,19 @@ func BenchmarkLoopbackScore(b *testing.B) {
 		defer close(done)
 		gs.Serve(lis)
 	}()
-	defer func() { gs.Stop(); <-done }()
+	b.Cleanup(func() { gs.Stop(); <-done })
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close()
-	client := rewardv1.NewRewardServiceClient(conn)
-	req := &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 1024)}
+	b.Cleanup(func() { conn.Close() })
+	return rewardv1.NewRewardServiceClient(conn)
+}
 
+// loopbackScore sends req from 4 concurrent clients, and reports latency
+// percentiles and evaluations per second (req has 1,024 rollouts, scored
+// by 3 functions).
+func loopbackScore(b *testing.B, client rewardv1.RewardServiceClient, req *rewardv1.ScoreRequest) {
 	latencies := make(chan time.Duration, 1<<20)
 	b.SetParallelism(2) // 2 × GOMAXPROCS(2) = 4 concurrent clients
 	b.ResetTimer()

@@ -564,31 +564,50 @@ func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewa
 	}
 	resp.Rewards, resp.Advantages, resp.Unscorable = res.Rewards, res.Advantages, int32(res.Unscorable)
 	s.engine.m.unscorable.Add(float64(res.Unscorable))
+	if w := looseWarning(groups); w != "" {
+		resp.Warnings = append(resp.Warnings, w)
+	}
 	if w := singletonWarning(groups, spec.Scale); w != "" {
 		resp.Warnings = append(resp.Warnings, w)
 	}
 	return nil
 }
 
+// looseWarning says which rollouts have neither a group nor a prompt: each
+// is a group of its own in every mode, so its advantage says nothing of
+// its reward (0 in GRPO and Hatchery), whatever the request's split.
+func looseWarning(groups []string) string {
+	first, n := -1, 0
+	for i, g := range groups {
+		if g == "" {
+			n++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d rollout(s) have neither a group nor a prompt (first: rollout %d): each is a group of its own, with no other completion of its prompt to compare it with, so its advantage does not come from its reward (GRPO gives it 0). Send each rollout's group id, or its prompt", n, first)
+}
+
 // singletonWarning says which groups have one rollout in the request: with
 // the advantages normalised over the group, theirs are 0 (the group's mean
 // is the rollout's own reward). A group whose rollouts a trainer split over
-// two requests looks like this, and so do rollouts with neither a group nor
-// a prompt, each a group of its own.
+// two requests looks like this. Rollouts with neither a group nor a prompt
+// are looseWarning's.
 func singletonWarning(groups []string, scale aggregate.Scale) string {
 	if scale != aggregate.ScaleGroup {
 		return ""
 	}
 	size := make(map[string]int, len(groups))
-	loose := 0
 	for _, g := range groups {
-		if g == "" {
-			loose++
-		} else {
+		if g != "" {
 			size[g]++
 		}
 	}
-	single, example := loose, ""
+	single, example := 0, ""
 	for i, g := range groups {
 		if g != "" && size[g] == 1 {
 			single++
@@ -599,9 +618,6 @@ func singletonWarning(groups []string, scale aggregate.Scale) string {
 	}
 	if single == 0 {
 		return ""
-	}
-	if example == "" {
-		example = "rollouts with neither a group nor a prompt"
 	}
 	return fmt.Sprintf("%d rollout(s) are alone in their group in this request (%s): nothing in the group to compare them with (GRPO gives them advantage 0). A group's rollouts must come in one request, with the same group or prompt", single, example)
 }

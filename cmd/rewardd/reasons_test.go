@@ -62,3 +62,18 @@ func TestScoreOutcomesAndReasons(t *testing.T) {
 		t.Errorf("malformed reference: %+v; want accuracy error, null, with its reason in errors", r)
 	}
 }
+
+// TestScoreWarnsLooseRows (issue 19, item 6): `rewardd score` with an
+// aggregating config says on stderr that rows with neither a group nor a
+// prompt are each a group of their own.
+func TestScoreWarnsLooseRows(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "rewards.yml")
+	if err := os.WriteFile(cfg, []byte("functions:\n  - name: accuracy\n    kind: exact_match\naggregation: {mode: sum_then_normalize}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"completion": "42", "answer": "42"}` + "\n" + `{"completion": "41", "answer": "42"}` + "\n"
+	_, stderr, exit := runRewardd(t, in, "score", "--config", cfg, "--in", "-")
+	if exit != 0 || !strings.Contains(stderr, "-: rows 1 to 2: warning: 2 rollout(s) have neither a group nor a prompt") {
+		t.Errorf("exit %d, stderr:\n%s\nwant a warning naming the rows and the 2 rollouts without a group", exit, stderr)
+	}
+}
