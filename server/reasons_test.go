@@ -105,7 +105,7 @@ func TestCompatReasonsAndOutcomes(t *testing.T) {
 		t.Fatalf("POST /get_reward: %d %s", code, out)
 	}
 	var got struct {
-		Outcomes map[string][]string         `json:"outcomes"`
+		Outcomes map[string][]string          `json:"outcomes"`
 		Errors   map[string]map[string]string `json:"errors"`
 		Reasons  map[string]map[string]string `json:"reasons"`
 	}

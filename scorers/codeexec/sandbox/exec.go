@@ -514,7 +514,9 @@ type wireReply struct {
 // apart from the sandbox's own failures.
 type HarnessError struct{ Detail string }
 
-func (e *HarnessError) Error() string { return "the row's tests are broken, not the program: " + e.Detail }
+func (e *HarnessError) Error() string {
+	return "the row's tests are broken, not the program: " + e.Detail
+}
 
 // result turns the harness's reply into the job's Result; cgOOM says the
 // kernel killed a process of the slot for memory during the job.
