@@ -538,15 +538,27 @@ func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewa
 		return invalid("aggregation: %v", err)
 	}
 
+	// Hatchery sums the functions unweighted: the config's weights, which
+	// are for its own mode, are not applied (the answer says so), and a
+	// weight the request gives is refused by name.
 	spec.Weights = make([]float64, len(tasks))
 	inRequest := make(map[string]bool, len(tasks))
+	var unweighted []string
 	for k, t := range tasks {
-		inRequest[t.Function.Name] = true
+		name := t.Function.Name
+		inRequest[name] = true
 		spec.Weights[k] = 1
-		if w, ok := s.cfg.Weights[t.Function.Name]; ok && t.Label != InlineLabel {
-			spec.Weights[k] = w
+		if w, ok := s.cfg.Weights[name]; ok && t.Label != InlineLabel {
+			if spec.Mode != aggregate.Hatchery {
+				spec.Weights[k] = w
+			} else if w != 1 {
+				unweighted = append(unweighted, fmt.Sprintf("%s: %v", name, w))
+			}
 		}
-		if w, ok := ra.GetWeights()[t.Function.Name]; ok {
+		if w, ok := ra.GetWeights()[name]; ok {
+			if spec.Mode == aggregate.Hatchery && w != 1 {
+				return invalid("aggregation.weights[%q] is %v: mode hatchery sums the functions unweighted, as Axolotl's Hatchery trainer does (leave the weight out, or ask for another mode)", name, w)
+			}
 			spec.Weights[k] = w
 		}
 	}
@@ -572,6 +584,9 @@ func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewa
 	}
 	resp.Rewards, resp.Advantages, resp.Unscorable = res.Rewards, res.Advantages, int32(res.Unscorable)
 	s.engine.m.unscorable.Add(float64(res.Unscorable))
+	if len(unweighted) > 0 {
+		resp.Warnings = append(resp.Warnings, fmt.Sprintf("aggregation mode hatchery sums the functions unweighted: the config's weights (%s) are not applied", strings.Join(unweighted, ", ")))
+	}
 	if w := looseWarning(groups); w != "" {
 		resp.Warnings = append(resp.Warnings, w)
 	}
