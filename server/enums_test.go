@@ -29,8 +29,8 @@ func TestHTTPConfigEnumNames(t *testing.T) {
 	}
 	for short, long := range map[string]string{
 		`{"mode": "sum_then_normalize", "scale": "batch"}`: `{"mode": "AGGREGATION_MODE_SUM_THEN_NORMALIZE", "scale": "AGGREGATION_SCALE_BATCH"}`,
-		`{"mode": "normalize_then_sum"}`:                  `{"mode": "AGGREGATION_MODE_NORMALIZE_THEN_SUM"}`,
-		`{"mode": "hatchery", "scale": "group"}`:          `{"mode": 3, "scale": "AGGREGATION_SCALE_GROUP"}`,
+		`{"mode": "normalize_then_sum"}`:                   `{"mode": "AGGREGATION_MODE_NORMALIZE_THEN_SUM"}`,
+		`{"mode": "hatchery", "scale": "group"}`:           `{"mode": 3, "scale": "AGGREGATION_SCALE_GROUP"}`,
 	} {
 		code, out := score(short)
 		var got, want rewardv1.ScoreResponse
