@@ -15,7 +15,6 @@ import (
 	"github.com/rewardd/rewardd/server/aggregate"
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
@@ -147,8 +146,7 @@ func (s *Service) scoreEncoded(ctx context.Context, req *rewardv1.ScoreRequest, 
 	if err != nil {
 		return nil, err
 	}
-	size := proto.MarshalOptions{}.Size(resp)
-	b, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(alloc(size)[:0], resp)
+	b, err := marshalResponse(resp, alloc)
 	if err != nil {
 		return nil, fmt.Errorf("encode the response: %w", err)
 	}
@@ -487,7 +485,9 @@ func functionScores(name string, results []scorers.Result, values []float64, sta
 			fs.Executions[int32(i)] = executionProto(r.Execution)
 		}
 		if r.Outcome != scorers.OK || okReasons && r.Reason != "" {
-			fs.Errors[int32(i)] = r.Reason
+			// A reason may quote a program's output: proto3 strings
+			// are UTF-8.
+			fs.Errors[int32(i)] = strings.ToValidUTF8(r.Reason, "\uFFFD")
 		}
 	}
 	return fs
