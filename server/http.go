@@ -273,7 +273,7 @@ func configNames(ctx context.Context, body []byte) ([]byte, error) {
 			for i, n := range f.short {
 				long[i] = f.prefix + strings.ToUpper(n)
 			}
-			return nil, invalid("request body: aggregation.%s %q is not one (valid: %s, or as the proto names them: %s)",
+			return nil, invalid("request body: aggregation.%s: %q is not a valid value (valid: %s; or as the proto names them: %s)",
 				f.key, name, strings.Join(f.short, ", "), strings.Join(long, ", "))
 		}
 		agg[f.key], _ = json.Marshal(f.prefix + strings.ToUpper(name))
