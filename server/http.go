@@ -241,10 +241,16 @@ func (a *jsonAPI) score(w http.ResponseWriter, r *http.Request, body []byte) err
 // ("AGGREGATION_MODE_SUM_THEN_NORMALIZE"), which protojson reads; nil when
 // it spells them no such way (protojson's error then stands). A string that
 // is neither is an INVALID_ARGUMENT naming the field and every valid value.
-// The copy it makes of body is reserved on the request's ticket.
+// The copies it makes of body are reserved on the request's ticket first.
 func configNames(ctx context.Context, body []byte) ([]byte, error) {
 	if !bytes.Contains(body, []byte(`"aggregation"`)) {
 		return nil, nil
+	}
+	if t := ticketFrom(ctx); t != nil {
+		// The decoded copy, and the rewritten one.
+		if err := t.reserve(2 * int64(len(body))); err != nil {
+			return nil, err
+		}
 	}
 	var top map[string]json.RawMessage
 	var agg map[string]json.RawMessage
@@ -281,11 +287,6 @@ func configNames(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	if !changed {
 		return nil, nil
-	}
-	if t := ticketFrom(ctx); t != nil {
-		if err := t.reserve(2 * int64(len(body))); err != nil {
-			return nil, err
-		}
 	}
 	var err error
 	if top["aggregation"], err = json.Marshal(agg); err == nil {
