@@ -41,8 +41,9 @@ help: ## Describe the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-22s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/rewardd (on RE2 when libre2 is installed: make deps)
+build: ## Build bin/rewardd and the load generator bin/rewardd-bench (on RE2 when libre2 is installed: make deps)
 	go build $(RE2_TAGS) -o bin/rewardd ./cmd/rewardd
+	go build $(RE2_TAGS) -o bin/rewardd-bench ./cmd/rewardd-bench
 
 .PHONY: run
 run: build ## Run the service on the embedded default config
@@ -50,14 +51,15 @@ run: build ## Run the service on the embedded default config
 
 .PHONY: deps
 deps: ## Install what the tests need (Debian packages when run as root, pinned Go tools)
-	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/struct.proto ] || ! command -v curl >/dev/null || ! /usr/bin/python3 -c 'import grpc, google.protobuf, numpy, omegaconf, sympy, pylatexenc' 2>/dev/null \
+	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/struct.proto ] || ! command -v curl >/dev/null || ! command -v openssl >/dev/null \
+	    || ! /usr/bin/python3 -c 'import grpc, google.protobuf, numpy, omegaconf, sympy, pylatexenc' 2>/dev/null || ! dpkg -s python3-setuptools python3-venv >/dev/null 2>&1 \
 	    || ! pkg-config --exists re2 2>/dev/null || [ ! -x /usr/bin/cc ] || [ ! -x /usr/bin/g++ ] || [ ! -x /usr/bin/javac ] || [ ! -x /usr/bin/node ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	      protobuf-compiler libprotobuf-dev curl python3-grpcio python3-protobuf python3-grpc-tools python3-numpy \
-	      python3-omegaconf python3-sympy python3-pylatexenc libre2-dev pkg-config $(CODE_EXEC_PACKAGES) >/dev/null; \
+	      protobuf-compiler libprotobuf-dev curl openssl python3-grpcio python3-protobuf python3-grpc-tools python3-numpy \
+	      python3-omegaconf python3-sympy python3-pylatexenc python3-setuptools python3-venv libre2-dev pkg-config $(CODE_EXEC_PACKAGES) >/dev/null; \
 	  else \
-	    echo "missing: protoc, its well-known types (libprotobuf-dev), curl, libre2-dev, pkg-config, python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf python3-sympy python3-pylatexenc and/or the code_exec toolchains ($(CODE_EXEC_PACKAGES)); install them with apt-get as root" >&2; exit 1; \
+	    echo "missing: protoc, its well-known types (libprotobuf-dev), curl, openssl, libre2-dev, pkg-config, python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf python3-sympy python3-pylatexenc python3-setuptools python3-venv and/or the code_exec toolchains ($(CODE_EXEC_PACKAGES)); install them with apt-get as root" >&2; exit 1; \
 	  fi; \
 	fi
 	@$(MAKE) --no-print-directory tools $(BIN)/grpcurl-$(GRPCURL_VERSION)
@@ -129,6 +131,10 @@ fuzz: ## Fuzz every target for FUZZTIME each (default 10s; FUZZ=regexp picks tar
 	  go test $(RE2_TAGS) -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || { echo "FAIL: $$pkg $$target (the failing input is under that package's testdata/fuzz/$$target)" >&2; exit 1; }; \
 	done <<< "$$targets"; \
 	echo "fuzzed $$n targets for $(FUZZTIME) each in $$((SECONDS - start)) s"
+
+.PHONY: test-readme
+test-readme: ## Run every sh block of README.md and clients/python/README.md (as make test does)
+	go test -count=1 -v -run '^TestREADME$$' .
 
 .PHONY: test-cp
 test-cp: ## Run code_exec and POST /run_code on all of ../shared/data/cp_problems.jsonl: 460 accepted and 124 wrong solutions

@@ -88,7 +88,7 @@ type OverloadOptions struct {
 	MemoryBudget int64
 	// AttackerCommand, when set, runs the attack instead of this process:
 	// the same attack options given to a process that calls ServeAttacker
-	// (`rewardd bench --attack … --attacker-only`), started before the
+	// (`rewardd-bench --attack … --attacker-only`), started before the
 	// first phase. Started at a lower priority (nice), the attacker then
 	// takes only the CPU the valid clients leave, so that their figures
 	// measure the server, not the load generator's core.

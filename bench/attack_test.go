@@ -4,54 +4,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/sourcegraph/conc"
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/internal/servertest"
 	"github.com/rewardd/rewardd/server"
 )
 
 // liveServer is a server as `rewardd serve` runs it, in this process: gRPC
-// and HTTP on loopback, each port bounded by its Listener.
+// and HTTP on loopback, each port bounded by its connection limit.
 func liveServer(t *testing.T, limits string, auth *server.Auth) (grpcAddr, httpAddr string) {
 	t.Helper()
-	cfg := defaultConfig(t, "limits: {"+limits+"}\n")
-	reg := prometheus.NewRegistry()
-	m := server.NewMetrics(reg, nil)
-	log := zap.NewNop()
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(1, m, log), log)
-	listen := func(port string) *server.Listener {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return server.NewListener(l, port, cfg.Limits.MaxConnections, m)
-	}
-	gl, hl := listen("grpc"), listen("http")
-	gs, _ := server.NewGRPCServer(svc, m, log, auth, grpc.StatsHandler(gl.StatsHandler()))
-	var ready server.Readiness
-	ready.Set(true)
-	hs := hl.HTTPServer(server.NewHTTPHandler(svc, m, reg, &ready, log, auth), cfg.Limits, nil, log)
-	var wg conc.WaitGroup
-	wg.Go(func() { gs.Serve(gl) })
-	wg.Go(func() { hs.Serve(hl) })
-	t.Cleanup(func() {
-		gs.Stop()
-		hs.Close()
-		wg.Wait()
-	})
-	return gl.Addr().String(), hl.Addr().String()
+	srv := servertest.Start(t, server.Options{Config: defaultConfig(t, "limits: {"+limits+"}\n"), Workers: 1, Auth: auth})
+	return srv.GRPCAddr, srv.HTTPAddr
 }
 
 // TestOverloadAttacks runs every attack, small and short, against a live

@@ -615,9 +615,69 @@ const (
 func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Result, error) {
 	sc := *s.sc
 	sc.length = opts.CompletionLength
+	batches, spread, err := s.batches(&sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	conns, err := s.dialClients(ctx, opts.Clients)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	code := isCode(sc.name)
+	if sc.name == CP {
+		if err := s.compileCheckers(ctx, batches); err != nil {
+			return nil, err
+		}
+	}
+	l := &load{conns: conns, batches: batches, functions: s.functions, requests: opts.Requests, duration: opts.Duration}
+	if code {
+		l.kept = make([]atomic.Pointer[rewardv1.ScoreResponse], len(batches))
+	}
+	warm := l.warmup(ctx, opts.Warmup)
+	machine := Machine{
+		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Go: runtime.Version(), LoadBefore: loadAvg(), Time: time.Now().UTC().Truncate(time.Second), RegexEngine: rematch.Engine(),
+	}
+	what := fmt.Sprintf("rewardd %s batch %d × %d clients", opts.Scenario, opts.BatchSize, opts.Clients)
+	l.progress = newProgress(opts.Progress, what, opts.Requests, opts.Duration)
+	m, err := s.measure(ctx, opts, kind, l)
+	if err != nil {
+		return nil, err
+	}
 
-	// The distinct batches: as many as the requests use, up to maxBatches
-	// and maxBatchBytes.
+	r := summarize(m.lr, s.functions)
+	r.Scenario, r.Target, r.Functions, r.Fingerprint = opts.Scenario, "in-process", s.functions, s.fingerprint
+	r.Machine = machine
+	r.Machine.LoadAfter = loadAvg()
+	r.CompletionBytes = spread
+	r.WarmupRequests = warm
+	r.Settings = Settings{
+		BatchSize: opts.BatchSize, GroupSize: opts.GroupSize, Clients: opts.Clients, Requests: opts.Requests,
+		Warmup: opts.Warmup, CompletionLength: opts.CompletionLength, Wrong: opts.Wrong, Data: opts.Data,
+		Seed: opts.Seed, DistinctBatches: len(batches),
+	}
+	if opts.Requests == 0 {
+		r.Settings.DurationSeconds = opts.Duration.Seconds()
+	}
+	s.processFigures(r, m)
+	if code {
+		s.codeOutcome(r, m.lr, m.took, m.after.cpu-m.before.cpu+m.children, m.cpu)
+	}
+	if err := s.compare(ctx, opts, kind, l, m.reasons, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// batches makes the distinct batches of a point: as many as the requests
+// use, up to maxBatches and maxBatchBytes (every solution for cp), encoded
+// once; and the spread of their completions' lengths.
+func (s *session) batches(sc *scenario, opts Options) ([]batch, Spread, error) {
 	perBatch := opts.BatchSize * (sc.meanLength() + 600)
 	n := max(1, min(maxBatches, maxBatchBytes/max(perBatch, 1)))
 	if sc.name == CP {
@@ -644,7 +704,7 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 		}
 		enc, err := encode(req)
 		if err != nil {
-			return nil, fmt.Errorf("encode batch: %w", err)
+			return nil, spread, fmt.Errorf("encode batch: %w", err)
 		}
 		batches[j] = batch{rows: rows, encoded: enc}
 		for _, r := range rows {
@@ -652,48 +712,76 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 		}
 	}
 	spread.Mean = float64(total) / float64(n*opts.BatchSize)
+	return batches, spread, nil
+}
 
-	conns := make([]*grpc.ClientConn, opts.Clients)
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.Close()
-			}
+// dialClients opens a connection per client; the caller closes those it
+// returns, also with an error.
+func (s *session) dialClients(ctx context.Context, clients int) ([]*grpc.ClientConn, error) {
+	conns := make([]*grpc.ClientConn, 0, clients)
+	for range clients {
+		c, err := s.target.dial(ctx)
+		if err != nil {
+			return conns, err
 		}
-	}()
-	for i := range conns {
-		var err error
-		if conns[i], err = s.target.dial(ctx); err != nil {
-			return nil, err
-		}
+		conns = append(conns, c)
 	}
+	return conns, nil
+}
 
-	code := isCode(sc.name)
-	if sc.name == CP {
-		if err := s.compileCheckers(ctx, batches); err != nil {
-			return nil, err
-		}
-	}
-	l := &load{conns: conns, batches: batches, functions: s.functions, requests: opts.Requests, duration: opts.Duration}
-	if code {
-		l.kept = make([]atomic.Pointer[rewardv1.ScoreResponse], len(batches))
-	}
-	warm := l.warmup(ctx, opts.Warmup)
+// measurement is what the measured load of a point found: the load's
+// figures, this process's usage before and after, the machine's CPU and the
+// children's (the sandbox's) in between, the server's request histogram
+// before and after, and the code_exec functions' times.
+type measurement struct {
+	lr                   *loadResult
+	before, after        usage
+	cpu, children        time.Duration
+	reset                bool
+	bounds               []float64
+	requests0, requests1 []uint64
+	took                 []time.Duration
+	reasons              map[string]string
+}
 
-	machine := Machine{
-		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Go: runtime.Version(), LoadBefore: loadAvg(), Time: time.Now().UTC().Truncate(time.Second), RegexEngine: rematch.Engine(),
-	}
-	what := fmt.Sprintf("rewardd %s batch %d × %d clients", opts.Scenario, opts.BatchSize, opts.Clients)
-	l.progress = newProgress(opts.Progress, what, opts.Requests, opts.Duration)
-	reset := s.target.inProc && resetPeakRSS()
-	bounds, requests0 := s.target.requestBuckets()
-	before := readUsage()
+// measure runs the measured load of a point, with the profiles and the
+// execution trace opts asks for on a full point.
+func (s *session) measure(ctx context.Context, opts Options, kind pointKind, l *load) (*measurement, error) {
+	m := &measurement{reset: s.target.inProc && resetPeakRSS()}
+	m.bounds, m.requests0 = s.target.requestBuckets()
+	m.before = readUsage()
 	timer := s.target.timer
 	if timer != nil {
 		timer.start()
 	}
 	cpu0, children0 := machineCPU(), childrenCPU()
+	stop, err := startProfiles(opts, kind)
+	if err != nil {
+		return nil, err
+	}
+	m.lr = l.run(ctx, opts.Requests/opts.Clients+1)
+	stop()
+	m.after = readUsage()
+	m.cpu, m.children = machineCPU()-cpu0, childrenCPU()-children0
+	_, m.requests1 = s.target.requestBuckets()
+	if opts.MemProfile != nil && kind == pointFull {
+		// The profile counts what was allocated up to the last
+		// collection; a large batch may have had one or none.
+		runtime.GC()
+		if err := pprof.Lookup("allocs").WriteTo(opts.MemProfile, 0); err != nil {
+			return nil, fmt.Errorf("allocation profile: %w", err)
+		}
+	}
+	if timer != nil {
+		m.took, m.reasons = timer.stop()
+	}
+	l.progress.stop()
+	return m, ctx.Err()
+}
+
+// startProfiles starts the CPU profile and the execution trace opts asks
+// for on a full point; stop stops them.
+func startProfiles(opts Options, kind pointKind) (stop func(), err error) {
 	profile := opts.CPUProfile != nil && kind == pointFull
 	if profile {
 		if err := pprof.StartCPUProfile(opts.CPUProfile); err != nil {
@@ -709,85 +797,52 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 			return nil, fmt.Errorf("execution trace: %w", err)
 		}
 	}
-	lr := l.run(ctx, opts.Requests/opts.Clients+1)
-	if tracing {
-		trace.Stop()
-	}
-	if profile {
-		pprof.StopCPUProfile()
-	}
-	after := readUsage()
-	cpu, children := machineCPU()-cpu0, childrenCPU()-children0
-	_, requests1 := s.target.requestBuckets()
-	if opts.MemProfile != nil && kind == pointFull {
-		// The profile counts what was allocated up to the last
-		// collection; a large batch may have had one or none.
-		runtime.GC()
-		if err := pprof.Lookup("allocs").WriteTo(opts.MemProfile, 0); err != nil {
-			return nil, fmt.Errorf("allocation profile: %w", err)
+	return func() {
+		if tracing {
+			trace.Stop()
 		}
-	}
-	var took []time.Duration
-	var reasons map[string]string
-	if timer != nil {
-		took, reasons = timer.stop()
-	}
-	l.progress.stop()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+		if profile {
+			pprof.StopCPUProfile()
+		}
+	}, nil
+}
 
-	r := summarize(lr, s.functions)
-	r.Scenario, r.Target, r.Functions, r.Fingerprint = opts.Scenario, "in-process", s.functions, s.fingerprint
+// processFigures fills in the server's CPU, memory and latency for an
+// in-process server, or says why there are none.
+func (s *session) processFigures(r *Result, m *measurement) {
 	if !s.target.inProc {
 		r.Target = s.target.addr
-	}
-	r.Machine = machine
-	r.Machine.LoadAfter = loadAvg()
-	r.CompletionBytes = spread
-	r.WarmupRequests = warm
-	r.Settings = Settings{
-		BatchSize: opts.BatchSize, GroupSize: opts.GroupSize, Clients: opts.Clients, Requests: opts.Requests,
-		Warmup: opts.Warmup, CompletionLength: opts.CompletionLength, Wrong: opts.Wrong, Data: opts.Data,
-		Seed: opts.Seed, DistinctBatches: n,
-	}
-	if opts.Requests == 0 {
-		r.Settings.DurationSeconds = opts.Duration.Seconds()
-	}
-	if s.target.inProc {
-		r.Settings.Workers = s.target.workers
-		r.Process = processOf(before, after, r, reset)
-		r.Process.MachineCPUSeconds = cpu.Seconds()
-		r.Process.OtherCPUSeconds = max(0, cpu.Seconds()-r.Process.CPUSeconds-children.Seconds())
-		r.ServerLatency = histogramLatency(bounds, requests0, requests1)
-	} else {
 		r.Notes = append(r.Notes, "server CPU and peak RSS are not measured for a remote server (--addr): read them from its /metrics (process_cpu_seconds_total, process_resident_memory_bytes)")
+		return
 	}
+	r.Settings.Workers = s.target.workers
+	r.Process = processOf(m.before, m.after, r, m.reset)
+	r.Process.MachineCPUSeconds = m.cpu.Seconds()
+	r.Process.OtherCPUSeconds = max(0, m.cpu.Seconds()-r.Process.CPUSeconds-m.children.Seconds())
+	r.ServerLatency = histogramLatency(m.bounds, m.requests0, m.requests1)
+}
 
-	if code {
-		s.codeOutcome(r, lr, took, after.cpu-before.cpu+children, cpu)
-	}
-
+// compare runs what a point is compared with: the Python baselines, the
+// naive runner of the code scenarios, or rewardd's per-function costs
+// alone.
+func (s *session) compare(ctx context.Context, opts Options, kind pointKind, l *load, reasons map[string]string, r *Result) error {
+	code := isCode(s.sc.name)
 	switch {
 	case kind == pointLoadOnly:
 	case s.py == nil && !code && s.target.inProc:
 		// rewardd's side of the per-function costs alone.
-		r.PerFunction = perFunction(ctx, s.servedFunctions(opts), batches[0].rows, throughputOut{})
+		r.PerFunction = perFunction(ctx, s.servedFunctions(opts), l.batches[0].rows, throughputOut{})
 	case s.py == nil:
 	case code:
 		kept := make([]*rewardv1.ScoreResponse, len(l.kept))
 		for i := range l.kept {
 			kept[i] = l.kept[i].Load()
 		}
-		if err := s.codeBaseline(ctx, opts, batches, kept, reasons, r); err != nil {
-			return nil, err
-		}
+		return s.codeBaseline(ctx, opts, l.batches, kept, reasons, r)
 	default:
-		if err := s.baselines(ctx, opts, kind, batches, r); err != nil {
-			return nil, err
-		}
+		return s.baselines(ctx, opts, kind, l.batches, r)
 	}
-	return r, nil
+	return nil
 }
 
 // servedFunctions returns the in-process server's functions that the

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,14 +15,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/sourcegraph/conc"
 	"go.uber.org/goleak"
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rewardd/rewardd/internal/servertest"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/scorers/codeexec"
@@ -46,7 +43,7 @@ const dataPath = "../../shared/data/gsm8k_test.jsonl"
 // (limits) appended.
 func defaultConfig(t testing.TB, extra string) *config.Config {
 	t.Helper()
-	data, err := os.ReadFile("../cmd/rewardd/default.yaml")
+	data, err := os.ReadFile("../server/config/default.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,17 +213,7 @@ func TestBenchCountsFailedRequests(t *testing.T) {
 // serve starts a gRPC server for cfg on a loopback port.
 func serve(t *testing.T, cfg *config.Config) string {
 	t.Helper()
-	m := server.NewMetrics(prometheus.NewRegistry(), nil)
-	engine := server.NewEngine(2, m, zap.NewNop())
-	gs, _ := server.NewGRPCServer(server.NewService(cfg, builtin.Registry(), engine, zap.NewNop()), m, zap.NewNop(), nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg conc.WaitGroup
-	wg.Go(func() { gs.Serve(lis) })
-	t.Cleanup(func() { gs.Stop(); wg.Wait() })
-	return lis.Addr().String()
+	return servertest.Start(t, server.Options{Config: cfg, Workers: 2}).GRPCAddr
 }
 
 const humanEvalPath = "../../shared/data/humaneval.jsonl"

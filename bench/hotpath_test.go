@@ -4,14 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
-	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
 )
 
@@ -64,8 +61,11 @@ func BenchmarkDecode(b *testing.B) {
 func BenchmarkService(b *testing.B) {
 	_, req := hotBatch(b)
 	cfg := defaultConfig(b, "")
-	m := server.NewMetrics(prometheus.NewRegistry(), nil)
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, zap.NewNop()), zap.NewNop())
+	srv, err := server.New(server.Options{Config: cfg, Workers: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := srv.Service()
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -7,6 +7,8 @@
 #
 #   bench/overload.sh [path/to/rewardd] [load ...]
 #
+# rewardd-bench is taken from beside rewardd (make build puts both in bin/).
+#
 # Loads (default: all, in this order):
 #   admission    20 clients sending again the moment they are answered against
 #                max_inflight_requests 2 (capacity 2 clients, overload, capacity)
@@ -20,7 +22,7 @@
 #   similarity   --attack similarity: 64 × 200k-character inline similarity
 #                rollouts next to 1-rollout requests
 #
-# The --attack loads (`rewardd bench --attack`) run three phases, the valid
+# The --attack loads (`rewardd-bench --attack`) run three phases, the valid
 # clients alone (capacity, PHASE), with the attack (SECS), alone again
 # (recovery), and print the server's CPU, peak RSS (VmHWM, reset per phase),
 # open files, and its metrics before and after; they end with the bar
@@ -35,6 +37,7 @@
 # removed), DATA (GSM8K test.jsonl).
 set -uo pipefail
 bin=${1:-bin/rewardd}
+benchbin=$(dirname "$bin")/rewardd-bench
 shift || true
 loads=("$@")
 [ ${#loads[@]} -gt 0 ] || loads=(admission unauth memory memory-gomemlimit streams large slow idle similarity)
@@ -90,7 +93,7 @@ stop_server() {
 attack() {
   local name=$1 kind=$2
   shift 2
-  taskset -c 1 "$bin" bench --attack "$kind" --addr "$grpc" --http-addr "$http" --server-pid "$pid" \
+  taskset -c 1 "$benchbin" --attack "$kind" --addr "$grpc" --http-addr "$http" --server-pid "$pid" \
     --data "$data" --duration "${secs}s" --phase "${phase}s" --out "$out/$name.json" "$@"
 }
 
@@ -104,7 +107,7 @@ admission() {
     set -- $p
     t0=$(ticks)
     echo "== $1: $2 clients, $3"
-    taskset -c 1 "$bin" bench --addr "$grpc" --data "$data" --clients "$2" --duration "$3" \
+    taskset -c 1 "$benchbin" --addr "$grpc" --data "$data" --clients "$2" --duration "$3" \
       --baseline=false --out "$out/admission.$1.json" 2>&1 | grep -Ev '^(scenario|machine|note) '
     t1=$(ticks)
     echo "server CPU  $(( (t1 - t0) * 1000 / hz )) ms in $3 (one core)"

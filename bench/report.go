@@ -21,6 +21,24 @@ func WriteJSON(w io.Writer, v any) error {
 func (r *Result) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
+	r.writeLoad(p)
+	r.writeProcess(p)
+	r.writeScores(p)
+	r.writeCode(p)
+	r.writeBaseline(p)
+	r.writeRatios(p)
+	for _, n := range r.Notes {
+		p("note\t%s", n)
+	}
+	return tw.Flush()
+}
+
+// printer writes one line of a report's table.
+type printer func(format string, args ...any)
+
+// writeLoad writes what was run, on what, and the load's requests, throughput
+// and latency.
+func (r *Result) writeLoad(p printer) {
 	target := "in-process server (" + fmt.Sprint(r.Settings.Workers) + " workers) over loopback gRPC"
 	if r.Target != "in-process" {
 		target = "server at " + r.Target
@@ -45,6 +63,10 @@ func (r *Result) WriteText(w io.Writer) error {
 	if l := r.RefusedLatency; l != nil {
 		p("refused\tRESOURCE_EXHAUSTED after p50 %s  p90 %s  p99 %s  max %s", dur(l.P50), dur(l.P90), dur(l.P99), dur(l.Max))
 	}
+}
+
+// writeProcess writes this process's CPU and memory, when it served.
+func (r *Result) writeProcess(p printer) {
 	if pr := r.Process; pr != nil {
 		since := ""
 		if pr.PeakRSSSinceStart {
@@ -66,6 +88,10 @@ func (r *Result) WriteText(w io.Writer) error {
 			p("\t(not the sandboxes' Python processes, which are others: see the machine CPU below)")
 		}
 	}
+}
+
+// writeScores writes each function's mean OK score and its other outcomes.
+func (r *Result) writeScores(p printer) {
 	var outs []string
 	for _, o := range r.Outcomes {
 		s := fmt.Sprintf("%s mean %.3f", o.Function, o.MeanOK)
@@ -75,6 +101,10 @@ func (r *Result) WriteText(w io.Writer) error {
 		outs = append(outs, s)
 	}
 	p("scores\t%s", strings.Join(outs, "; "))
+}
+
+// writeCode writes the code scenarios' submissions and their CPU.
+func (r *Result) writeCode(p printer) {
 	if c := r.Code; c != nil {
 		p("")
 		p("code\t%s submissions/s, %s tests/s (%g tests per submission)", num1(c.SubmissionsPerSecond), num1(c.TestsPerSecond), c.TestsPerSubmission)
@@ -93,6 +123,10 @@ func (r *Result) WriteText(w io.Writer) error {
 			}
 		}
 	}
+}
+
+// writeBaseline writes the Python baseline's figures and agreement.
+func (r *Result) writeBaseline(p printer) {
 	if b := r.Baseline; b != nil && b.Runner != "" {
 		p("")
 		p("baseline\tPython %s, %s, %d threads", b.Python, b.Runner, b.Workers)
@@ -131,6 +165,10 @@ func (r *Result) WriteText(w io.Writer) error {
 				dur(e.ClientParts["build"]), dur(e.ClientParts["call"]), dur(e.ClientParts["unpack"]))
 		}
 	}
+}
+
+// writeRatios writes the per-function costs and the ratios to Python.
+func (r *Result) writeRatios(p printer) {
 	if len(r.PerFunction) > 0 {
 		p("")
 		p("per function\tone core, no transport: rewardd / Python per rollout")
@@ -155,10 +193,6 @@ func (r *Result) WriteText(w io.Writer) error {
 			p("\t  end to end\t%.2f×\t(in-process Python time ÷ Python client time: above 1, the client is faster)", q.E2E)
 		}
 	}
-	for _, n := range r.Notes {
-		p("note\t%s", n)
-	}
-	return tw.Flush()
 }
 
 func loads(l []float64) string {

@@ -24,7 +24,7 @@ var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"}
 // the throughput over time, with the Python baseline's rate.
 func (r *Result) WriteSVG(w io.Writer) error {
 	c := newCanvas(w)
-	title := fmt.Sprintf("rewardd bench %s: batch %d, %d client(s) — %s rollouts/s, p99 %s",
+	title := fmt.Sprintf("rewardd-bench %s: batch %d, %d client(s) — %s rollouts/s, p99 %s",
 		r.Scenario, r.Settings.BatchSize, r.Settings.Clients, num(r.RolloutsPerSecond), dur(r.Latency.P99))
 	sub := fmt.Sprintf("%s; %d function(s); completions %.0f B on average; load average %s",
 		r.Target, len(r.Functions), r.CompletionBytes.Mean, loads(r.Machine.LoadBefore))
@@ -151,7 +151,7 @@ func (c *canvas) requestLatency(r *Result) {
 func (s *SweepResult) WriteSVG(w io.Writer) error {
 	c := newCanvas(w)
 	xname := map[string]string{SweepBatch: "batch size (rollouts)", SweepLength: "completion length (bytes)", SweepClients: "concurrent clients"}[s.Kind]
-	c.header("rewardd bench sweep: cost against "+xname, s.Growth.Verdict)
+	c.header("rewardd-bench sweep: cost against "+xname, s.Growth.Verdict)
 	if len(s.Points) == 0 {
 		return c.end()
 	}

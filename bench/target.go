@@ -72,35 +72,30 @@ func (t *target) requestBuckets() (bounds []float64, counts []uint64) {
 	return nil, nil
 }
 
-// startTarget starts the in-process server (the same NewEngine, NewService
-// and NewGRPCServer as `rewardd serve`, over loopback TCP), or names the
-// remote one.
+// startTarget starts the in-process server (server.New, as `rewardd serve`
+// wires it, serving gRPC on loopback TCP), or names the remote one.
 func startTarget(opts *Options) (*target, error) {
 	if opts.Addr != "" {
 		return &target{addr: opts.Addr, dialOpts: opts.DialOptions}, nil
 	}
 	cfg, timer := timeCodeFunctions(opts.Config)
-	log := opts.Log
-	names := make([]string, len(cfg.Functions))
-	for i, fn := range cfg.Functions {
-		names[i] = fn.Name
+	srv, err := server.New(server.Options{Config: cfg, Kinds: opts.Registry, Workers: opts.Workers, Log: opts.Log})
+	if err != nil {
+		return nil, err
 	}
-	reg := prometheus.NewRegistry()
-	m := server.NewMetrics(reg, names)
-	engine := server.NewEngine(opts.Workers, m, log)
-	svc := server.NewService(cfg, opts.Registry, engine, log)
-	gs, _ := server.NewGRPCServer(svc, m, log, nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	var wg conc.WaitGroup
-	wg.Go(func() { gs.Serve(lis) })
+	wg.Go(func() { srv.Serve(lis, nil) })
 	return &target{
-		addr: lis.Addr().String(), inProc: true, workers: opts.Workers, timer: timer, metrics: reg,
+		addr: lis.Addr().String(), inProc: true, workers: opts.Workers, timer: timer, metrics: srv.Metrics(),
 		dialOpts: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
 		stop: func() {
-			gs.Stop()
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			srv.Shutdown(ctx)
 			wg.Wait()
 		},
 	}, nil

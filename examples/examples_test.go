@@ -9,20 +9,18 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
-	"go.uber.org/zap"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rewardd/rewardd/internal/servertest"
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
@@ -42,29 +40,8 @@ func serve(t *testing.T, path string) (grpcAddr, httpURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := zap.NewNop()
-	reg := prometheus.NewRegistry()
-	m := server.NewMetrics(reg, nil)
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, log), log)
-	gs, _ := server.NewGRPCServer(svc, m, log, nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		gs.Serve(lis)
-	}()
-	var ready server.Readiness
-	ready.Set(true)
-	hs := httptest.NewServer(server.NewHTTPHandler(svc, m, reg, &ready, log, nil))
-	t.Cleanup(func() {
-		gs.Stop()
-		<-done
-		hs.Close()
-	})
-	return lis.Addr().String(), hs.URL
+	srv := servertest.Start(t, server.Options{Config: cfg, Workers: 2})
+	return srv.GRPCAddr, srv.HTTPURL
 }
 
 func postFile(t *testing.T, url, path string) map[string]any {
@@ -188,5 +165,32 @@ func TestTRL(t *testing.T) {
 	abs, _ := filepath.Abs("trl")
 	if got := runDriver(t, grpcAddr, "script", abs); got != want {
 		t.Errorf("rewards %s, want %s", got, want)
+	}
+}
+
+// TestExamplesWriteOutsideTheClone: what the trainers write (checkpoints,
+// logs) goes to absolute paths, so running an example from the clone's root
+// writes nothing inside it.
+func TestExamplesWriteOutsideTheClone(t *testing.T) {
+	for file, pattern := range map[string]string{
+		"axolotl/grpo.yaml":         `(?m)^output_dir: (\S+)`,
+		"trl/train_grpo.py":         `(?m)^OUTPUT_DIR = "([^"]+)"`,
+		"openrlhf/train_ppo_ray.sh": `--save_path (\S+)`,
+	} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(pattern).FindSubmatch(data)
+		if m == nil {
+			t.Errorf("%s: no output path (%s)", file, pattern)
+			continue
+		}
+		if !filepath.IsAbs(string(m[1])) {
+			t.Errorf("%s writes to %s, inside whatever directory it runs from: give an absolute path outside the clone", file, m[1])
+		}
+	}
+	if data, _ := os.ReadFile("openrlhf/train_ppo_ray.sh"); !regexp.MustCompile(`--ckpt_path /`).Match(data) {
+		t.Error("openrlhf/train_ppo_ray.sh: --ckpt_path is not an absolute path")
 	}
 }

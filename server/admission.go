@@ -36,7 +36,7 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 type admission struct {
 	maxInflight int64
 	inflight    atomic.Int64
-	m           *Metrics
+	m           *serviceMetrics
 
 	mu       sync.Mutex
 	capacity int64
@@ -46,7 +46,7 @@ type admission struct {
 	freed chan struct{}
 }
 
-func newAdmission(maxInflight int, capacity int64, m *Metrics) *admission {
+func newAdmission(maxInflight int, capacity int64, m *serviceMetrics) *admission {
 	m.memoryCapacity.Set(float64(capacity))
 	return &admission{maxInflight: int64(maxInflight), capacity: capacity, m: m, freed: make(chan struct{})}
 }

@@ -2,17 +2,12 @@ package server_test
 
 import (
 	"context"
-	"net"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
+	"github.com/rewardd/rewardd/internal/servertest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
@@ -36,20 +31,23 @@ func gsm8kBatch(b testing.TB, n int) []*rewardv1.Rollout {
 	return out
 }
 
-func benchService(b *testing.B, workers int) *server.Service {
+func benchConfig(b *testing.B) *config.Config {
 	cfg, err := config.Load("bench.yml", []byte(testConfig), builtin.Registry())
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := server.NewMetrics(prometheus.NewRegistry(), []string{"accuracy", "format", "steps"})
-	return server.NewService(cfg, builtin.Registry(), server.NewEngine(workers, m, zap.NewNop()), zap.NewNop())
+	return cfg
 }
 
 // BenchmarkServiceScore measures server-side scoring (no transport): one
 // 4,096-rollout × 3-function batch per op. evals/s is rollout-function
 // evaluations per second.
 func BenchmarkServiceScore(b *testing.B) {
-	svc := benchService(b, 2)
+	srv, err := server.New(server.Options{Config: benchConfig(b), Workers: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := srv.Service()
 	req := &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 4096)}
 	b.ResetTimer()
 	for b.Loop() {
@@ -64,14 +62,13 @@ func BenchmarkServiceScore(b *testing.B) {
 // 1,024-rollout × 3-function Score call per op, from 4 concurrent clients,
 // with latency percentiles.
 func BenchmarkLoopbackScore(b *testing.B) {
-	client := loopbackClient(b)
-	loopbackScore(b, client, &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 1024)})
+	loopbackScore(b, loopbackClient(b), &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 1024)})
 }
 
 // BenchmarkLoopbackReasons is BenchmarkLoopbackScore with the reasons of
 // OK scores (format gives one for every gold solution, which has no tags)
-// and without them (omit_ok_reasons): what sending them costs. Run with
-// -count to alternate the two.
+// and without them (omit_ok_reasons): what sending them costs. Run it
+// several times to alternate the two.
 func BenchmarkLoopbackReasons(b *testing.B) {
 	client := loopbackClient(b)
 	for _, omit := range []bool{false, true} {
@@ -85,27 +82,10 @@ func BenchmarkLoopbackReasons(b *testing.B) {
 	}
 }
 
-// loopbackClient serves benchService on loopback TCP for the benchmark's
+// loopbackClient serves testConfig on loopback TCP for the benchmark's
 // duration and returns a client of it.
 func loopbackClient(b *testing.B) rewardv1.RewardServiceClient {
-	svc := benchService(b, 2)
-	m := server.NewMetrics(prometheus.NewRegistry(), nil)
-	gs, _ := server.NewGRPCServer(svc, m, zap.NewNop(), nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		gs.Serve(lis)
-	}()
-	b.Cleanup(func() { gs.Stop(); <-done })
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
+	conn := servertest.Start(b, server.Options{Config: benchConfig(b), Workers: 2}).Dial(b)
 	return rewardv1.NewRewardServiceClient(conn)
 }
 

@@ -32,15 +32,10 @@ type protoCodec struct {
 	encoding.CodecV2
 	// bufs holds *requestMemory: buffers a Score request's bytes were
 	// copied into, with the messages it was decoded into, free to take for
-	// the next one. A fresh megabyte per request was the
-	// largest single cause of page faults under load (half of them), and
-	// on this VM a fault costs 12-20 us: the copy into fresh memory took
-	// a third of the CPU of the slowest 1% of requests; for a 16,384-rollout
-	// request (14 MiB) the copy was a fifth of all the CPU. The pool is
+	// the next one, so that a request's memory is not faulted in afresh
+	// (bench/README.md, "Memory reused between requests"). The pool is
 	// emptied by garbage collection: buffers a burst of large requests
-	// left behind are gone after two GC cycles without them. The decoded
-	// Rollout messages were the largest allocation left (a quarter of the
-	// bytes allocated under load, so a quarter of the collections).
+	// left behind are gone after two GC cycles without them.
 	bufs *sync.Pool
 }
 
@@ -107,8 +102,7 @@ func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		// requests, which a trainer makes of the same size give or take
 		// the lengths of their completions, fit in it too: a buffer too
 		// small for the request at hand is dropped, and a new one is
-		// faulted in page by page (at 16,384 rollouts per request, 3,500
-		// faults of 12-20 us each).
+		// faulted in page by page.
 		rm.buf = make([]byte, data.Len(), data.Len()+data.Len()/4)
 	}
 	rm.buf = rm.buf[:data.Len()]

@@ -213,7 +213,7 @@ func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, zero bool) ([]*float
 		if k == 0 {
 			sums, scored = make([]float64, len(fs.GetValues())), make([]bool, len(fs.GetValues()))
 		}
-		w := c.svc.cfg.Weights[fs.GetName()]
+		w := c.svc.weight(fs.GetName())
 		for i, v := range fs.GetValues() {
 			if !math.IsNaN(v) {
 				sums[i] += w * v
@@ -232,7 +232,7 @@ func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, zero bool) ([]*float
 		}
 		out[i] = &sums[i]
 	}
-	c.m.unscorable.Add(float64(len(unscorable)))
+	c.svc.countUnscorable(len(unscorable))
 	return out, unscorable
 }
 

@@ -14,19 +14,19 @@ import (
 	"github.com/rewardd/rewardd/server/config"
 )
 
-// Listener bounds the connections a port holds open (limits.max_connections,
+// listener bounds the connections a port holds open (limits.max_connections,
 // well below the process's file descriptors). Beyond the bound a new
 // connection makes room by closing the one that has waited longest for its
 // next request, or, when none is waiting, is closed at once. The server
 // tells it which connections wait: net/http through ConnState (see
-// HTTPServer), grpc through a stats.Handler (see StatsHandler), which
+// httpServer), grpc through a stats.Handler (see statsHandler), which
 // counts each connection's calls in progress. A connection waits from its
 // arrival until its first request.
-type Listener struct {
-	net.Listener
-	port string // the metric label: grpc or http
-	max  int
-	m    *Metrics
+type listener struct {
+	net.Listener        // set by Server.Serve
+	port         string // the metric label: grpc or http
+	max          int
+	m            *transportMetrics
 
 	mu   sync.Mutex
 	open int
@@ -39,16 +39,16 @@ type Listener struct {
 	calls  map[*countedConn]int
 }
 
-// NewListener bounds l to max open connections; port names it in metrics
-// (grpc or http).
-func NewListener(l net.Listener, port string, max int, m *Metrics) *Listener {
-	return &Listener{Listener: l, port: port, max: max, m: m, idle: make(map[net.Conn]time.Time),
+// newListener bounds a port to max open connections; port names it in
+// metrics (grpc or http). Its net.Listener is set before it accepts.
+func newListener(port string, max int, m *transportMetrics) *listener {
+	return &listener{port: port, max: max, m: m, idle: make(map[net.Conn]time.Time),
 		byAddr: make(map[string]*countedConn), calls: make(map[*countedConn]int)}
 }
 
 // Accept returns the next connection, closing an idle one to make room, or
 // the new one itself, when the port is full.
-func (l *Listener) Accept() (net.Conn, error) {
+func (l *listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -88,7 +88,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
-func (l *Listener) closed(c *countedConn) {
+func (l *listener) closed(c *countedConn) {
 	l.mu.Lock()
 	l.open--
 	l.m.connections.WithLabelValues(l.port).Set(float64(l.open))
@@ -102,7 +102,7 @@ func (l *Listener) closed(c *countedConn) {
 
 // call records that a gRPC call began (+1) or ended (-1) on the connection
 // from addr.
-func (l *Listener) call(addr string, delta int) {
+func (l *listener) call(addr string, delta int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c, ok := l.byAddr[addr]
@@ -120,12 +120,12 @@ func (l *Listener) call(addr string, delta int) {
 	}
 }
 
-// StatsHandler is the grpc.StatsHandler that tells l which of its
+// statsHandler is the grpc.StatsHandler that tells l which of its
 // connections have calls in progress.
-func (l *Listener) StatsHandler() stats.Handler { return connCalls{l} }
+func (l *listener) statsHandler() stats.Handler { return connCalls{l} }
 
-// connCalls counts calls per connection for a Listener.
-type connCalls struct{ l *Listener }
+// connCalls counts calls per connection for a listener.
+type connCalls struct{ l *listener }
 
 type connAddrKey struct{}
 
@@ -153,7 +153,7 @@ func (h connCalls) HandleRPC(ctx context.Context, s stats.RPCStats) {
 }
 
 // connState is http.Server.ConnState: it tracks which connections wait.
-func (l *Listener) connState(c net.Conn, s http.ConnState) {
+func (l *listener) connState(c net.Conn, s http.ConnState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch s {
@@ -167,7 +167,7 @@ func (l *Listener) connState(c net.Conn, s http.ConnState) {
 // countedConn gives its place back once closed.
 type countedConn struct {
 	net.Conn
-	l    *Listener
+	l    *listener
 	once sync.Once
 }
 
@@ -177,11 +177,11 @@ func (c *countedConn) Close() error {
 	return err
 }
 
-// HTTPServer returns the server for the HTTP port: h served with the
+// httpServer returns the server for the HTTP port: h served with the
 // limits' timeouts (headers, idle connections; a request's body and answer
 // have theirs in the handlers), its connections tracked by l, over TLS
 // with tlsConfig when not nil (the caller wraps l with tls.NewListener).
-func (l *Listener) HTTPServer(h http.Handler, lim config.Limits, tlsConfig *tls.Config, log *zap.Logger) *http.Server {
+func (l *listener) httpServer(h http.Handler, lim config.Limits, tlsConfig *tls.Config, log *zap.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		TLSConfig:         tlsConfig,

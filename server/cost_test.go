@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -121,7 +119,11 @@ limits: {max_rollouts: 50000}
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := NewService(cfg, builtin.Registry(), NewEngine(2, NewMetrics(prometheus.NewRegistry(), nil), zap.NewNop()), zap.NewNop())
+	srv, err := New(Options{Config: cfg, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := srv.Service()
 	codec := newProtoCodec()
 	tasks := len(cfg.Functions)
 	for name, req := range costShapes() {

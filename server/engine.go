@@ -32,13 +32,13 @@ type Task struct {
 type Engine struct {
 	workers int
 	gate    *fairGate
-	m       *Metrics
+	m       *engineMetrics
 	log     *zap.Logger
 }
 
-// NewEngine returns an engine with a pool of workers slots. A scorer panic
+// newEngine returns an engine with a pool of workers slots. A scorer panic
 // is logged on log with its stack, once.
-func NewEngine(workers int, m *Metrics, log *zap.Logger) *Engine {
+func newEngine(workers int, m *engineMetrics, log *zap.Logger) *Engine {
 	m.poolCapacity.Set(float64(workers))
 	return &Engine{workers: workers, gate: newFairGate(workers), m: m, log: log}
 }

@@ -27,10 +27,10 @@ func task(name string, f scorerFunc) Task {
 	return Task{Function: &scorers.Function{Name: name, Kind: "test", Scorer: f}, Label: InlineLabel}
 }
 
-func newTestEngine(t *testing.T, workers int) (*Engine, *Metrics) {
+func newTestEngine(t *testing.T, workers int) (*Engine, *engineMetrics) {
 	t.Helper()
-	m := NewMetrics(prometheus.NewRegistry(), nil)
-	return NewEngine(workers, m, zap.NewNop()), m
+	m := newEngineMetrics(prometheus.NewRegistry(), nil)
+	return newEngine(workers, m, zap.NewNop()), m
 }
 
 // score runs e.Score into new result columns and returns them.

@@ -7,9 +7,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
-
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
@@ -45,13 +42,11 @@ func FuzzJSONEndpoints(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	log := zap.NewNop()
-	reg := prometheus.NewRegistry()
-	m := server.NewMetrics(reg, nil)
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, log), log)
-	var ready server.Readiness
-	ready.Set(true)
-	h := server.NewHTTPHandler(svc, m, reg, &ready, log, nil)
+	srv, err := server.New(server.Options{Config: cfg, Workers: 2})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := srv.Handler()
 	paths := []string{"/v1/score", "/get_reward", "/verify", "/run_code"}
 	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
 		path := paths[int(which)%len(paths)]

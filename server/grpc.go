@@ -27,25 +27,25 @@ import (
 // GracefulStop refuses new calls by itself).
 var errShuttingDown = errors.New("server is shutting down, retry on another replica")
 
-// Flow-control windows of the gRPC server (see NewGRPCServer).
+// Flow-control windows of the gRPC server (see newGRPCServer).
 const (
 	recvStreamWindow = 128 << 10
 	recvConnWindow   = 16 << 20
-	// readBuffer is how much one read from a connection takes at most.
-	// grpc's default, 32 KiB, read a 1 MB request in ~30 system calls;
-	// on this VM a system call costs microseconds.
+	// readBuffer is how much one read from a connection takes at most
+	// (grpc's default is 32 KiB): a request of a megabyte arrives in a
+	// few system calls, not dozens.
 	readBuffer = 256 << 10
 )
 
-// NewGRPCServer returns a gRPC server exposing svc as reward.v1.RewardService,
+// newGRPCServer returns a gRPC server exposing svc as reward.v1.RewardService,
 // the standard health service and reflection (so grpcurl works). Errors are
 // mapped to statuses in one interceptor, panics are recovered in another.
 // auth (nil for none) guards the RewardService methods, checked when a
 // call's headers arrive, before anything of it is read (see tap); extra
 // options (TLS credentials) come from the caller.
-func NewGRPCServer(svc *Service, m *Metrics, log *zap.Logger, auth *Auth, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+func newGRPCServer(svc *Service, m *transportMetrics, log *zap.Logger, auth *Auth, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
 	g := &grpcService{svc: svc, m: m, log: log, auth: auth}
-	lim := svc.cfg.Limits
+	lim := svc.limits()
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(lim.MaxMessageBytes),
 		grpc.MaxSendMsgSize(lim.MaxMessageBytes),
@@ -89,7 +89,7 @@ const handshakeTimeout = 10 * time.Second
 type grpcService struct {
 	rewardv1.UnimplementedRewardServiceServer
 	svc  *Service
-	m    *Metrics
+	m    *transportMetrics
 	log  *zap.Logger
 	auth *Auth
 }
@@ -125,7 +125,7 @@ func rewardServiceDesc() *grpc.ServiceDesc {
 // buffer of grpc's pool. The call's ticket, taken by the tap, gives its
 // count slot back when the work is done and its memory when the call ends.
 func scoreHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-	in := &scoreRequest{t: ticketFrom(ctx), receive: int64(srv.(*grpcService).svc.cfg.Limits.MaxMessageBytes)}
+	in := &scoreRequest{t: ticketFrom(ctx), receive: int64(srv.(*grpcService).svc.limits().MaxMessageBytes)}
 	err := dec(in)
 	// The message is in (or will not come): the read timeout no longer
 	// applies, and grpc has given its copy of the bytes back.
@@ -170,7 +170,7 @@ func (g *grpcService) ListFunctions(ctx context.Context, req *rewardv1.ListFunct
 
 // observeUnary maps the handler's error to a status (toStatus, the one place)
 // and records the request in the metrics of RewardService methods.
-func observeUnary(m *Metrics, log *zap.Logger) grpc.UnaryServerInterceptor {
+func observeUnary(m *transportMetrics, log *zap.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
 		resp, err := handler(ctx, req)
@@ -243,10 +243,10 @@ func (g *grpcService) tap(ctx context.Context, info *tap.Info) (context.Context,
 		}
 		return nil, errUnauthenticated
 	}
-	lim := g.svc.cfg.Limits
+	lim := g.svc.limits()
 	switch info.FullMethodName {
 	case rewardv1.RewardService_Score_FullMethodName:
-		t := g.svc.adm.ticket()
+		t := g.svc.ticket()
 		err := t.takeSlot()
 		if err == nil {
 			err = t.reserve(int64(lim.MaxMessageBytes))

@@ -30,26 +30,27 @@ import (
 	"github.com/rewardd/rewardd/server/jsonl"
 )
 
-// Readiness says whether the server takes new work; it flips to not ready
+// readiness says whether the server takes new work; it flips to not ready
 // first thing on shutdown so load balancers stop sending.
-type Readiness struct{ ready atomic.Bool }
+type readiness struct{ ready atomic.Bool }
 
 // Set marks the server ready or not.
-func (r *Readiness) Set(ready bool) { r.ready.Store(ready) }
+func (r *readiness) Set(ready bool) { r.ready.Store(ready) }
 
 // Ready reports whether the server takes new work.
-func (r *Readiness) Ready() bool { return r.ready.Load() }
+func (r *readiness) Ready() bool { return r.ready.Load() }
 
-// NewHTTPHandler serves the HTTP port: /metrics from gatherer, /healthz
+// newHTTPHandler serves the HTTP port: /metrics from gatherer, /healthz
 // (the process is alive), /readyz (it takes work), POST /v1/score (a
 // ScoreRequest as protobuf JSON, answered with a ScoreResponse), and the
 // bodies other trainers speak: OpenRLHF's POST /get_reward and NeMo Gym's
 // POST /verify and /seed_session.
 //
 // auth (nil for none) guards the scoring endpoints; metrics, health and
-// readiness stay open. With WithRunCode it also serves SandboxFusion's
-// POST /run_code (runcode.go), to the extent the config allows.
-func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, ready *Readiness, log *zap.Logger, auth *Auth, opts ...HTTPOption) http.Handler {
+// readiness stay open. It also serves SandboxFusion's POST /run_code
+// (runcode.go), to the extent the config allows, running programs with exec
+// (nil: every program the config allows gets SandboxError).
+func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gatherer, ready *readiness, log *zap.Logger, auth *Auth, exec *codeexec.Executor) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -63,10 +64,7 @@ func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, read
 		io.WriteString(w, "ready\n")
 	})
 	scoring := http.NewServeMux()
-	api := &jsonAPI{svc: svc, m: m, log: log, ready: ready}
-	for _, o := range opts {
-		o(api)
-	}
+	api := &jsonAPI{svc: svc, m: m, log: log, ready: ready, exec: exec}
 	scoring.HandleFunc("POST /v1/score", api.endpoint("http_score", api.score))
 	api.registerCompat(scoring)
 	guarded := auth.Middleware(scoring)
@@ -76,23 +74,13 @@ func NewHTTPHandler(svc *Service, m *Metrics, gatherer prometheus.Gatherer, read
 	return mux
 }
 
-// HTTPOption configures NewHTTPHandler.
-type HTTPOption func(*jsonAPI)
-
-// WithRunCode runs the programs of POST /run_code with exec. Without it,
-// /run_code answers every program that the config allows with
-// SandboxError: this process has no sandbox.
-func WithRunCode(exec *codeexec.Executor) HTTPOption {
-	return func(a *jsonAPI) { a.exec = exec }
-}
-
 // jsonAPI serves the HTTP scoring endpoints: rewardd's own /v1/score and the
 // bodies other trainers speak (compat.go, runcode.go), all through endpoint.
 type jsonAPI struct {
 	svc   *Service
-	m     *Metrics
+	m     *transportMetrics
 	log   *zap.Logger
-	ready *Readiness
+	ready *readiness
 	exec  *codeexec.Executor // nil: no sandbox
 }
 
@@ -105,7 +93,7 @@ type jsonAPI struct {
 func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		lim := a.svc.cfg.Limits
+		lim := a.svc.limits()
 		rc := http.NewResponseController(w)
 		err := func() (err error) {
 			defer func() {
@@ -117,8 +105,7 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 			if !a.ready.Ready() {
 				return errShuttingDown
 			}
-			if a.svc.adm.full() {
-				a.m.poolRejected.Inc()
+			if a.svc.overloaded() {
 				return ErrOverloaded
 			}
 			// Errors of the two deadlines are ignored: a ResponseWriter
@@ -126,7 +113,7 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 			// to hold.
 			rc.SetReadDeadline(start.Add(lim.ReadTimeout))
 			rc.SetWriteDeadline(start.Add(lim.RequestTimeout + lim.WriteTimeout))
-			t := a.svc.adm.ticket()
+			t := a.svc.ticket()
 			defer t.release()
 			body, err := readBody(http.MaxBytesReader(w, r.Body, int64(lim.MaxMessageBytes)), r.ContentLength, t)
 			var tooBig *http.MaxBytesError

@@ -10,54 +10,29 @@ import (
 // request data.
 const InlineLabel = "inline"
 
-// Metrics are rewardd's Prometheus metrics, registered on the Registerer the
-// caller passes in. Names have the rewardd_ prefix and base units,
-// _total on counters, label values from fixed lists.
-type Metrics struct {
-	requests         *prometheus.CounterVec   // method, code
-	requestDuration  *prometheus.HistogramVec // method
+// rewardd's Prometheus metrics, one struct per layer that writes them: the
+// engine (engineMetrics), the service and its admission (serviceMetrics),
+// the transports and their ports (transportMetrics). Each is registered on
+// the Registerer the caller of New passes in. Names have the rewardd_ prefix
+// and base units, _total on counters, label values from fixed lists.
+
+// engineMetrics are the worker pool's and the functions' metrics.
+type engineMetrics struct {
 	rolloutsScored   prometheus.Counter
 	functionDuration *prometheus.HistogramVec // function
 	functionOutcomes *prometheus.CounterVec   // function, outcome
 	poolInflight     prometheus.Gauge
 	poolCapacity     prometheus.Gauge
 	poolQueueWait    prometheus.Histogram
-	poolRejected     prometheus.Counter
-	unscorable       prometheus.Counter
-	memoryCapacity   prometheus.Gauge
-	memoryHeld       prometheus.Gauge
-	memoryRejected   prometheus.Counter
-	timeouts         *prometheus.CounterVec // stage
-	connections      *prometheus.GaugeVec   // port
-	connsRefused     *prometheus.CounterVec // port
 	workExhausted    prometheus.Counter
 }
 
-// Stages of a request that a timeout can cut (the stage label).
-func stages() []string { return []string{"read", "write", "stream_idle"} }
-
-// Ports are the values of the port label.
-func ports() []string { return []string{"grpc", "http"} }
-
-// Methods are the values of the method label.
-func methods() []string {
-	return []string{"Score", "ScoreStream", "ListFunctions", "http_score", "http_get_reward", "http_verify", "http_run_code"}
-}
-
-// NewMetrics creates the metrics and registers them on reg. functions are the
-// served function names; their series (and the inline one) are created at 0
-// so that dashboards see them before the first request.
-func NewMetrics(reg prometheus.Registerer, functions []string) *Metrics {
-	m := &Metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rewardd_requests_total",
-			Help: "Requests handled, by method and gRPC status code.",
-		}, []string{"method", "code"}),
-		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "rewardd_request_duration_seconds",
-			Help:    "Time to answer a request, by method.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14), // 100µs … ~15 min
-		}, []string{"method"}),
+// newEngineMetrics creates the engine's metrics and registers them on reg.
+// functions are the served function names; their series (and the inline
+// one) are created at 0 so that dashboards see them before the first
+// request.
+func newEngineMetrics(reg prometheus.Registerer, functions []string) *engineMetrics {
+	m := &engineMetrics{
 		rolloutsScored: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rewardd_rollouts_scored_total",
 			Help: "Rollouts scored (each counted once, whatever the number of functions).",
@@ -84,59 +59,114 @@ func NewMetrics(reg prometheus.Registerer, functions []string) *Metrics {
 			Help:    "Time a chunk of work waited for a worker pool slot.",
 			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12), // 1µs … ~4 s
 		}),
+		workExhausted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rewardd_work_budget_exhausted_total",
+			Help: "Requests that ran out of limits.max_request_work: their unscored rollouts got ERROR.",
+		}),
+	}
+	reg.MustRegister(m.rolloutsScored, m.functionDuration, m.functionOutcomes,
+		m.poolInflight, m.poolCapacity, m.poolQueueWait, m.workExhausted)
+	for _, fn := range append(functions, InlineLabel) {
+		m.functionDuration.WithLabelValues(fn)
+		for _, o := range []string{"ok", "not_applicable", "error"} {
+			m.functionOutcomes.WithLabelValues(fn, o)
+		}
+	}
+	return m
+}
+
+// serviceMetrics are the service's: admission (requests and memory
+// refused, memory held) and aggregation.
+type serviceMetrics struct {
+	poolRejected   prometheus.Counter
+	memoryCapacity prometheus.Gauge
+	memoryHeld     prometheus.Gauge
+	memoryRejected prometheus.Counter
+	unscorable     prometheus.Counter
+}
+
+// newServiceMetrics creates the service's metrics and registers them on reg.
+func newServiceMetrics(reg prometheus.Registerer) *serviceMetrics {
+	m := &serviceMetrics{
 		poolRejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rewardd_pool_rejected_total",
 			Help: "Requests refused with RESOURCE_EXHAUSTED because the server was at capacity.",
+		}),
+		memoryCapacity: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rewardd_memory_request_capacity_bytes",
+			Help: "Memory the requests in progress may reserve (a share of limits.memory_budget).",
+		}),
+		memoryHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rewardd_memory_reserved_bytes",
+			Help: "Memory reserved by the requests and streams in progress.",
+		}),
+		memoryRejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rewardd_memory_rejected_total",
+			Help: "Requests refused with RESOURCE_EXHAUSTED because their memory did not fit in the budget.",
 		}),
 		unscorable: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rewardd_unscorable_rollouts_total",
 			Help: "Rollouts aggregated with every function NaN: their advantage is 0.",
 		}),
 	}
-	m.memoryCapacity = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "rewardd_memory_request_capacity_bytes",
-		Help: "Memory the requests in progress may reserve (a share of limits.memory_budget).",
-	})
-	m.memoryHeld = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "rewardd_memory_reserved_bytes",
-		Help: "Memory reserved by the requests and streams in progress.",
-	})
-	m.memoryRejected = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "rewardd_memory_rejected_total",
-		Help: "Requests refused with RESOURCE_EXHAUSTED because their memory did not fit in the budget.",
-	})
-	m.timeouts = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "rewardd_timeouts_total",
-		Help: "Requests and streams cut by a timeout, by stage (read: the body did not arrive in limits.read_timeout; write: the answer was not taken in limits.write_timeout; stream_idle).",
-	}, []string{"stage"})
-	m.connections = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "rewardd_connections",
-		Help: "Open connections, by port.",
-	}, []string{"port"})
-	m.connsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "rewardd_connections_closed_total",
-		Help: "Connections closed on arrival, or closed while idle to make room, because the port had limits.max_connections open.",
-	}, []string{"port"})
-	m.workExhausted = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "rewardd_work_budget_exhausted_total",
-		Help: "Requests that ran out of limits.max_request_work: their unscored rollouts got ERROR.",
-	})
-	reg.MustRegister(m.requests, m.requestDuration, m.rolloutsScored, m.functionDuration,
-		m.functionOutcomes, m.poolInflight, m.poolCapacity, m.poolQueueWait, m.poolRejected, m.unscorable,
-		m.memoryCapacity, m.memoryHeld, m.memoryRejected, m.timeouts, m.connections, m.connsRefused, m.workExhausted)
+	reg.MustRegister(m.poolRejected, m.memoryCapacity, m.memoryHeld, m.memoryRejected, m.unscorable)
+	return m
+}
+
+// transportMetrics are the gRPC and HTTP transports': requests by method
+// and code, timeouts, connections by port.
+type transportMetrics struct {
+	requests        *prometheus.CounterVec   // method, code
+	requestDuration *prometheus.HistogramVec // method
+	timeouts        *prometheus.CounterVec   // stage
+	connections     *prometheus.GaugeVec     // port
+	connsRefused    *prometheus.CounterVec   // port
+}
+
+// Stages of a request that a timeout can cut (the stage label).
+func stages() []string { return []string{"read", "write", "stream_idle"} }
+
+// Ports are the values of the port label.
+func ports() []string { return []string{"grpc", "http"} }
+
+// Methods are the values of the method label.
+func methods() []string {
+	return []string{"Score", "ScoreStream", "ListFunctions", "http_score", "http_get_reward", "http_verify", "http_run_code"}
+}
+
+// newTransportMetrics creates the transports' metrics and registers them on
+// reg, every label value's series at 0.
+func newTransportMetrics(reg prometheus.Registerer) *transportMetrics {
+	m := &transportMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rewardd_requests_total",
+			Help: "Requests handled, by method and gRPC status code.",
+		}, []string{"method", "code"}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "rewardd_request_duration_seconds",
+			Help:    "Time to answer a request, by method.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14), // 100µs … ~15 min
+		}, []string{"method"}),
+		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rewardd_timeouts_total",
+			Help: "Requests and streams cut by a timeout, by stage (read: the body did not arrive in limits.read_timeout; write: the answer was not taken in limits.write_timeout; stream_idle).",
+		}, []string{"stage"}),
+		connections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rewardd_connections",
+			Help: "Open connections, by port.",
+		}, []string{"port"}),
+		connsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rewardd_connections_closed_total",
+			Help: "Connections closed on arrival, or closed while idle to make room, because the port had limits.max_connections open.",
+		}, []string{"port"}),
+	}
+	reg.MustRegister(m.requests, m.requestDuration, m.timeouts, m.connections, m.connsRefused)
 	for _, s := range stages() {
 		m.timeouts.WithLabelValues(s)
 	}
 	for _, p := range ports() {
 		m.connections.WithLabelValues(p)
 		m.connsRefused.WithLabelValues(p)
-	}
-
-	for _, fn := range append(functions, InlineLabel) {
-		m.functionDuration.WithLabelValues(fn)
-		for _, o := range []string{"ok", "not_applicable", "error"} {
-			m.functionOutcomes.WithLabelValues(fn, o)
-		}
 	}
 	for _, method := range methods() {
 		m.requestDuration.WithLabelValues(method)

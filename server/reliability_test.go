@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
@@ -27,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rewardd/rewardd/internal/servertest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
@@ -47,41 +47,9 @@ func newLiveStack(t *testing.T, configYAML string, auth *server.Auth) *liveStack
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := zap.NewNop()
-	reg := prometheus.NewRegistry()
-	names := make([]string, len(cfg.Functions))
-	for i, fn := range cfg.Functions {
-		names[i] = fn.Name
-	}
-	m := server.NewMetrics(reg, names)
-	svc := server.NewService(cfg, builtin.Registry(), server.NewEngine(2, m, log), log)
-	listen := func(port string) *server.Listener {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return server.NewListener(l, port, cfg.Limits.MaxConnections, m)
-	}
-	gl, hl := listen("grpc"), listen("http")
-	gs, _ := server.NewGRPCServer(svc, m, log, auth, grpc.StatsHandler(gl.StatsHandler()))
-	var ready server.Readiness
-	ready.Set(true)
-	hs := hl.HTTPServer(server.NewHTTPHandler(svc, m, reg, &ready, log, auth), cfg.Limits, nil, log)
-	var wg sync.WaitGroup
-	wg.Go(func() { gs.Serve(gl) })
-	wg.Go(func() { hs.Serve(hl) })
-	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		gs.Stop()
-		hs.Close()
-		wg.Wait()
-	})
-	return &liveStack{grpcAddr: gl.Addr().String(), httpAddr: hl.Addr().String(), client: rewardv1.NewRewardServiceClient(conn), registry: reg}
+	srv := servertest.Start(t, server.Options{Config: cfg, Workers: 2, Auth: auth})
+	conn := srv.Dial(t, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
+	return &liveStack{grpcAddr: srv.GRPCAddr, httpAddr: srv.HTTPAddr, client: rewardv1.NewRewardServiceClient(conn), registry: srv.Metrics()}
 }
 
 // gauge reads one series of the stack's metrics.

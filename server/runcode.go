@@ -79,7 +79,7 @@ const maxRunCodeFiles = 64
 
 // runCode answers POST /run_code.
 func (a *jsonAPI) runCode(w http.ResponseWriter, r *http.Request, body []byte) error {
-	if !a.svc.cfg.Inline.Allows("code_exec") {
+	if !a.svc.Config().Inline.Allows("code_exec") {
 		return status.Error(codes.PermissionDenied, "POST /run_code runs the request's program: this server allows it only when its config's inline.kinds lists code_exec")
 	}
 	var in runCodeRequest
@@ -90,7 +90,7 @@ func (a *jsonAPI) runCode(w http.ResponseWriter, r *http.Request, body []byte) e
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.svc.cfg.Limits.RequestTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), a.svc.limits().RequestTimeout)
 	defer cancel()
 	if t := ticketFrom(ctx); t != nil {
 		if err := t.reserve(runCodeCost(job.Limits.OutputKB)); err != nil {
@@ -141,7 +141,7 @@ func (a *jsonAPI) runCodeJob(in *runCodeRequest) (codeexec.ExecJob, error) {
 	if len(in.FetchFiles) > 0 {
 		return job, invalid("request body: fetch_files: rewardd's /run_code sends no files back; ask for none")
 	}
-	caps := a.svc.cfg.Inline.CodeExecLimits
+	caps := a.svc.Config().Inline.CodeExecLimits
 	job.Language, job.Source = lang.Name, *in.Code
 	if in.Stdin != nil {
 		job.Stdin = *in.Stdin

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -28,7 +26,11 @@ func TestScoreEncodedOwnsItsScratch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := NewService(cfg, builtin.Registry(), NewEngine(2, NewMetrics(prometheus.NewRegistry(), []string{"accuracy"}), zap.NewNop()), zap.NewNop())
+	srv, err := New(Options{Config: cfg, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := srv.Service()
 	batch := func(id string, n, right int) *rewardv1.ScoreRequest {
 		req := &rewardv1.ScoreRequest{BatchId: id, Functions: []string{"accuracy"}}
 		for i := range n {

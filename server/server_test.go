@@ -13,24 +13,23 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sourcegraph/conc"
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/internal/servertest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
@@ -85,39 +84,9 @@ func newStackWith(t *testing.T, configYAML string, auth *server.Auth, kinds scor
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := zap.NewNop()
-	reg := prometheus.NewRegistry()
-	names := make([]string, len(cfg.Functions))
-	for i, fn := range cfg.Functions {
-		names[i] = fn.Name
-	}
-	m := server.NewMetrics(reg, names)
-	svc := server.NewService(cfg, kinds, server.NewEngine(2, m, log), log)
-
-	gs, _ := server.NewGRPCServer(svc, m, log, auth)
-	lis := bufconn.Listen(1 << 20)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		gs.Serve(lis)
-	}()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ready server.Readiness
-	ready.Set(true)
-	hs := httptest.NewServer(server.NewHTTPHandler(svc, m, reg, &ready, log, auth))
-	t.Cleanup(func() {
-		conn.Close()
-		gs.Stop()
-		<-served
-		hs.Close()
-	})
-	return &stack{client: rewardv1.NewRewardServiceClient(conn), conn: conn, httpURL: hs.URL, registry: reg}
+	srv := servertest.Start(t, server.Options{Config: cfg, Kinds: kinds, Workers: 2, Auth: auth})
+	conn := srv.Dial(t, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	return &stack{client: rewardv1.NewRewardServiceClient(conn), conn: conn, httpURL: srv.HTTPURL, registry: srv.Metrics()}
 }
 
 type gsm8kRow struct{ Question, Answer string }
@@ -608,5 +577,57 @@ func TestRequestsKeepTheirStrings(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestNewOptions: Options needs a Config and nothing else: the zero fields
+// give GOMAXPROCS workers, the built-in kinds and a registry of the
+// server's own; the server is ready until Shutdown, which ends Serve.
+func TestNewOptions(t *testing.T) {
+	if _, err := server.New(server.Options{}); err == nil || !strings.Contains(err.Error(), "Config") {
+		t.Errorf("New without a Config: %v, want an error naming Config", err)
+	}
+	cfg, err := config.Load("test.yml", []byte(testConfig), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("# HELP rewardd_pool_capacity Worker pool slots in all.\n# TYPE rewardd_pool_capacity gauge\nrewardd_pool_capacity %d\n", runtime.GOMAXPROCS(0))
+	if err := testutil.GatherAndCompare(srv.Metrics(), strings.NewReader(want), "rewardd_pool_capacity"); err != nil {
+		t.Errorf("the pool is not GOMAXPROCS workers: %v", err)
+	}
+	params, _ := structpb.NewStruct(map[string]any{"tags": []any{"answer"}})
+	resp, err := srv.Service().Score(context.Background(), &rewardv1.ScoreRequest{
+		Inline:   []*rewardv1.FunctionSpec{{Name: "has_answer", Kind: "format", Params: params}},
+		Rollouts: []*rewardv1.Rollout{{Completion: "<answer>4</answer>"}},
+	})
+	if err != nil || resp.GetFunctions()[0].GetValues()[0] != 1 {
+		t.Fatalf("an inline function of a built-in kind: %v, %v", resp, err)
+	}
+	readyz := func() int {
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		return rec.Code
+	}
+	if code := readyz(); code != http.StatusOK {
+		t.Errorf("/readyz before Serve: %d, want 200", code)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis, nil) }()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Errorf("Shutdown with nothing in flight: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve after Shutdown: %v, want nil", err)
+	}
+	if code := readyz(); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz after Shutdown: %d, want 503", code)
 	}
 }

@@ -33,6 +33,7 @@ type Service struct {
 	reg    scorers.Registry
 	engine *Engine
 	adm    *admission
+	m      *serviceMetrics
 	log    *zap.Logger
 	// served indexes cfg.Functions by name.
 	served map[string]*scorers.Function
@@ -43,9 +44,8 @@ type Service struct {
 // scratch is the memory one Score call scores in: the rollouts as the
 // scorers see them and their results. Nothing of it outlives the call (the
 // response copies the results), so the next call takes it from
-// Service.scratch rather than allocating it again: it was a third of the
-// bytes a gsm8k load allocated, so a third of the collections, which the
-// slowest requests overlap.
+// Service.scratch rather than allocating it again (bench/README.md,
+// "Memory reused between requests").
 type scratch struct {
 	rollouts []scorers.Rollout
 	ptrs     []*scorers.Rollout
@@ -112,19 +112,41 @@ func (s *Service) giveScratch(sc *scratch) {
 	s.scratch.Put(sc)
 }
 
-// NewService returns a service for cfg. reg compiles the functions requests
+// newService returns a service for cfg. reg compiles the functions requests
 // define inline; engine is shared by every transport of the process.
-func NewService(cfg *config.Config, reg scorers.Registry, engine *Engine, log *zap.Logger) *Service {
+func newService(cfg *config.Config, reg scorers.Registry, engine *Engine, m *serviceMetrics, log *zap.Logger) *Service {
 	served := make(map[string]*scorers.Function, len(cfg.Functions))
 	for _, fn := range cfg.Functions {
 		served[fn.Name] = fn
 	}
-	adm := newAdmission(cfg.Limits.MaxInflightRequests, cfg.Limits.RequestMemory(), engine.m)
-	return &Service{cfg: cfg, reg: reg, engine: engine, adm: adm, log: log, served: served}
+	adm := newAdmission(cfg.Limits.MaxInflightRequests, cfg.Limits.RequestMemory(), m)
+	return &Service{cfg: cfg, reg: reg, engine: engine, adm: adm, m: m, log: log, served: served}
 }
 
 // Config returns the config the service serves.
 func (s *Service) Config() *config.Config { return s.cfg }
+
+// limits are the config's limits, which the transports enforce too.
+func (s *Service) limits() config.Limits { return s.cfg.Limits }
+
+// ticket admits a request that a transport is about to read (see ticket).
+func (s *Service) ticket() *ticket { return s.adm.ticket() }
+
+// overloaded reports, and counts as a refusal, that every admission slot
+// is taken: a transport may refuse a request on that before reading it.
+func (s *Service) overloaded() bool {
+	if !s.adm.full() {
+		return false
+	}
+	s.m.poolRejected.Inc()
+	return true
+}
+
+// weight is the config's weight of a served function (0 for another).
+func (s *Service) weight(name string) float64 { return s.cfg.Weights[name] }
+
+// countUnscorable counts n rollouts aggregated with no function's score.
+func (s *Service) countUnscorable(n int) { s.m.unscorable.Add(float64(n)) }
 
 // Score scores one batch.
 func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
@@ -136,9 +158,7 @@ func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewar
 // scoreEncoded scores one batch and returns the response in its wire form,
 // in the buffer alloc returns (called once, with the size needed). The
 // response's value and status columns are then scratch memory too, as
-// nothing keeps them once encoded: with the Rollouts and results already
-// reused they were the largest allocation of a gsm8k load, and with the
-// encoding another sixth.
+// nothing keeps them once encoded.
 func (s *Service) scoreEncoded(ctx context.Context, req *rewardv1.ScoreRequest, alloc func(size int) []byte) ([]byte, error) {
 	sc := s.takeScratch(len(req.GetRollouts()))
 	defer s.giveScratch(sc)
@@ -583,7 +603,7 @@ func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewa
 		return invalid("aggregation: %v", err)
 	}
 	resp.Rewards, resp.Advantages, resp.Unscorable = res.Rewards, res.Advantages, int32(res.Unscorable)
-	s.engine.m.unscorable.Add(float64(res.Unscorable))
+	s.countUnscorable(res.Unscorable)
 	if len(unweighted) > 0 {
 		resp.Warnings = append(resp.Warnings, fmt.Sprintf("aggregation mode hatchery sums the functions unweighted: the config's weights (%s) are not applied", strings.Join(unweighted, ", ")))
 	}

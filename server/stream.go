@@ -42,13 +42,13 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 	tc := timedFrom(stream.Context())
 	if tc == nil {
 		// Called without the tap (which every server made by
-		// NewGRPCServer runs): no timeouts.
+		// server.New wires): no timeouts.
 		tc = newTimedContext(stream.Context())
 		defer tc.cancel()
 	}
 	ctx, cancel := context.WithCancel(tc)
 	defer cancel()
-	lim := g.svc.cfg.Limits
+	lim := g.svc.limits()
 
 	var (
 		sendMu  sync.Mutex
@@ -75,7 +75,7 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 
 	var recvErr error
 	for {
-		t := g.svc.adm.ticket()
+		t := g.svc.ticket()
 		if err := t.reserveWait(ctx, int64(lim.MaxMessageBytes)); err != nil {
 			t.release()
 			if ctx.Err() == nil {

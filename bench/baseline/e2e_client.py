@@ -8,7 +8,7 @@ reward.v1's prompt-once form (each distinct prompt once, each column once
 with a value per prompt where a prompt's rollouts agree on it, else a value
 per rollout), call Score once for all functions, turn the column-major
 answer back into one list per function (None where the status is not OK).
---rows-form sends every rollout with its prompt and fields instead. It uses stubs that `rewardd bench`
+--rows-form sends every rollout with its prompt and fields instead. It uses stubs that `rewardd-bench`
 generates into a temporary directory with grpc_tools.protoc from the
 reward.v1 descriptor; it does not use clients/python.
 

@@ -1,6 +1,6 @@
 """The code runner users write instead of rewardd's code_exec.
 
-This is the baseline `rewardd bench --scenario humaneval` (and `stdio`)
+This is the baseline `rewardd-bench --scenario humaneval` (and `stdio`)
 compares against: a code reward as RL users write it, one fresh interpreter
 per submission (--style assert, HumanEval),
 

@@ -1,7 +1,7 @@
 """rewardd's default string reward functions, written the way TRL users write them.
 
-This is the baseline `rewardd bench` compares against: the six functions of
-cmd/rewardd/default.yaml (accuracy, format, tag_count, reasoning_steps,
+This is the baseline `rewardd-bench` compares against: the six functions of
+server/config/default.yaml (accuracy, format, tag_count, reasoning_steps,
 repetition, overlong) as in-process Python with the `re` module, in the style
 of open-r1's rewards.py, with TRL's reward-function signature:
 

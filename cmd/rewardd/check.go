@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/rewardd/rewardd/internal/cli"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/check"
 	"github.com/rewardd/rewardd/server/config"
@@ -24,7 +24,7 @@ import (
 // printed), 1 when any check fails (or, with --strict, warns), else 0.
 // Warnings alone print but exit 0: a constant function may be intended.
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlags("check", stderr)
+	fs := newFlags("check", stdout)
 	configPath := fs.String("config", "", "config file to check (default: the embedded default config)")
 	samples := fs.String("samples", "", "JSONL sample rows to score twice with every function ('-' for stdin)")
 	addr := fs.String("addr", "", "host:port of a running rewardd (gRPC) to compare with the config")
@@ -32,22 +32,23 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	caFile := fs.String("tls-ca", "", "with --addr: PEM CA bundle to verify the server's TLS certificate (enables TLS)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	strict := fs.Bool("strict", false, "fail (exit 1) on warnings too")
-	sbFlags := addSandboxFlags(fs)
+	sbFlags := cli.AddSandboxFlags(fs.FlagSet)
+	fs.Lookup("sandbox-slots").Usage = "code_exec programs run at once (default 1: check scores on one worker)"
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 
 	name := *configPath
 	if name == "" {
-		name = "default.yaml (embedded)"
+		name = config.DefaultName
 	}
-	log, err := newLogger("warn", stderr)
+	log, err := cli.NewLogger("warn", stderr)
 	if err != nil {
 		return err
 	}
-	code := newCodeSandbox(sbFlags, 1, nil, log)
+	code := cli.NewCodeSandbox(sbFlags, 1, nil, log)
 	defer code.Close()
-	cfg, err := loadConfig(*configPath, code.registry())
+	cfg, err := cli.LoadConfig(*configPath, code.Registry())
 	if err != nil {
 		var ce config.Errors
 		if *asJSON && errors.As(err, &ce) {
@@ -60,15 +61,18 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	// One worker: times per rollout are the cost on one core. One request
 	// at a time: the check scores sequentially.
-	engine := server.NewEngine(1, server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg)), log)
-	in := check.Input{ConfigName: name, Service: server.NewService(cfg, code.registry(), engine, log)}
+	srv, err := server.New(server.Options{Config: cfg, Kinds: code.Registry(), Workers: 1, Log: log})
+	if err != nil {
+		return err
+	}
+	in := check.Input{ConfigName: name, Service: srv.Service()}
 
 	if *samples != "" {
 		src := stdin
 		if *samples != "-" {
 			f, err := os.Open(*samples)
 			if err != nil {
-				return &usageError{fmt.Sprintf("check: %v", err)}
+				return cli.Usagef("%v", err)
 			}
 			defer f.Close()
 			src = f
@@ -80,13 +84,17 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	if *addr != "" {
-		opts, err := dialOptions(*tokenFile, *caFile)
+		if err := checkAddr(*addr, *caFile != ""); err != nil {
+			return err
+		}
+		opts, err := cli.DialOptions(*tokenFile, *caFile)
 		if err != nil {
 			return err
 		}
+		opts = append(opts, connectionHints(*addr, *caFile != ""))
 		conn, err := grpc.NewClient(*addr, opts...)
 		if err != nil {
-			return &usageError{fmt.Sprintf("check: --addr %q: %v", *addr, err)}
+			return cli.Usagef("--addr %q: %v", *addr, err)
 		}
 		defer conn.Close()
 		in.Live, in.LiveAddr = conn, *addr
@@ -94,19 +102,26 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	report, err := check.Run(ctx, in)
 	if err != nil {
-		return fmt.Errorf("check: %w", err)
+		return err
 	}
-	if *asJSON {
+	return writeReport(report, *asJSON, *strict, stdout)
+}
+
+// writeReport writes the check's report, as JSON or as a table and its
+// summary, and fails when the report has failures (or, strict, warnings).
+func writeReport(report *check.Report, asJSON, strict bool, stdout io.Writer) error {
+	var err error
+	if asJSON {
 		err = report.WriteJSON(stdout)
 	} else {
 		if err = report.WriteTable(stdout); err == nil {
-			_, err = fmt.Fprintf(stdout, "\n%s\n", report.Summary(*strict))
+			_, err = fmt.Fprintf(stdout, "\n%s\n", report.Summary(strict))
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	if report.Failed(*strict) {
+	if report.Failed(strict) {
 		return fmt.Errorf("check failed: %d failure(s), %d warning(s), see the report", report.Failures, report.Warnings)
 	}
 	return nil

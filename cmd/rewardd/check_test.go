@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -270,51 +270,21 @@ func TestCheckUsage(t *testing.T) {
 	}
 }
 
-// gsm8kCheckSamples writes GSM8K rows for the embedded default config:
-// four completions per question, one group per question. Completion 0 is the
-// gold solution as numbered steps in <think> with the answer in <answer>;
-// 1 is the gold solution as written ("… #### n"); 2 is the solution with a
-// wrong final number; 3 is the solution in <think> with a wrong <answer>.
+// gsm8kCheckSamples writes the samples of README.md's check table with the
+// script that ships for it, examples/check/gsm8k_samples.py: four
+// completions per question, one group per question.
 func gsm8kCheckSamples(t *testing.T, questions int) string {
 	t.Helper()
-	data, err := os.ReadFile("../../../shared/data/gsm8k_test.jsonl")
-	if err != nil {
+	const data = "../../../shared/data/gsm8k_test.jsonl"
+	if _, err := os.Stat(data); err != nil {
 		t.Skipf("GSM8K data not found (CI has ../shared beside the repo): %v", err)
 	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	for q, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n"))[:questions] {
-		var r struct{ Question, Answer string }
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatal(err)
-		}
-		reasoning, gold, ok := strings.Cut(r.Answer, "\n#### ")
-		if !ok {
-			t.Fatalf("GSM8K row %d has no '#### ': %q", q+1, r.Answer)
-		}
-		wrong := gold + "1"
-		if n, err := strconv.Atoi(strings.ReplaceAll(gold, ",", "")); err == nil {
-			wrong = strconv.Itoa(n + 1)
-		}
-		var steps strings.Builder
-		for i, s := range strings.Split(reasoning, "\n") {
-			fmt.Fprintf(&steps, "Step %d: %s\n", i+1, s)
-		}
-		completions := []string{
-			"<think>" + steps.String() + "</think>\n<answer>" + gold + "</answer>",
-			r.Answer,
-			reasoning + "\n#### " + wrong,
-			"<think>" + reasoning + "</think><answer>" + wrong + "</answer>",
-		}
-		for j, c := range completions {
-			enc.Encode(map[string]string{
-				"id": fmt.Sprintf("gsm8k-%d-%d", q, j), "group": fmt.Sprintf("gsm8k-%d", q),
-				"prompt": r.Question, "completion": c, "answer": r.Answer,
-			})
-		}
+	out, err := exec.Command("/usr/bin/python3", "../../examples/check/gsm8k_samples.py", data, "--questions", strconv.Itoa(questions)).Output()
+	if err != nil {
+		t.Fatalf("gsm8k_samples.py: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "gsm8k-samples.jsonl")
-	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

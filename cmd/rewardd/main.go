@@ -1,153 +1,111 @@
 // Command rewardd is the reward-scoring service for online RL of language
 // models, and its command-line tools.
 //
+//	rewardd init    write a commented config to start from
 //	rewardd serve   run the gRPC + HTTP service
 //	rewardd score   score a JSONL file with the same engine
+//	rewardd check   check a config, on samples and against a running server
 //	rewardd version print the version
+//
+// The load generator is a command of its own, rewardd-bench.
 package main
 
 import (
 	"context"
-	_ "embed"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"runtime/debug"
-	"syscall"
+	"strings"
 
-	"github.com/rewardd/rewardd/scorers"
-	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
-	"github.com/rewardd/rewardd/server/config"
+	"github.com/rewardd/rewardd/internal/cli"
 )
 
-//go:embed default.yaml
-var defaultConfig []byte
-
+// usage is `rewardd --help`. README.md's "Command line" section holds it
+// verbatim, and each command's lines name exactly the flags that command
+// takes (TestHelpMatchesREADME).
 const usage = `rewardd — reward scoring for online RL of language models
 
 Usage:
-  rewardd serve   [--config F] [--grpc-addr A] [--http-addr A] [--workers N] [--log-level L]
-  rewardd score   [--config F] --in rows.jsonl [--out scores.jsonl] [--progress]
-  rewardd check   [--config F] [--samples rows.jsonl] [--addr host:port] [--json] [--strict]
-  rewardd bench   [--scenario gsm8k|mixed|humaneval|stdio] [--batch-size N] [--clients N] [--duration D | --requests N] [--sweep batch|length|clients] [--out F] [--svg F]
-  rewardd bench   --attack unauth|memory|streams|large|slow|idle|similarity --addr A --http-addr A [--server-pid P] [--memory-budget S] [--duration D]
+  rewardd init    [--force] [rewards.yml]
+  rewardd serve   [--config F] [--grpc-addr 127.0.0.1:50051] [--http-addr 127.0.0.1:8080] [--workers N]
+                  [--auth-token-file F] [--tls-cert F --tls-key F] [--log-level info] [--print-config]
+                  [sandbox flags]
+  rewardd score   [--config F] --in rows.jsonl|- [--out scores.jsonl] [--progress] [--workers N]
+                  [--batch-size N] [sandbox flags]
+  rewardd check   [--config F] [--samples rows.jsonl|-] [--addr host:port [--auth-token-file F] [--tls-ca F]]
+                  [--json] [--strict] [sandbox flags]
   rewardd version
+  rewardd help    [command]
 
-Run 'rewardd <command> -h' for a command's flags. Without --config, the
-embedded default config is used (see 'rewardd serve -print-config').
+Sandbox flags (code_exec functions only):
+  [--sandbox-slots N] [--sandbox-python /usr/bin/python3] [--sandbox-languages L]
+  [--sandbox-cache-dir D] [--unsafe-no-sandbox]
+
+'rewardd <command> -h' describes a command's flags. Without --config, the
+embedded default config is used; 'rewardd init' writes it, commented, as a
+file to start from. Exit status: 0 success, 1 failure, 2 bad usage or config.
+The load generator is rewardd-bench (make build puts it in bin/).
 `
 
-// gcPercent is the garbage collector's target unless GOGC is set. A Score
-// call's memory dies with its answer, and once the request, the rollouts,
-// the results and the response were all allocated afresh per call (~1.5 KiB
-// per rollout), Go's default of 100 ran the collector every few dozen
-// 1,024-rollout requests: 400 cut the CPU per rollout by 25-30% then. With
-// that memory reused from call to call (~140 B per rollout left), 200 costs
-// nothing measurable against 400 at 1,024 rollouts per request (four
-// alternating pairs, 4 clients x 3 functions: 1.48-1.65 M against
-// 1.46-1.68 M rollouts/s) for a third less peak RSS (95 against 144 MiB),
-// and at 16,384 per request, where the heap grows to 5x the live data at
-// 400 and every new page is a fault, it costs 2-6% less CPU per rollout
-// with 0.7 GiB of peak RSS against 1.1 GiB. 100 cost 3-4% of the
-// throughput at 1,024 (two pairs against 400). GOMEMLIMIT, which deploy/ sets below the container's
-// memory limit, still bounds the heap.
-const gcPercent = 200
+func main() { cli.Main("rewardd", run) }
 
-func main() {
-	// The code_exec sandbox re-executes this binary to confine itself
-	// before it becomes the Python fork server.
-	if sandbox.IsHelper(os.Args) {
-		os.Exit(sandbox.HelperMain(os.Args))
+// command runs one subcommand with the arguments after its name.
+type command func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+
+func commands() map[string]command {
+	return map[string]command{
+		"init": runInit,
+		"serve": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+			return serve(ctx, args, stdout, stderr)
+		},
+		"score":   score,
+		"check":   runCheck,
+		"version": runVersion,
 	}
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(gcPercent)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
 }
 
-// usageError is a mistake in the command line: exit status 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-// exitCode prints err once and returns the exit status: 0 success, 2 bad
-// usage or bad config, 1 anything else.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	fmt.Fprintln(stderr, "rewardd:", err)
-	var ue *usageError
-	var ce config.Errors
-	if errors.As(err, &ue) || errors.As(err, &ce) {
-		return 2
-	}
-	return 1
+// commandError is an error of one command: "<command>: <err>", so that
+// the message names the command once.
+type commandError struct {
+	command string
+	err     error
 }
+
+func (e *commandError) Error() string { return e.command + ": " + e.err.Error() }
+
+func (e *commandError) Unwrap() error { return e.err }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return &usageError{"no command given"}
+		return cli.Usagef("no command given")
 	}
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "serve":
-		return serve(ctx, rest, stdout, stderr)
-	case "score":
-		return score(ctx, rest, stdin, stdout, stderr)
-	case "check":
-		return runCheck(ctx, rest, stdin, stdout, stderr)
-	case "bench":
-		return runBench(ctx, rest, stdin, stdout, stderr)
-	case "version":
-		fmt.Fprintln(stdout, version())
-		return nil
+	name, rest := args[0], args[1:]
+	switch name {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	default:
-		fmt.Fprint(stderr, usage)
-		return &usageError{fmt.Sprintf("unknown command %q", cmd)}
-	}
-}
-
-// loadConfig reads the config file at path, or the embedded default when path
-// is empty.
-func loadConfig(path string, reg scorers.Registry) (*config.Config, error) {
-	name, data := "default.yaml (embedded)", defaultConfig
-	if path != "" {
-		var err error
-		if data, err = os.ReadFile(path); err != nil {
-			return nil, &usageError{fmt.Sprintf("read config: %v", err)}
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			fmt.Fprint(stdout, usage)
+			return nil
 		}
-		name = path
+		// rewardd help <command>: that command's -h.
+		name, rest = rest[0], []string{"-h"}
+	case "bench":
+		return cli.Usagef("bench is a command of its own now: rewardd-bench (make build puts it in bin/)")
 	}
-	return config.Load(name, data, reg)
-}
-
-// newFlags returns a flag set whose errors are returned, not printed-and-exit.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("rewardd "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parseFlags parses args and refuses positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+	cmd, ok := commands()[name]
+	if !ok {
+		return cli.Usagef("unknown command %q; 'rewardd help' lists the commands", name)
 	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+	if err := cmd(ctx, rest, stdin, stdout, stderr); err != nil {
+		return &commandError{command: name, err: err}
 	}
 	return nil
+}
+
+func runVersion(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+	fs := newFlags("version", stdout)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(stdout, version())
+	return err
 }

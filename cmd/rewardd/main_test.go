@@ -28,7 +28,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -38,45 +37,17 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/internal/clitest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/rematch"
+	"github.com/rewardd/rewardd/server/config"
 )
 
 // binary is the rewardd executable built once for these tests: they run the
 // real program, as a user would.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rewardd-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "rewardd")
-	// The binary matches patterns with the engine these tests were built
-	// with (make test: RE2).
-	args := []string{"build", "-race", "-o", binary}
-	if rematch.Engine() == "re2" {
-		args = append(args, "-tags", "re2_cgo")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build rewardd:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		// Every goroutine the tests started (stderr readers, load
-		// clients) must be gone.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { clitest.Main(m, "rewardd", &binary) }
 
 // process is a running `rewardd serve` process.
 type process struct {
@@ -174,19 +145,7 @@ func (s *process) client(t *testing.T) rewardv1.RewardServiceClient {
 // runRewardd runs a rewardd command to completion.
 func runRewardd(t *testing.T, stdin string, args ...string) (stdout, stderr string, exit int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		exit = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), exit
+	return clitest.Run(t, binary, stdin, args...)
 }
 
 // gsm8kRows returns JSONL rows built from the first n GSM8K gold solutions
@@ -382,6 +341,11 @@ func TestBadConfigExits2(t *testing.T) {
 	if _, stderr, exit := runRewardd(t, "", "frobnicate"); exit != 2 {
 		t.Errorf("unknown command: exit %d (%s), want 2", exit, stderr)
 	}
+	// The load generator moved to its own binary: the old command says
+	// where, in one line.
+	if _, stderr, exit := runRewardd(t, "", "bench", "--scenario", "gsm8k"); exit != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "rewardd-bench") {
+		t.Errorf("bench: exit %d, stderr %q; want 2 and one line naming rewardd-bench", exit, stderr)
+	}
 }
 
 func TestVersionAndDefaultConfig(t *testing.T) {
@@ -390,7 +354,7 @@ func TestVersionAndDefaultConfig(t *testing.T) {
 		t.Errorf("version: exit %d, %q, want the regex engine (%s)", exit, out, rematch.Engine())
 	}
 	out, _, exit = runRewardd(t, "", "serve", "--print-config")
-	if exit != 0 || string(defaultConfig) != out {
+	if exit != 0 || string(config.Default()) != out {
 		t.Errorf("--print-config: exit %d, does not print the embedded config", exit)
 	}
 	// The embedded config scores stdin rows.
@@ -421,7 +385,7 @@ func TestScoreAggregates(t *testing.T) {
 	rows := gsm8kRows(t, 12)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "agg.yml")
-	os.WriteFile(cfgPath, append(append([]byte(nil), defaultConfig...), "aggregation: {mode: sum_then_normalize, scale: group}\n"...), 0o644)
+	os.WriteFile(cfgPath, append(config.Default(), "aggregation: {mode: sum_then_normalize, scale: group}\n"...), 0o644)
 	var in bytes.Buffer
 	req := &rewardv1.ScoreRequest{}
 	for i, row := range rows {
@@ -497,6 +461,15 @@ func TestServeTLSAndToken(t *testing.T) {
 	}
 	if _, _, exit := runRewardd(t, "", "check", "--addr", srv.grpcAddr, "--tls-ca", certPath); exit != 1 {
 		t.Errorf("check with TLS but no token: exit %d, want 1", exit)
+	}
+	// Without --tls-ca, check names the likely mistake.
+	if stdout, _, exit := runRewardd(t, "", "check", "--addr", srv.grpcAddr, "--auth-token-file", tokenPath); exit != 1 || !strings.Contains(stdout, "speaks TLS: add --tls-ca") {
+		t.Errorf("plaintext check of a TLS server: exit %d, want 1 naming --tls-ca:\n%s", exit, stdout)
+	}
+	// And with --tls-ca against a plaintext server, the reverse.
+	plainSrv := startServer(t)
+	if stdout, _, exit := runRewardd(t, "", "check", "--addr", plainSrv.grpcAddr, "--tls-ca", certPath); exit != 1 || !strings.Contains(stdout, "does not speak TLS: drop --tls-ca") {
+		t.Errorf("TLS check of a plaintext server: exit %d, want 1 saying it does not speak TLS:\n%s", exit, stdout)
 	}
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
 	resp, err := hc.Get("https://" + srv.httpAddr + "/healthz")
@@ -601,7 +574,7 @@ func TestServeShutdownOrder(t *testing.T) {
 func TestServeOverload(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "small.yml")
-	cfg := append(append([]byte(nil), defaultConfig...), "limits: {max_inflight_requests: 2}\n"...)
+	cfg := append(config.Default(), "limits: {max_inflight_requests: 2}\n"...)
 	os.WriteFile(cfgPath, cfg, 0o644)
 	srv := startServer(t, "--config", cfgPath, "--workers", "2")
 	client := srv.client(t)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/server/config"
 )
 
 // TestPromptOnceMatchesScore: rows in GRPO groups (four completions of each
@@ -23,7 +24,7 @@ func TestPromptOnceMatchesScore(t *testing.T) {
 	rows := gsm8kRows(t, 160)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "agg.yml")
-	if err := os.WriteFile(cfgPath, append(append([]byte(nil), defaultConfig...), "aggregation: {mode: sum_then_normalize, scale: group}\n"...), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, append(config.Default(), "aggregation: {mode: sum_then_normalize, scale: group}\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	req := &rewardv1.ScoreRequest{

@@ -10,10 +10,10 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/schollz/progressbar/v3"
 	"go.uber.org/zap"
 
+	"github.com/rewardd/rewardd/internal/cli"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/jsonl"
@@ -24,30 +24,30 @@ import (
 // row, in order. A malformed line is reported by line number, gets an output
 // row saying why, and does not stop the others; the exit status is then 1.
 func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlags("score", stderr)
+	fs := newFlags("score", stdout)
 	configPath := fs.String("config", "", "config file (default: the embedded default config)")
 	in := fs.String("in", "", "input JSONL file, one row per line ('-' for stdin)")
 	out := fs.String("out", "", "output JSONL file (default: stdout)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on when stderr is a terminal and the input is over 1 MiB)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size")
-	sbFlags := addSandboxFlags(fs)
+	sbFlags := cli.AddSandboxFlags(fs.FlagSet)
 	batchSize := fs.Int("batch-size", 0, "rows per batch, rounded up to whole groups (default: the whole input, up to limits.max_rollouts); aggregation statistics are per batch")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" {
-		return &usageError{"score: --in is required"}
+		return cli.Usagef("--in is required")
 	}
 	if *workers < 1 || *batchSize < 0 {
-		return &usageError{"score: --workers must be at least 1 and --batch-size not negative"}
+		return cli.Usagef("--workers must be at least 1 and --batch-size not negative")
 	}
-	log, err := newLogger("warn", stderr)
+	log, err := cli.NewLogger("warn", stderr)
 	if err != nil {
 		return err
 	}
-	code := newCodeSandbox(sbFlags, *workers, nil, log)
+	code := cli.NewCodeSandbox(sbFlags, *workers, nil, log)
 	defer code.Close()
-	cfg, err := loadConfig(*configPath, code.registry())
+	cfg, err := cli.LoadConfig(*configPath, code.Registry())
 	if err != nil {
 		return err
 	}
@@ -55,72 +55,29 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		*batchSize = cfg.Limits.MaxRollouts
 	}
 
-	var src io.Reader = stdin
-	var size int64 = -1
-	if *in != "-" {
-		f, err := os.Open(*in)
-		if err != nil {
-			return &usageError{fmt.Sprintf("score: %v", err)}
-		}
-		defer f.Close()
-		if st, err := f.Stat(); err == nil {
-			size = st.Size()
-		}
-		src = f
+	src, closeIn, err := openInput(*in, stdin, *progress, stderr)
+	if err != nil {
+		return err
 	}
-	if *progress || size > 1<<20 && isTerminal(stderr) {
-		bar := progressbar.NewOptions64(size,
-			progressbar.OptionSetWriter(stderr),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionSetDescription("scoring"),
-			progressbar.OptionThrottle(100_000_000), // redraw at most every 100 ms
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }),
-		)
-		defer bar.Finish()
-		src = io.TeeReader(src, bar)
-	}
-
+	defer closeIn()
 	var dst io.Writer = stdout
 	if *out != "" {
 		f, err := os.Create(*out)
 		if err != nil {
-			return &usageError{fmt.Sprintf("score: %v", err)}
+			return cli.Usagef("%v", err)
 		}
 		defer f.Close()
 		dst = f
 	}
 	w := bufio.NewWriterSize(dst, 1<<16)
 
-	metrics := server.NewMetrics(prometheus.NewRegistry(), functionNames(cfg))
-	engine := server.NewEngine(*workers, metrics, log)
-	svc := server.NewService(cfg, code.registry(), engine, log)
-
-	s := &scoreRun{svc: svc, w: w, name: *in, stderr: stderr, log: log}
-	rd := jsonl.NewReader(src, cfg.Limits.MaxMessageBytes)
-	for {
-		row, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		var le *jsonl.LineError
-		if errors.As(err, &le) {
-			s.malformed(le)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", *in, err)
-		}
-		// A batch ends at a group boundary once it is full, so that every
-		// group is aggregated whole (rows of a group are expected together).
-		group := groupOf(row)
-		if s.rows >= *batchSize && group != s.lastGroup || s.rows >= cfg.Limits.MaxRollouts {
-			if err := s.flush(ctx); err != nil {
-				return err
-			}
-		}
-		s.pending = append(s.pending, pendingRow{row: row})
-		s.rows++
-		s.lastGroup = group
+	srv, err := server.New(server.Options{Config: cfg, Kinds: code.Registry(), Workers: *workers, Log: log})
+	if err != nil {
+		return err
+	}
+	s := &scoreRun{svc: srv.Service(), w: w, name: *in, stderr: stderr, log: log}
+	if err := s.readAll(ctx, jsonl.NewReader(src, cfg.Limits.MaxMessageBytes), *batchSize, cfg.Limits.MaxRollouts); err != nil {
+		return err
 	}
 	if err := s.flush(ctx); err != nil {
 		return err
@@ -132,6 +89,73 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return fmt.Errorf("%s: %d malformed line(s) not scored (see the lines above and their output rows); the other %d rows were scored", *in, s.bad, s.scored)
 	}
 	return nil
+}
+
+// readAll reads the rows and scores them in batches of batchSize rows,
+// rounded up to whole groups, and at most maxRollouts; the last batch is
+// left pending.
+func (s *scoreRun) readAll(ctx context.Context, rd *jsonl.Reader, batchSize, maxRollouts int) error {
+	for {
+		row, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var le *jsonl.LineError
+		if errors.As(err, &le) {
+			s.malformed(le)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", s.name, err)
+		}
+		// A batch ends at a group boundary once it is full, so that every
+		// group is aggregated whole (rows of a group are expected together).
+		group := groupOf(row)
+		if s.rows >= batchSize && group != s.lastGroup || s.rows >= maxRollouts {
+			if err := s.flush(ctx); err != nil {
+				return err
+			}
+		}
+		s.pending = append(s.pending, pendingRow{row: row})
+		s.rows++
+		s.lastGroup = group
+	}
+	return nil
+}
+
+// openInput opens the input (path, or stdin for "-"), with a progress bar
+// on stderr when asked, or when stderr is a terminal and the input is over
+// 1 MiB; done closes what it opened.
+func openInput(path string, stdin io.Reader, progress bool, stderr io.Writer) (src io.Reader, done func(), err error) {
+	src, size, closers := stdin, int64(-1), []func(){}
+	done = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, done, cli.Usagef("%v", err)
+		}
+		closers = append(closers, func() { f.Close() })
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		src = f
+	}
+	if progress || size > 1<<20 && cli.IsTerminal(stderr) {
+		bar := progressbar.NewOptions64(size,
+			progressbar.OptionSetWriter(stderr),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetDescription("scoring"),
+			progressbar.OptionThrottle(100_000_000), // redraw at most every 100 ms
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }),
+		)
+		closers = append(closers, func() { bar.Finish() })
+		src = io.TeeReader(src, bar)
+	}
+	return src, done, nil
 }
 
 // pendingRow is an output row waiting for its batch: a row to score, or a
@@ -215,14 +239,4 @@ func groupOf(row *jsonl.Row) string {
 		return g
 	}
 	return row.Rollout.GetPrompt()
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

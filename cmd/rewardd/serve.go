@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
@@ -19,10 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
+	"github.com/rewardd/rewardd/internal/cli"
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/server"
@@ -34,7 +30,7 @@ import (
 const gracePeriod = 30 * time.Second
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", stderr)
+	fs := newFlags("serve", stdout)
 	configPath := fs.String("config", "", "config file (default: the embedded default config)")
 	grpcAddr := fs.String("grpc-addr", "127.0.0.1:50051", "gRPC listen address")
 	httpAddr := fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address (JSON scoring, /metrics, /healthz, /readyz)")
@@ -43,42 +39,27 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token required on the scoring endpoints (gRPC and HTTP); metrics and health stay open")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM), with --tls-key: serve gRPC and HTTP over TLS")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
-	sbFlags := addSandboxFlags(fs)
+	sbFlags := cli.AddSandboxFlags(fs.FlagSet)
 	printConfig := fs.Bool("print-config", false, "print the embedded default config and exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *printConfig {
-		_, err := stdout.Write(defaultConfig)
+		_, err := stdout.Write(config.Default())
 		return err
 	}
 	if *workers < 1 {
-		return &usageError{fmt.Sprintf("--workers must be at least 1, got %d", *workers)}
+		return cli.Usagef("--workers must be at least 1, got %d", *workers)
 	}
-	if (*tlsCert == "") != (*tlsKey == "") {
-		return &usageError{"--tls-cert and --tls-key go together"}
+	auth, err := readAuth(*tokenFile)
+	if err != nil {
+		return err
 	}
-	var auth *server.Auth
-	if *tokenFile != "" {
-		token, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return &usageError{fmt.Sprintf("--auth-token-file: %v", err)}
-		}
-		if auth = server.NewAuth(string(token)); !auth.Enabled() {
-			return &usageError{fmt.Sprintf("--auth-token-file: %s is empty", *tokenFile)}
-		}
+	tlsConfig, err := readTLS(*tlsCert, *tlsKey)
+	if err != nil {
+		return err
 	}
-	var grpcOpts []grpc.ServerOption
-	var tlsConfig *tls.Config
-	if *tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
-		if err != nil {
-			return &usageError{fmt.Sprintf("--tls-cert/--tls-key: %v", err)}
-		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(tlsConfig)))
-	}
-	log, err := newLogger(*logLevel, stderr)
+	log, err := cli.NewLogger(*logLevel, stderr)
 	if err != nil {
 		return err
 	}
@@ -86,60 +67,37 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	code := newCodeSandbox(sbFlags, *workers, sandbox.NewMetrics(reg), log)
+	code := cli.NewCodeSandbox(sbFlags, *workers, sandbox.NewMetrics(reg), log)
 	defer code.Close()
-	cfg, err := loadConfig(*configPath, code.registry())
+	cfg, err := cli.LoadConfig(*configPath, code.Registry())
 	if err != nil {
 		return err
 	}
-
 	if cfg.Inline.Allows("code_exec") {
 		// Requests may run programs (inline code_exec, POST /run_code):
 		// the sandbox starts now, and the log says whether it did, rather
 		// than with the first such request.
-		code.runner()
+		code.Runner()
 	}
-
-	lim := cfg.Limits
-	memoryLimit := limitMemory(lim)
-	metrics := server.NewMetrics(reg, functionNames(cfg))
-	engine := server.NewEngine(*workers, metrics, log)
-	svc := server.NewService(cfg, code.registry(), engine, log)
-	var ready server.Readiness
-
-	rawGL, err := net.Listen("tcp", *grpcAddr)
+	memoryLimit := limitMemory(cfg.Limits)
+	srv, err := server.New(server.Options{
+		Config: cfg, Kinds: code.Registry(), Workers: *workers, Log: log, Registry: reg,
+		Auth: auth, RunCode: codeexec.NewExecutor(code.Runner), TLS: tlsConfig,
+	})
 	if err != nil {
-		return fmt.Errorf("listen gRPC: %w", err)
+		return err
 	}
-	rawHL, err := net.Listen("tcp", *httpAddr)
+	gl, hl, err := listen(*grpcAddr, *httpAddr)
 	if err != nil {
-		rawGL.Close()
-		return fmt.Errorf("listen HTTP: %w", err)
+		return err
 	}
-	gl := server.NewListener(rawGL, "grpc", lim.MaxConnections, metrics)
-	gs, health := server.NewGRPCServer(svc, metrics, log, auth, append(grpcOpts, grpc.StatsHandler(gl.StatsHandler()))...)
-	httpConns := server.NewListener(rawHL, "http", lim.MaxConnections, metrics)
-	var hl net.Listener = httpConns
-	hs := httpConns.HTTPServer(server.NewHTTPHandler(svc, metrics, reg, &ready, log, auth, server.WithRunCode(codeexec.NewExecutor(code.runner))), lim, tlsConfig, log)
 	for _, l := range []net.Listener{gl, hl} {
 		if !isLoopback(l.Addr()) && !auth.Enabled() {
 			log.Warn("LISTENING ON A NON-LOOPBACK ADDRESS WITHOUT AUTHENTICATION: anyone who reaches it can run scoring (and, with code_exec, code) on this host; set --auth-token-file",
 				zap.Stringer("addr", l.Addr()))
 		}
 	}
-	if tlsConfig != nil {
-		hl = tls.NewListener(hl, tlsConfig)
-	}
-
-	errc := make(chan error, 2)
-	var wg conc.WaitGroup
-	wg.Go(func() { errc <- gs.Serve(gl) })
-	wg.Go(func() {
-		if err := hs.Serve(hl); !errors.Is(err, http.ErrServerClosed) {
-			errc <- err
-		}
-	})
-	ready.Set(true)
+	lim := cfg.Limits
 	log.Info("serving",
 		zap.String("grpc_addr", gl.Addr().String()), zap.String("http_addr", hl.Addr().String()),
 		zap.Strings("functions", functionNames(cfg)), zap.String("config_fingerprint", cfg.Fingerprint),
@@ -148,7 +106,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		zap.String("request_memory", config.ByteSize(lim.RequestMemory()).String()), zap.String("go_memory_limit", memoryLimit),
 		zap.String("max_message_bytes", config.ByteSize(lim.MaxMessageBytes).String()), zap.Int("max_connections", lim.MaxConnections),
 		zap.String("version", version()))
+	return serveUntilDone(ctx, srv, gl, hl, log)
+}
 
+// serveUntilDone serves until ctx ends (a signal) or a port fails, then
+// drains: in-flight requests get gracePeriod to finish.
+func serveUntilDone(ctx context.Context, srv *server.Server, gl, hl net.Listener, log *zap.Logger) error {
+	errc := make(chan error, 1)
+	var wg conc.WaitGroup
+	wg.Go(func() { errc <- srv.Serve(gl, hl) })
 	var serveErr error
 	select {
 	case <-ctx.Done():
@@ -159,32 +125,58 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case serveErr = <-errc:
 		log.Error("server failed", zap.Error(serveErr))
 	}
-
-	// Readiness first, so balancers stop sending; then drain.
-	ready.Set(false)
-	health.Shutdown()
-	stopped := make(chan struct{})
-	timer := time.AfterFunc(gracePeriod, func() {
-		log.Warn("grace period over, cutting in-flight requests")
-		gs.Stop()
-		close(stopped)
-	})
-	gs.GracefulStop()
-	if timer.Stop() {
-		close(stopped)
-	}
-	<-stopped
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), gracePeriod)
 	defer cancel()
-	if err := hs.Shutdown(shutdownCtx); err != nil {
-		hs.Close()
-	}
+	srv.Shutdown(shutdownCtx)
 	wg.Wait()
 	if serveErr != nil {
-		return fmt.Errorf("serve: %w", serveErr)
+		return serveErr
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// readAuth reads the bearer token file; no file, no token.
+func readAuth(tokenFile string) (*server.Auth, error) {
+	if tokenFile == "" {
+		return nil, nil
+	}
+	token, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return nil, cli.Usagef("--auth-token-file: %v", err)
+	}
+	auth := server.NewAuth(string(token))
+	if !auth.Enabled() {
+		return nil, cli.Usagef("--auth-token-file: %s is empty", tokenFile)
+	}
+	return auth, nil
+}
+
+// readTLS loads the certificate and key; neither, no TLS.
+func readTLS(certFile, keyFile string) (*tls.Config, error) {
+	if (certFile == "") != (keyFile == "") {
+		return nil, cli.Usagef("--tls-cert and --tls-key go together")
+	}
+	if certFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, cli.Usagef("--tls-cert/--tls-key: %v", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// listen opens both ports.
+func listen(grpcAddr, httpAddr string) (gl, hl net.Listener, err error) {
+	if gl, err = net.Listen("tcp", grpcAddr); err != nil {
+		return nil, nil, fmt.Errorf("listen gRPC: %w", err)
+	}
+	if hl, err = net.Listen("tcp", httpAddr); err != nil {
+		gl.Close()
+		return nil, nil, fmt.Errorf("listen HTTP: %w", err)
+	}
+	return gl, hl, nil
 }
 
 // limitMemory sets the Go runtime's soft memory limit to the memory budget,
@@ -209,16 +201,4 @@ func functionNames(cfg *config.Config) []string {
 func isLoopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
-}
-
-// newLogger returns a JSON logger on w at the named level.
-func newLogger(level string, w io.Writer) (*zap.Logger, error) {
-	lvl, err := zapcore.ParseLevel(level)
-	if err != nil {
-		return nil, &usageError{fmt.Sprintf("--log-level: %v", err)}
-	}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(w), lvl)
-	return zap.New(core), nil
 }

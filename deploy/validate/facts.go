@@ -21,9 +21,9 @@ type ServeFacts struct {
 
 // ReadServeFacts parses cmd/rewardd/serve.go under root: every fs.String /
 // fs.Int / fs.Bool / fs.Duration("name", default, …) call names a flag, also
-// inside the helpers serve passes its flag set to (addSandboxFlags(fs), in
-// another file of the package), and the constant gracePeriod is the drain
-// time.
+// inside the helpers serve passes its flag set to (in another file of the
+// package, or cli.AddSandboxFlags(fs) in internal/cli), and the constant
+// gracePeriod is the drain time.
 func ReadServeFacts(root string) (*ServeFacts, error) {
 	dir := filepath.Join(root, "cmd", "rewardd")
 	path := filepath.Join(dir, "serve.go")
@@ -38,11 +38,18 @@ func ReadServeFacts(root string) (*ServeFacts, error) {
 		switch n := n.(type) {
 		case *ast.CallExpr:
 			facts.flag(n)
-			if id, ok := n.Fun.(*ast.Ident); ok {
-				for _, a := range n.Args {
-					if x, ok := a.(*ast.Ident); ok && x.Name == "fs" {
-						helpers[id.Name] = true
-					}
+			name := ""
+			switch fn := n.Fun.(type) {
+			case *ast.Ident:
+				name = fn.Name
+			case *ast.SelectorExpr:
+				if x, ok := fn.X.(*ast.Ident); ok && x.Name == "cli" {
+					name = fn.Sel.Name
+				}
+			}
+			for _, a := range n.Args {
+				if x, ok := a.(*ast.Ident); ok && x.Name == "fs" && name != "" {
+					helpers[name] = true
 				}
 			}
 		case *ast.ValueSpec:
@@ -65,6 +72,11 @@ func ReadServeFacts(root string) (*ServeFacts, error) {
 	if err != nil {
 		return nil, err
 	}
+	shared, err := filepath.Glob(filepath.Join(root, "internal", "cli", "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	others = append(others, shared...)
 	for _, o := range others {
 		if o == path || strings.HasSuffix(o, "_test.go") || len(helpers) == 0 {
 			continue
@@ -89,7 +101,7 @@ func ReadServeFacts(root string) (*ServeFacts, error) {
 	}
 	for h := range helpers {
 		if !found[h] {
-			return nil, fmt.Errorf("%s: serve passes its flags to %s, which no other file of cmd/rewardd defines; update ReadServeFacts", path, h)
+			return nil, fmt.Errorf("%s: serve passes its flags to %s, which no other file of cmd/rewardd or internal/cli defines; update ReadServeFacts", path, h)
 		}
 	}
 	if len(facts.Flags) == 0 {

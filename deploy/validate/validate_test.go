@@ -26,7 +26,7 @@ var (
 	codeDir    = filepath.Join(root, "deploy", "kubernetes-code-exec")
 	dashboard  = filepath.Join(root, "deploy", "grafana", "rewardd.json")
 	dockerfile = filepath.Join(root, "deploy", "Dockerfile")
-	defaultCfg = filepath.Join(root, "cmd", "rewardd", "default.yaml")
+	defaultCfg = filepath.Join(root, "server", "config", "default.yaml")
 )
 
 // checker is the Checker for deploy/kubernetes, the string-scoring
@@ -166,7 +166,7 @@ func TestConfigMapIsDefaultConfig(t *testing.T) {
 		t.Fatal("no rewardd-config ConfigMap rendered")
 	}
 	if got := cm.Data["config.yaml"]; got != string(want) {
-		t.Errorf("ConfigMap %s config.yaml differs from %s: cp cmd/rewardd/default.yaml deploy/kubernetes/config.yaml (your own config goes in an overlay: deploy/README.md)", cm.Name, defaultCfg)
+		t.Errorf("ConfigMap %s config.yaml differs from %s: cp server/config/default.yaml deploy/kubernetes/config.yaml (your own config goes in an overlay: deploy/README.md)", cm.Name, defaultCfg)
 	}
 }
 

@@ -11,4 +11,5 @@ ray job submit --address="http://127.0.0.1:8265" -- python3 -m openrlhf.cli.trai
   --remote_rm_url http://REWARD_HOST:8080/get_reward \
   --prompt_data openai/gsm8k --input_key question --label_key answer \
   --advantage_estimator group_norm --n_samples_per_prompt 8 \
-  --apply_chat_template
+  --apply_chat_template \
+  --save_path /var/tmp/rewardd-run/openrlhf --ckpt_path /var/tmp/rewardd-run/openrlhf/checkpoints   # outside the clone

@@ -9,6 +9,9 @@ the same batch, and the first call scores all three in one round trip.
 
 from rewardd_client import remote
 
+# Checkpoints and logs go outside the clone, whatever directory this runs from.
+OUTPUT_DIR = "/var/tmp/rewardd-run/grpo-rewardd"
+
 
 def reward_funcs():
     """The reward functions handed to GRPOTrainer, in order."""
@@ -24,7 +27,7 @@ def main():
     trainer = GRPOTrainer(
         model="Qwen/Qwen2.5-0.5B-Instruct",
         reward_funcs=reward_funcs(),
-        args=GRPOConfig(output_dir="grpo-rewardd", num_generations=8, reward_weights=[1.0, 0.2, 0.2]),
+        args=GRPOConfig(output_dir=OUTPUT_DIR, num_generations=8, reward_weights=[1.0, 0.2, 0.2]),
         train_dataset=dataset,
     )
     trainer.train()

@@ -14,7 +14,8 @@ import (
 	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
-// typical is the configuration of design §6.
+// typical is a GSM8K-style accuracy configuration: the answer in \boxed{},
+// an <answer> tag, after ####, or the last number, compared as numbers.
 var typical = exactmatch.Params{
 	Extract:   []string{"boxed", "answer_tag", "gsm8k", "last_number"},
 	Normalize: []string{"strip", "numeric"},

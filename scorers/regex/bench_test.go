@@ -21,7 +21,7 @@ func loadGSM8K(b *testing.B) []*scorers.Rollout {
 	return out
 }
 
-// benchParams are the workloads: the design's two GSM8K patterns, a count, a
+// benchParams are the workloads: two GSM8K patterns, a count, a
 // pattern absent from the data, and one the prefilter cannot help
 // (case-folded letters, no literal).
 var benchParams = []struct {

@@ -86,8 +86,9 @@
 // nanstd). Everything else is TRL's arithmetic, in float64 where TRL uses
 // float32 tensors; results agree with an independent NumPy transcription of
 // TRL's formulas to 1e-6 (testdata/trl_reference.py, run by the parity test).
-// The points below are deliberate; each is a place where the design contract
-// (§4) or rewardd's honesty about failures asks for something TRL does not do.
+// The points below are deliberate; each is a place where rewardd's contract
+// (docs/aggregation.md) or its honesty about failures asks for something TRL
+// does not do.
 //
 //  1. Unscorable rows. A rollout for which every function is NaN is
 //     unscorable. TRL's nansum gives it reward 0, which then takes part in its
@@ -95,11 +96,11 @@
 //     its advantage (0 - mean)/(std + ε) after a warning ("All reward
 //     functions returned None ..."). Here its Reward is 0 and it takes part in
 //     the statistics exactly as in TRL, so every other rollout's advantage is
-//     TRL's; but its own Advantage is forced to 0, as the design requires, so
+//     TRL's; but its own Advantage is forced to 0, as the contract requires, so
 //     a rollout nobody could score never pushes the policy. Result.Unscorable
 //     counts them. (TRL PRs #5773 and #5775 proposed dropping such rows from
 //     the statistics instead; neither was merged, so TRL's numbers are kept.)
-//  2. No silent NaN or overflow. The design says NaN advantages become 0. With
+//  2. No silent NaN or overflow. The contract says NaN advantages become 0. With
 //     finite inputs TRL's formulas give NaN only on unscorable rows (rule 1
 //     already zeroes them): nansum drops every other NaN term. The only other
 //     way to get a non-finite value is float64 overflow (scores or weights
@@ -113,7 +114,7 @@
 //  4. Hatchery weights. Axolotl sums its functions unweighted; Validate
 //     rejects a weight other than 1 in Hatchery mode rather than ignore it.
 //     Axolotl's `+=` would fail on a None; here NaN is skipped (nansum), as
-//     the design asks for every mode.
+//     the contract asks for every mode.
 //  5. Reward in NormalizeThenSum. TRL's intermediate `rewards` in that branch
 //     is the weighted sum of normalized scores; Result.Rewards reports the
 //     weighted nansum of the raw scores instead (the same number

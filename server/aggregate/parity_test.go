@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// python is the interpreter the design names (§8); `python3` on PATH can be
-// a slow shim.
+// python is Debian's interpreter, the one the tests use; `python3` on PATH
+// can be a slow shim.
 const python = "/usr/bin/python3"
 
 // parityCases is how many random batches the parity test sends.

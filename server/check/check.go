@@ -105,11 +105,7 @@ type Finding struct {
 // calls it with the function, the sample rows and the function's scores from
 // the first pass (aligned with rows), and adds the findings it returns.
 //
-// This is the hook for code_exec, which does not exist yet. Once it does, it
-// registers a KindCheck for "code_exec" that warns when a function's tests
-// never pass even on rows marked as reference solutions (a broken test
-// field, a wrong entry point, a sandbox too tight for the reference). No
-// kind registers one today; Run adds no finding for kinds without one.
+// No kind registers one today; Run adds no finding for kinds without one.
 type KindCheck func(fn *scorers.Function, rows []*jsonl.Row, scores *rewardv1.FunctionScores) []Finding
 
 // Input is what one check run looks at.

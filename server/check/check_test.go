@@ -10,9 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
-
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
@@ -30,13 +27,11 @@ func newService(t *testing.T, configYAML string, reg scorers.Registry) *server.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := zap.NewNop()
-	var names []string
-	for _, fn := range cfg.Functions {
-		names = append(names, fn.Name)
+	srv, err := server.New(server.Options{Config: cfg, Kinds: reg, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
 	}
-	engine := server.NewEngine(1, server.NewMetrics(prometheus.NewRegistry(), names), log)
-	return server.NewService(cfg, reg, engine, log)
+	return srv.Service()
 }
 
 // readRows parses JSONL sample text.

@@ -7,45 +7,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/rewardd/rewardd/internal/servertest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/check"
 )
 
-// liveServer serves configYAML over gRPC on bufconn and returns a client
-// connection to it and its health server.
+// liveServer serves configYAML on loopback and returns a client connection
+// to its gRPC port and its health server.
 func liveServer(t *testing.T, configYAML string) (*grpc.ClientConn, *health.Server) {
 	t.Helper()
-	svc := newService(t, configYAML, builtin.Registry())
-	log := zap.NewNop()
-	gs, hs := server.NewGRPCServer(svc, server.NewMetrics(prometheus.NewRegistry(), nil), log, nil)
-	lis := bufconn.Listen(1 << 20)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		gs.Serve(lis)
-	}()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		gs.Stop()
-		<-served
-	})
-	return conn, hs
+	srv := servertest.Start(t, server.Options{Config: newService(t, configYAML, builtin.Registry()).Config()})
+	return srv.Dial(t), srv.Health()
 }
 
 func runLive(t *testing.T, localYAML string, conn grpc.ClientConnInterface, samples string) *check.Report {

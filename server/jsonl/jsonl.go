@@ -1,5 +1,5 @@
 // Package jsonl reads and writes the JSONL row format of `rewardd score`
-// and `rewardd bench` (design §5): one dataset row per line; the keys id,
+// and `rewardd-bench`: one dataset row per line; the keys id,
 // group, prompt and completion are reserved, every other key is a field.
 package jsonl
 

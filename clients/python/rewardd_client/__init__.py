@@ -15,7 +15,7 @@ Needs only grpcio and protobuf.
 
 from .client import VERSION as __version__
 from .client import Client, FunctionResult, ScoreResult, Settings, Status
-from .errors import ConfigError, FingerprintMismatchError, RewarddError, RewarddWarning, RPCError, ScoreError
+from .errors import ConfigError, FingerprintMismatchError, RewarddError, RewarddWarning, RPCError, ScoreError, UnknownFunctionError
 from ._functions import RewardFunctions, gold
 from . import hatchery, remote
 
@@ -32,6 +32,7 @@ __all__ = [
     "ScoreResult",
     "Settings",
     "Status",
+    "UnknownFunctionError",
     "gold",
     "hatchery",
     "remote",

@@ -17,9 +17,11 @@ import threading
 import warnings
 from typing import Any, Callable, Optional, Sequence
 
+import grpc
+
 from . import _rows
 from .client import Client, FunctionResult, ScoreResult, Status
-from .errors import RewarddError, RewarddWarning, ScoreError
+from .errors import RewarddError, RewarddWarning, RPCError, ScoreError, UnknownFunctionError
 
 # Batches kept for the functions that have not read them yet. A trainer
 # reads each batch right after scoring it, so a few suffice.
@@ -60,6 +62,7 @@ class RewardFunctions:
         self._pid = os.getpid()
         self._served: Optional[tuple[str, ...]] = None
         self._cache: list[_Entry] = []  # oldest first
+        self._warned_all_none: set[str] = set()
 
     def reset(self) -> None:
         """Closes the client and forgets cached batches; the next call reads the environment again."""
@@ -96,6 +99,7 @@ class RewardFunctions:
                 return []
             result = self._read(name, batch)
             self._report_errors(result, counted_as="None")
+            self._report_all_not_applicable(result, batch, counted_as="None")
             log_extra = kwargs.get("log_extra")
             if callable(log_extra):
                 log_extra(f"{name}_reason", result.reasons())
@@ -122,11 +126,17 @@ class RewardFunctions:
                 return []
             result = self._read(name, batch)
             self._report_errors(result, counted_as="0.0")
+            self._report_all_not_applicable(result, batch, counted_as="0.0")
             return [v if v is not None else 0.0 for v in result.rewards()]
 
         return self._named(reward, name, module, "hatchery")
 
     def _named(self, fn: Callable[..., list], name: str, module: str, flavour: str) -> Callable[..., list]:
+        with self._lock:
+            made = self._made.get((flavour, name))
+            if made is not None:
+                return made
+        self._check_served(name)
         with self._lock:
             made = self._made.get((flavour, name))
             if made is not None:
@@ -140,6 +150,38 @@ class RewardFunctions:
             )
             self._made[(flavour, name)] = fn
             return fn
+
+    def _check_served(self, name: str) -> None:
+        """Raises UnknownFunctionError when the server does not serve name.
+
+        Called when a function is first taken from the module, i.e. when the
+        trainer builds its list of reward functions: TRL calls them only after
+        its first generation, minutes later. One quick attempt: a server that
+        cannot be reached now gets a RewarddWarning, and the first call checks
+        the name again.
+        """
+        client = self.client()
+        with self._lock:
+            served = self._served
+        if served is None:
+            try:
+                resp = client.list_functions(max_attempts=1, timeout=min(client.settings.timeout, 10.0))
+            except RPCError as err:
+                if err.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or err.hint:
+                    raise  # a wrong token, transport or fingerprint: no later call would do better
+                warnings.warn(
+                    f"rewardd: cannot check now that {client.target} serves {name!r} "
+                    f"({err.code.name}: {err.details}); the first call checks it",
+                    RewarddWarning,
+                    stacklevel=5,  # the trainer's remote.<name>
+                )
+                return
+            served = tuple(f.name for f in resp.functions)
+            with self._lock:
+                if self._client is client:
+                    self._served = served
+        if name not in served:
+            raise UnknownFunctionError(name, client.target, served)
 
     # --- one round trip per batch -------------------------------------------
 
@@ -193,10 +235,7 @@ class RewardFunctions:
             served = tuple(f.name for f in client.list_functions().functions)
             self._served = served
         if name not in self._served:
-            raise RewarddError(
-                f"rewardd: function {name!r} is not served by {client.target} "
-                f"(served: {', '.join(self._served) or 'none'})"
-            )
+            raise UnknownFunctionError(name, client.target, self._served)
         return tuple(n for n in self._names if n in self._served)
 
     def _report_errors(self, result: FunctionResult, counted_as: str) -> None:
@@ -213,6 +252,28 @@ class RewardFunctions:
         warnings.warn(
             f"rewardd: function {result.name!r}: {len(rows)} of {len(result.status)} rollouts got ERROR "
             f"and count as {counted_as} (first: row {first}: {reason}); REWARDD_ON_ERROR=raise makes this an exception",
+            RewarddWarning,
+            stacklevel=3,  # the trainer's call of the reward function
+        )
+
+
+    def _report_all_not_applicable(self, result: FunctionResult, batch: _rows.Batch, counted_as: str) -> None:
+        """Warns, once per function, when it applied to no rollout of a batch:
+        most often a dataset column that is missing or named otherwise than
+        the function's *_field."""
+        na = Status.NOT_APPLICABLE
+        if not result.status or any(st != na for st in result.status):
+            return
+        with self._lock:
+            if result.name in self._warned_all_none:
+                return
+            self._warned_all_none.add(result.name)
+        reason = result.errors.get(0) or "no reason given"
+        columns = ", ".join(sorted(batch.columns)) or "none"
+        warnings.warn(
+            f"rewardd: function {result.name!r} applied to none of the {len(result.status)} rollouts of this batch "
+            f"and gave {counted_as} for each (NOT_APPLICABLE; row 0: {reason}); the dataset columns sent: {columns}. "
+            f"A missing or misnamed column? (said once per function)",
             RewarddWarning,
             stacklevel=3,  # the trainer's call of the reward function
         )

@@ -18,6 +18,7 @@ import logging
 import os
 import random
 import socket
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
@@ -68,6 +69,10 @@ class Settings:
                    RESOURCE_EXHAUSTED, with exponential backoff from `backoff`
                    seconds up to `max_backoff` (jittered: by default the
                    attempts span about 11 to 23 s, time for a restart).
+    tls_ca:        REWARDD_TLS_CA. A PEM file of the CA that signed the
+                   server's certificate: the connection is TLS, verified with
+                   it (a server started with --tls-cert). Without it, the
+                   connection is plaintext.
     wire:          REWARDD_WIRE. "columns" (the default): each prompt sent once
                    and the dataset columns as columns (reward.v1's prompt-once
                    form: ScoreRequest.prompts, prompt_fields, rollout_fields);
@@ -85,6 +90,7 @@ class Settings:
     backoff: float = 0.2
     max_backoff: float = 10.0
     wire: str = "columns"
+    tls_ca: Optional[str] = None
 
     @classmethod
     def from_env(cls, environ: Optional[Mapping[str, str]] = None) -> "Settings":
@@ -100,6 +106,8 @@ class Settings:
             kw["on_error"] = env["REWARDD_ON_ERROR"].strip().lower()
         if env.get("REWARDD_WIRE", "").strip():
             kw["wire"] = env["REWARDD_WIRE"].strip().lower()
+        if env.get("REWARDD_TLS_CA", "").strip():
+            kw["tls_ca"] = env["REWARDD_TLS_CA"].strip()
         for var, key, conv in (("REWARDD_TIMEOUT", "timeout", float), ("REWARDD_MAX_ATTEMPTS", "max_attempts", int)):
             raw = env.get(var, "").strip()
             if raw:
@@ -127,7 +135,7 @@ class Settings:
             raise ConfigError(f"{name('wire')}={self.wire!r}: want 'columns' or 'rows'")
         if self.backoff < 0 or self.max_backoff < self.backoff:
             raise ConfigError(f"backoff={self.backoff}, max_backoff={self.max_backoff}: want 0 <= backoff <= max_backoff")
-        grpc_target(self.addr)  # raises ConfigError
+        grpc_target(self.addr, tls=bool(self.tls_ca))  # raises ConfigError
 
 
 @dataclass(frozen=True)
@@ -193,19 +201,20 @@ class Client:
             s = dataclasses.replace(s, **overrides)
         s.validate()
         self.settings = s
-        self.target = grpc_target(s.addr)
-        self._channel = grpc.insecure_channel(
-            self.target,
-            options=[
-                ("grpc.lb_policy_name", "round_robin"),
-                ("grpc.max_receive_message_length", -1),
-                ("grpc.primary_user_agent", f"rewardd-client/{VERSION}"),
-                # Retry connecting to a server that went away every second at
-                # most (the defaults back off to 2 minutes).
-                ("grpc.initial_reconnect_backoff_ms", 200),
-                ("grpc.max_reconnect_backoff_ms", 1000),
-            ],
-        )
+        self.target = grpc_target(s.addr, tls=bool(s.tls_ca))
+        options = [
+            ("grpc.lb_policy_name", "round_robin"),
+            ("grpc.max_receive_message_length", -1),
+            ("grpc.primary_user_agent", f"rewardd-client/{VERSION}"),
+            # Retry connecting to a server that went away every second at
+            # most (the defaults back off to 2 minutes).
+            ("grpc.initial_reconnect_backoff_ms", 200),
+            ("grpc.max_reconnect_backoff_ms", 1000),
+        ]
+        if s.tls_ca:
+            self._channel = grpc.secure_channel(self.target, grpc.ssl_channel_credentials(_read_ca(s.tls_ca)), options=options)
+        else:
+            self._channel = grpc.insecure_channel(self.target, options=options)
         self._stub = reward_pb2_grpc.RewardServiceStub(self._channel)
         # Score with the request already encoded (score_batch).
         self._score_encoded = self._channel.unary_unary(
@@ -232,9 +241,12 @@ class Client:
     def __repr__(self) -> str:
         return f"Client(target={self.target!r})"
 
-    def list_functions(self) -> reward_pb2.ListFunctionsResponse:
-        """The served functions and the config fingerprint (checked against settings.fingerprint)."""
-        resp = self._call("ListFunctions", self._stub.ListFunctions, reward_pb2.ListFunctionsRequest())
+    def list_functions(self, max_attempts: int = 0, timeout: float = 0) -> reward_pb2.ListFunctionsResponse:
+        """The served functions and the config fingerprint (checked against settings.fingerprint).
+
+        max_attempts and timeout, when given, replace the settings' for this call.
+        """
+        resp = self._call("ListFunctions", self._stub.ListFunctions, reward_pb2.ListFunctionsRequest(), max_attempts, timeout)
         self._check_fingerprint(resp.config_fingerprint)
         return resp
 
@@ -283,19 +295,25 @@ class Client:
         if want and served != want:
             raise FingerprintMismatchError(want, served or "(no fingerprint)", self.target)
 
-    def _call(self, method: str, rpc: Callable[..., _T], request: Any) -> _T:
+    def _call(self, method: str, rpc: Callable[..., _T], request: Any, max_attempts: int = 0, timeout: float = 0) -> _T:
+        """Calls rpc with the settings' retries and deadline, or these when given."""
         s = self.settings
+        max_attempts = max_attempts or s.max_attempts
         delay = s.backoff
-        for attempt in range(1, s.max_attempts + 1):
+        for attempt in range(1, max_attempts + 1):
             try:
-                return rpc(request, timeout=s.timeout, metadata=self._metadata)
+                return rpc(request, timeout=timeout or s.timeout, metadata=self._metadata)
             except grpc.RpcError as err:
                 code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN
                 details = (err.details() if callable(getattr(err, "details", None)) else None) or str(err)
-                if code not in RETRYABLE or attempt == s.max_attempts:
+                if code == grpc.StatusCode.UNAVAILABLE and attempt == 1:
+                    hint = transport_hint(self.target, bool(s.tls_ca))
+                    if hint:  # retrying would not help
+                        raise RPCError(method, self.target, code, details, attempt, hint) from None
+                if code not in RETRYABLE or attempt == max_attempts:
                     raise RPCError(method, self.target, code, details, attempt) from None
                 pause = delay * random.uniform(0.5, 1.0)
-                log.info("rewardd: %s on %s: %s: %s; retry %d of %d in %.2fs", method, self.target, code.name, details, attempt, s.max_attempts - 1, pause)
+                log.info("rewardd: %s on %s: %s: %s; retry %d of %d in %.2fs", method, self.target, code.name, details, attempt, max_attempts - 1, pause)
                 self._pause(pause, code)
                 delay = min(delay * 2, s.max_backoff)
         raise AssertionError("unreachable")
@@ -330,19 +348,74 @@ def _statuses(raw: list[int]) -> list[Status]:
     return [Status(s) if s in _STATUSES else Status.UNSPECIFIED for s in raw]
 
 
-def grpc_target(addr: str) -> str:
+_URL_SCHEMES = ("http", "https", "grpc", "grpcs")
+_TARGET_SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")
+
+
+def _read_ca(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            pem = f.read()
+    except OSError as err:
+        raise ConfigError(f"REWARDD_TLS_CA={path!r}: {err.strerror or err}") from None
+    if b"-----BEGIN CERTIFICATE-----" not in pem:
+        raise ConfigError(f"REWARDD_TLS_CA={path!r} holds no PEM certificate")
+    return pem
+
+
+def transport_hint(target: str, tls: bool) -> str:
+    """What is likely wrong when a call to target finds no server: a
+    plaintext client at a TLS port, or a TLS client at a plaintext one; ""
+    when the server's transport is the client's, or target is not one
+    host:port, or nothing answers there.
+
+    It probes with a TLS handshake that verifies no certificate: it only asks
+    whether the port speaks TLS, and sends nothing else.
+    """
+    if ":/" in target or "," in target or target.startswith(_TARGET_SCHEMES):
+        return ""
+    try:
+        host, port = _split_host_port(target)
+    except ConfigError:
+        return ""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=3) as sock:
+            try:
+                with ctx.wrap_socket(sock, server_hostname=host):
+                    speaks_tls = True
+            except ssl.SSLError:
+                speaks_tls = False
+    except OSError:
+        return ""
+    if speaks_tls and not tls:
+        return f"the server at {target} speaks TLS: set REWARDD_TLS_CA (Client(tls_ca=…)) to the CA that signed its certificate"
+    if tls and not speaks_tls:
+        return f"the server at {target} does not speak TLS: unset REWARDD_TLS_CA, or start it with --tls-cert/--tls-key"
+    return ""
+
+
+def grpc_target(addr: str, tls: bool = False) -> str:
     """The gRPC target for REWARDD_ADDR.
 
     A target URI (dns:///host:port, ipv4:…, unix:…) is used as is. One
     host:port is resolved by gRPC's DNS resolver (all its addresses are
     balanced). A comma-separated list becomes one ipv4: (or ipv6:) target
     over all the listed servers: host names in a list are resolved once,
-    here; use dns:/// for a name whose addresses change.
+    here; use dns:/// for a name whose addresses change. A URL
+    (http://host:port, grpc://…) is refused with the host:port to give.
     """
     addr = addr.strip()
     if not addr:
         raise ConfigError("REWARDD_ADDR is empty: want host:port, a comma-separated list, or dns:///host:port")
-    if "://" in addr or addr.startswith(("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")):
+    scheme, sep, rest = addr.partition("://")
+    if sep and scheme.lower() in _URL_SCHEMES:
+        host_port = rest.rstrip("/")
+        tls_too = " and REWARDD_TLS_CA to the CA that signed the server's certificate" if scheme.lower() in ("https", "grpcs") and not tls else ""
+        raise ConfigError(f"REWARDD_ADDR={addr!r} is a URL: give host:port (REWARDD_ADDR={host_port}){tls_too}")
+    if "://" in addr or addr.startswith(_TARGET_SCHEMES):
         return addr
     parts = [p.strip() for p in addr.split(",") if p.strip()]
     if len(parts) == 1:

@@ -17,12 +17,24 @@ class RPCError(RewarddError):
     """A call to the server failed (after the retries it was allowed).
 
     code is the gRPC status code of the last attempt; attempts counts them.
+    hint names the likely mistake when one is known (a plaintext client at a
+    TLS port), and the call was then not retried.
     """
 
-    def __init__(self, method: str, target: str, code: grpc.StatusCode, details: str, attempts: int):
+    def __init__(self, method: str, target: str, code: grpc.StatusCode, details: str, attempts: int, hint: str = ""):
         self.method, self.target, self.code, self.details, self.attempts = method, target, code, details, attempts
+        self.hint = hint
         tries = f" after {attempts} attempts" if attempts > 1 else ""
-        super().__init__(f"rewardd: {method} on {target} failed{tries}: {code.name}: {details}")
+        why = f" ({hint})" if hint else ""
+        super().__init__(f"rewardd: {method} on {target} failed{tries}: {code.name}: {details}{why}")
+
+
+class UnknownFunctionError(RewarddError, AttributeError):
+    """A reward function names a function the server does not serve."""
+
+    def __init__(self, name: str, target: str, served: "tuple[str, ...]"):
+        self.name, self.target, self.served = name, target, served
+        super().__init__(f"rewardd: function {name!r} is not served by {target} (served: {', '.join(served) or 'none'})")
 
 
 class FingerprintMismatchError(RewarddError):

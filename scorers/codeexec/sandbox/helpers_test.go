@@ -36,7 +36,9 @@ func startPool(t *testing.T, cfg sandbox.Config) *sandbox.Pool {
 	if cfg.Languages == nil {
 		cfg.Languages = []string{"python"}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A bound on a hang, not a timing: a fresh cache directory means
+	// precompiling C++ headers, minutes of CPU on a loaded 2-core machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	p, err := sandbox.Start(ctx, cfg)
 	if err != nil {

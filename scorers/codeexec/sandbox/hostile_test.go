@@ -16,7 +16,8 @@ import (
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 )
 
-// TestHostile runs every hostile program of design §8 in a one-slot pool.
+// TestHostile runs every hostile program RELIABILITY.md lists ("Code
+// execution") in a one-slot pool.
 // Each must end as a legitimate failure of the program (never an error from
 // Run, never Passed), leave the host as it was, and leave the slot scoring
 // known-good and known-bad submissions right. After the whole suite no

@@ -10,11 +10,27 @@ import (
 	"testing"
 
 	"github.com/rewardd/rewardd/bench"
+	"github.com/rewardd/rewardd/internal/clitest"
+	"github.com/rewardd/rewardd/internal/servertest"
+	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/config"
 )
+
+// binary is the rewardd-bench executable built once for these tests: they
+// run the real program, as a user would.
+var binary string
+
+func TestMain(m *testing.M) { clitest.Main(m, "rewardd-bench", &binary) }
+
+func runBench(t *testing.T, args ...string) (stdout, stderr string, exit int) {
+	t.Helper()
+	return clitest.Run(t, binary, "", args...)
+}
 
 const gsm8kData = "../../../shared/data/gsm8k_test.jsonl"
 
-// TestBenchRequests runs `rewardd bench --requests 20` on the in-process
+// TestBenchRequests runs `rewardd-bench --requests 20` on the in-process
 // server and checks the JSON result accounts for all 20 requests, and that
 // the picture is written.
 func TestBenchRequests(t *testing.T) {
@@ -23,7 +39,7 @@ func TestBenchRequests(t *testing.T) {
 	}
 	dir := t.TempDir()
 	out, svg := filepath.Join(dir, "result.json"), filepath.Join(dir, "result.svg")
-	stdout, stderr, exit := runRewardd(t, "", "bench", "--requests", "20", "--batch-size", "32", "--clients", "2",
+	stdout, stderr, exit := runBench(t, "--requests", "20", "--batch-size", "32", "--clients", "2",
 		"--baseline=false", "--data", gsm8kData, "--out", out, "--svg", svg)
 	if exit != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", exit, stderr)
@@ -58,8 +74,8 @@ func TestBenchRequests(t *testing.T) {
 	}
 }
 
-// TestBenchAttack runs `rewardd bench --attack unauth` against a real
-// `rewardd serve` with a token, the attacker in a process of its own (the
+// TestBenchAttack runs `rewardd-bench --attack unauth` against a server
+// with a token (server.New, in this test's process), the attacker in a process of its own (the
 // binary again, --attacker-only): the report has the three phases, the
 // attacker's calls all refused UNAUTHENTICATED, and the bar; the JSON says
 // the attacker ran apart. Whether the bar passes depends on the machine,
@@ -71,10 +87,16 @@ func TestBenchAttack(t *testing.T) {
 	dir := t.TempDir()
 	token := filepath.Join(dir, "token")
 	os.WriteFile(token, []byte("s3cret\n"), 0o600)
-	srv := startServer(t, "--auth-token-file", token, "--workers", "1")
+	cfg, err := config.Load(config.DefaultName, config.Default(), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server is this test's process: its pid gives the report the
+	// server's CPU, peak RSS and open files.
+	srv := servertest.Start(t, server.Options{Config: cfg, Workers: 1, Auth: server.NewAuth("s3cret")})
 	out := filepath.Join(dir, "overload.json")
-	stdout, stderr, exit := runRewardd(t, "", "bench", "--attack", "unauth", "--addr", srv.grpcAddr, "--http-addr", srv.httpAddr,
-		"--server-pid", strconv.Itoa(srv.cmd.Process.Pid), "--auth-token-file", token, "--attackers", "2", "--batch-size", "16",
+	stdout, stderr, exit := runBench(t, "--attack", "unauth", "--addr", srv.GRPCAddr, "--http-addr", srv.HTTPAddr,
+		"--server-pid", strconv.Itoa(os.Getpid()), "--auth-token-file", token, "--attackers", "2", "--batch-size", "16",
 		"--phase", "300ms", "--duration", "1s", "--memory-budget", "64GiB", "--data", gsm8kData, "--out", out)
 	if exit != 0 && exit != 1 {
 		t.Fatalf("exit %d; stderr:\n%s", exit, stderr)
@@ -111,7 +133,7 @@ func TestBenchAttack(t *testing.T) {
 	}
 }
 
-// TestBenchHumanEval runs `rewardd bench --scenario humaneval` on 8
+// TestBenchHumanEval runs `rewardd-bench --scenario humaneval` on 8
 // rollouts: the scenario's own config (one code_exec function), its default
 // data, the sandbox (the binary re-executed as its helper) and the naive
 // runner, which must agree with rewardd on every rollout.
@@ -124,7 +146,7 @@ func TestBenchHumanEval(t *testing.T) {
 		t.Skipf("HumanEval data not found (CI has ../shared beside the repo): %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "result.json")
-	stdout, stderr, exit := runRewardd(t, "", "bench", "--scenario", "humaneval", "--data", data, "--requests", "1",
+	stdout, stderr, exit := runBench(t, "--scenario", "humaneval", "--data", data, "--requests", "1",
 		"--batch-size", "8", "--group-size", "1", "--clients", "1", "--warmup", "0", "--out", out)
 	if exit != 0 {
 		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", exit, stdout, stderr)
@@ -174,7 +196,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--http-addr", "127.0.0.1:2", "--requests", "1"}, "--http-addr goes with --attack"},
 		{[]string{"--attack", "memory", "--addr", "127.0.0.1:1", "--http-addr", "127.0.0.1:2", "--memory-budget", "lots"}, "--memory-budget"},
 	} {
-		_, stderr, exit := runRewardd(t, "", append([]string{"bench"}, tc.args...)...)
+		_, stderr, exit := runBench(t, tc.args...)
 		if exit != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("bench %v: exit %d, stderr %q; want exit 2 and %q", tc.args, exit, stderr, tc.want)
 		}

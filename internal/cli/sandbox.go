@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 )
 
-// sandboxFlags are the code execution flags every command that scores shares.
-type sandboxFlags struct {
+// SandboxFlags are the code execution flags every command that scores shares.
+type SandboxFlags struct {
 	slots     *int
 	python    *string
 	unsafe    *bool
@@ -24,8 +24,9 @@ type sandboxFlags struct {
 	cacheDir  *string
 }
 
-func addSandboxFlags(fs *flag.FlagSet) sandboxFlags {
-	return sandboxFlags{
+// AddSandboxFlags defines the sandbox's flags on fs.
+func AddSandboxFlags(fs *flag.FlagSet) SandboxFlags {
+	return SandboxFlags{
 		slots:     fs.Int("sandbox-slots", 0, "code_exec programs run at once (default: --workers)"),
 		python:    fs.String("sandbox-python", "/usr/bin/python3", "Python interpreter for code_exec"),
 		unsafe:    fs.Bool("unsafe-no-sandbox", false, "DEVELOPMENT ONLY: run code_exec programs with no isolation at all, as this user on this host"),
@@ -34,10 +35,10 @@ func addSandboxFlags(fs *flag.FlagSet) sandboxFlags {
 	}
 }
 
-// codeSandbox starts the sandbox pool the first time a code_exec function is
+// CodeSandbox starts the sandbox pool the first time a code_exec function is
 // compiled, so a config without one never needs what the sandbox needs
 // (root, namespaces). The command that makes it closes it.
-type codeSandbox struct {
+type CodeSandbox struct {
 	cfg sandbox.Config
 	log *zap.Logger
 
@@ -46,7 +47,9 @@ type codeSandbox struct {
 	err  error
 }
 
-func newCodeSandbox(f sandboxFlags, workers int, metrics *sandbox.Metrics, log *zap.Logger) *codeSandbox {
+// NewCodeSandbox returns the sandbox the flags describe, of --sandbox-slots
+// slots (default: workers), not started yet.
+func NewCodeSandbox(f SandboxFlags, workers int, metrics *sandbox.Metrics, log *zap.Logger) *CodeSandbox {
 	slots := *f.slots
 	if slots <= 0 {
 		slots = workers
@@ -58,13 +61,15 @@ func newCodeSandbox(f sandboxFlags, workers int, metrics *sandbox.Metrics, log *
 	if *f.languages != "" {
 		cfg.Languages = strings.Split(*f.languages, ",")
 	}
-	return &codeSandbox{log: log, cfg: cfg}
+	return &CodeSandbox{log: log, cfg: cfg}
 }
 
-// registry is the scorer registry whose code_exec functions use this sandbox.
-func (c *codeSandbox) registry() scorers.Registry { return builtin.WithSandbox(c.runner) }
+// Registry is the scorer registry whose code_exec functions use this sandbox.
+func (c *CodeSandbox) Registry() scorers.Registry { return builtin.WithSandbox(c.Runner) }
 
-func (c *codeSandbox) runner() (codeexec.Runner, error) {
+// Runner starts the pool the first time it is called, logging whether it
+// started, and returns it.
+func (c *CodeSandbox) Runner() (codeexec.Runner, error) {
 	c.once.Do(func() {
 		c.pool, c.err = sandbox.Start(context.Background(), c.cfg)
 		switch {
@@ -90,7 +95,7 @@ func (c *codeSandbox) runner() (codeexec.Runner, error) {
 }
 
 // Close stops the pool if it was started.
-func (c *codeSandbox) Close() {
+func (c *CodeSandbox) Close() {
 	if c.pool != nil {
 		c.pool.Close()
 	}
