@@ -166,7 +166,8 @@ func (l *load) run(ctx context.Context, perClient int) *loadResult {
 						}
 						for _, fs := range resp.GetFunctions() {
 							for i, msg := range fs.GetErrors() {
-								if len(errorExamples) < maxErrorExamples && int(i) < len(b.rows) {
+								// Reasons of OK scores are no errors.
+								if len(errorExamples) < maxErrorExamples && int(i) < len(b.rows) && fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_ERROR {
 									errorExamples = append(errorExamples, fmt.Sprintf("%s %s: %s", fs.GetName(), b.rows[i].ID, msg))
 								}
 							}

@@ -62,10 +62,37 @@ func BenchmarkServiceScore(b *testing.B) {
 // 1,024-rollout × 3-function Score call per op, from 4 concurrent clients,
 // with latency percentiles.
 func BenchmarkLoopbackScore(b *testing.B) {
-	conn := servertest.Start(b, server.Options{Config: benchConfig(b), Workers: 2}).Dial(b)
-	client := rewardv1.NewRewardServiceClient(conn)
-	req := &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 1024)}
+	loopbackScore(b, loopbackClient(b), &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 1024)})
+}
 
+// BenchmarkLoopbackReasons is BenchmarkLoopbackScore with the reasons of
+// OK scores (format gives one for every gold solution, which has no tags)
+// and without them (omit_ok_reasons): what sending them costs. Run it
+// several times to alternate the two.
+func BenchmarkLoopbackReasons(b *testing.B) {
+	client := loopbackClient(b)
+	for _, omit := range []bool{false, true} {
+		name := "reasons"
+		if omit {
+			name = "omit_ok_reasons"
+		}
+		b.Run(name, func(b *testing.B) {
+			loopbackScore(b, client, &rewardv1.ScoreRequest{Rollouts: gsm8kBatch(b, 1024), OmitOkReasons: omit})
+		})
+	}
+}
+
+// loopbackClient serves testConfig on loopback TCP for the benchmark's
+// duration and returns a client of it.
+func loopbackClient(b *testing.B) rewardv1.RewardServiceClient {
+	conn := servertest.Start(b, server.Options{Config: benchConfig(b), Workers: 2}).Dial(b)
+	return rewardv1.NewRewardServiceClient(conn)
+}
+
+// loopbackScore sends req from 4 concurrent clients, and reports latency
+// percentiles and evaluations per second (req has 1,024 rollouts, scored
+// by 3 functions).
+func loopbackScore(b *testing.B, client rewardv1.RewardServiceClient, req *rewardv1.ScoreRequest) {
 	latencies := make(chan time.Duration, 1<<20)
 	b.SetParallelism(2) // 2 × GOMAXPROCS(2) = 4 concurrent clients
 	b.ResetTimer()

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers"
 )
 
 // registerCompat serves the HTTP bodies other trainers already speak, mapped
@@ -106,22 +107,33 @@ func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte)
 
 	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
 	logs := make(map[string]any, len(resp.GetFunctions()))
+	outcomes := make(map[string]any, len(resp.GetFunctions()))
 	errs := make(map[string]map[int32]string)
+	reasons := make(map[string]map[int32]string)
 	for _, fs := range resp.GetFunctions() {
 		logs[fs.GetName()] = nullable(fs.GetValues())
-		if len(fs.GetErrors()) > 0 {
-			errs[fs.GetName()] = fs.GetErrors()
+		o, e, why := explain(fs)
+		outcomes[fs.GetName()] = o
+		if len(e) > 0 {
+			errs[fs.GetName()] = e
+		}
+		if len(why) > 0 {
+			reasons[fs.GetName()] = why
 		}
 	}
-	out := map[string]any{"rewards": rewards, "scores": rewards, "extra_logs": logs}
+	out := map[string]any{"rewards": rewards, "scores": rewards, "extra_logs": logs, "outcomes": outcomes}
 	if in.Query.single {
 		for k, v := range logs {
 			logs[k] = v.([]*float64)[0]
+			outcomes[k] = outcomes[k].([]string)[0]
 		}
 		out["rewards"], out["scores"] = rewards[0], rewards[0]
 	}
 	if len(errs) > 0 {
 		out["errors"] = errs
+	}
+	if len(reasons) > 0 {
+		out["reasons"] = reasons
 	}
 	if len(unscorable) > 0 {
 		out["unscorable"] = unscorable
@@ -168,8 +180,13 @@ func (c *jsonAPI) verify(w http.ResponseWriter, r *http.Request, body []byte) er
 		v := nullable(fs.GetValues())[0]
 		components[fs.GetName()] = v
 		in[fs.GetName()] = v
-		if reason, ok := fs.GetErrors()[0]; ok {
+		outcomes, errs, reasons := explain(fs)
+		in[fs.GetName()+"_outcome"] = outcomes[0]
+		if reason, ok := errs[0]; ok {
 			in[fs.GetName()+"_error"] = reason
+		}
+		if reason, ok := reasons[0]; ok {
+			in[fs.GetName()+"_reason"] = reason
 		}
 	}
 	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
@@ -293,6 +310,31 @@ func decodeJSON(body []byte, v any) error {
 		return invalid("request body: want a JSON object: %v", err)
 	}
 	return nil
+}
+
+// explain names the outcome of each of fs's entries ("ok", "not_applicable",
+// "error") and splits its reasons into those of the entries it did not
+// score (errs) and those of its OK scores (reasons): the bodies of other
+// trainers say why a value is null apart from why a score is what it is.
+func explain(fs *rewardv1.FunctionScores) (outcomes []string, errs, reasons map[int32]string) {
+	outcomes = make([]string, len(fs.GetStatus()))
+	for i, st := range fs.GetStatus() {
+		outcomes[i] = scorers.Outcome(st).String()
+	}
+	for i, reason := range fs.GetErrors() {
+		if fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK {
+			if reasons == nil {
+				reasons = make(map[int32]string)
+			}
+			reasons[i] = reason
+			continue
+		}
+		if errs == nil {
+			errs = make(map[int32]string)
+		}
+		errs[i] = reason
+	}
+	return outcomes, errs, reasons
 }
 
 // nullable turns NaN into JSON null.

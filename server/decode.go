@@ -106,6 +106,12 @@ func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest, mem *requestMemory) 
 			} else {
 				m.RolloutFields = append(m.RolloutFields, c)
 			}
+		case num == 9 && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b[vs:ve])
+			if n < 0 {
+				return false
+			}
+			m.OmitOkReasons = protowire.DecodeBool(v)
 		default:
 			return false
 		}

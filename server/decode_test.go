@@ -110,6 +110,9 @@ func decodeCases(t testing.TB) []decodeCase {
 		{"prompt once, fields as columns", promptOnce, true},
 		{"prompt index over 32 bits", wide, true},
 		{"empty", nil, true},
+		{"ok reasons omitted", marshal(&rewardv1.ScoreRequest{OmitOkReasons: true, Rollouts: []*rewardv1.Rollout{{Completion: "4"}}}), true},
+		// A bool is any varint; proto.Unmarshal reads 2 as true.
+		{"omit_ok_reasons as 2", protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 2), true},
 		{"batch id twice", append(marshal(&rewardv1.ScoreRequest{BatchId: "a"}), marshal(&rewardv1.ScoreRequest{BatchId: "b"})...), true},
 		{"fields twice", twice, false},
 		{"unknown field", unknown, false},

@@ -1,12 +1,16 @@
 package server
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -18,9 +22,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/codeexec"
+	"github.com/rewardd/rewardd/server/aggregate"
 	"github.com/rewardd/rewardd/server/jsonl"
 )
 
@@ -189,7 +195,19 @@ func readBody(body io.Reader, size int64, t *ticket) ([]byte, error) {
 func (a *jsonAPI) score(w http.ResponseWriter, r *http.Request, body []byte) error {
 	var req rewardv1.ScoreRequest
 	if err := protojson.Unmarshal(body, &req); err != nil {
-		return invalid("request body: %v", err)
+		// Only a body protojson refuses pays for looking at its
+		// aggregation's names.
+		fixed, ferr := configNames(r.Context(), body)
+		switch {
+		case ferr != nil:
+			return ferr
+		case fixed == nil:
+			return invalid("request body: %v", err)
+		}
+		proto.Reset(&req)
+		if err := protojson.Unmarshal(fixed, &req); err != nil {
+			return invalid("request body: %v", err)
+		}
 	}
 	resp, err := a.svc.Score(r.Context(), &req)
 	if err != nil {
@@ -202,6 +220,69 @@ func (a *jsonAPI) score(w http.ResponseWriter, r *http.Request, body []byte) err
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
 	return nil
+}
+
+// configNames returns body with its aggregation's mode and scale, when the
+// request spells them as the config file does ("sum_then_normalize",
+// "batch"), in the names of the proto's JSON mapping
+// ("AGGREGATION_MODE_SUM_THEN_NORMALIZE"), which protojson reads; nil when
+// it spells them no such way (protojson's error then stands). A string that
+// is neither is an INVALID_ARGUMENT naming the field and every valid value.
+// The copies it makes of body are reserved on the request's ticket first.
+func configNames(ctx context.Context, body []byte) ([]byte, error) {
+	if !bytes.Contains(body, []byte(`"aggregation"`)) {
+		return nil, nil
+	}
+	if t := ticketFrom(ctx); t != nil {
+		// The decoded copy, and the rewritten one.
+		if err := t.reserve(2 * int64(len(body))); err != nil {
+			return nil, err
+		}
+	}
+	var top map[string]json.RawMessage
+	var agg map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil || json.Unmarshal(top["aggregation"], &agg) != nil {
+		return nil, nil
+	}
+	fields := []struct {
+		key, prefix string
+		values      map[string]int32
+		short       []string
+	}{
+		{"mode", "AGGREGATION_MODE_", rewardv1.AggregationMode_value, aggregate.ModeNames()},
+		{"scale", "AGGREGATION_SCALE_", rewardv1.AggregationScale_value, aggregate.ScaleNames()},
+	}
+	changed := false
+	for _, f := range fields {
+		var name string
+		if json.Unmarshal(agg[f.key], &name) != nil {
+			continue // absent, or a number: protojson's to judge
+		}
+		if _, ok := f.values[name]; ok {
+			continue
+		}
+		if !slices.Contains(f.short, name) {
+			long := make([]string, len(f.short))
+			for i, n := range f.short {
+				long[i] = f.prefix + strings.ToUpper(n)
+			}
+			return nil, invalid("request body: aggregation.%s: %q is not a valid value (valid: %s; or as the proto names them: %s)",
+				f.key, name, strings.Join(f.short, ", "), strings.Join(long, ", "))
+		}
+		agg[f.key], _ = json.Marshal(f.prefix + strings.ToUpper(name))
+		changed = true
+	}
+	if !changed {
+		return nil, nil
+	}
+	var err error
+	if top["aggregation"], err = json.Marshal(agg); err == nil {
+		body, err = json.Marshal(top)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rewrite the aggregation's names: %w", err)
+	}
+	return body, nil
 }
 
 // writeStatus writes st as a google.rpc.Status JSON body ({"code": 3,

@@ -15,7 +15,6 @@ import (
 	"github.com/rewardd/rewardd/server/aggregate"
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
@@ -167,8 +166,7 @@ func (s *Service) scoreEncoded(ctx context.Context, req *rewardv1.ScoreRequest, 
 	if err != nil {
 		return nil, err
 	}
-	size := proto.MarshalOptions{}.Size(resp)
-	b, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(alloc(size)[:0], resp)
+	b, err := marshalResponse(resp, alloc)
 	if err != nil {
 		return nil, fmt.Errorf("encode the response: %w", err)
 	}
@@ -249,7 +247,7 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scr
 		values, status = make([]float64, len(tasks)*n), make([]rewardv1.ScoreStatus, len(tasks)*n)
 	}
 	for k, t := range tasks {
-		resp.Functions[k] = functionScores(t.Function.Name, results[k], values[k*n:(k+1)*n:(k+1)*n], status[k*n:(k+1)*n:(k+1)*n])
+		resp.Functions[k] = functionScores(t.Function.Name, results[k], values[k*n:(k+1)*n:(k+1)*n], status[k*n:(k+1)*n:(k+1)*n], !req.GetOmitOkReasons())
 	}
 	if err := s.aggregate(req, tasks, resp); err != nil {
 		return nil, err
@@ -473,10 +471,22 @@ func (s *Service) compileSpec(spec *rewardv1.FunctionSpec) (*scorers.Function, e
 
 // functionScores turns one function's results into its response column, in
 // values and status (of len(results) each). The errors map carries the
-// reason of every entry that is not OK, the executions map what running
-// a rollout's program found.
-func functionScores(name string, results []scorers.Result, values []float64, status []rewardv1.ScoreStatus) *rewardv1.FunctionScores {
+// reason of every entry that is not OK, and with okReasons the reason of
+// every OK entry that has one; the executions map what running a rollout's
+// program found.
+func functionScores(name string, results []scorers.Result, values []float64, status []rewardv1.ScoreStatus, okReasons bool) *rewardv1.FunctionScores {
 	fs := &rewardv1.FunctionScores{Name: name, Values: values, Status: status}
+	reasons := 0
+	for _, r := range results {
+		if r.Outcome != scorers.OK || okReasons && r.Reason != "" {
+			reasons++
+		}
+	}
+	if reasons > 0 {
+		// Sized once: a reason on every rollout (format's on completions
+		// without tags) grew the map ten times per 1,024 rollouts.
+		fs.Errors = make(map[int32]string, reasons)
+	}
 	for i, r := range results {
 		fs.Values[i] = r.Value
 		fs.Status[i] = rewardv1.ScoreStatus(r.Outcome)
@@ -486,11 +496,10 @@ func functionScores(name string, results []scorers.Result, values []float64, sta
 			}
 			fs.Executions[int32(i)] = executionProto(r.Execution)
 		}
-		if r.Outcome != scorers.OK {
-			if fs.Errors == nil {
-				fs.Errors = make(map[int32]string)
-			}
-			fs.Errors[int32(i)] = r.Reason
+		if r.Outcome != scorers.OK || okReasons && r.Reason != "" {
+			// A reason may quote a program's output: proto3 strings
+			// are UTF-8.
+			fs.Errors[int32(i)] = strings.ToValidUTF8(r.Reason, "\uFFFD")
 		}
 	}
 	return fs
@@ -541,15 +550,27 @@ func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewa
 		return invalid("aggregation: %v", err)
 	}
 
+	// Hatchery sums the functions unweighted: the config's weights, which
+	// are for its own mode, are not applied (the answer says so), and a
+	// weight the request gives is refused by name.
 	spec.Weights = make([]float64, len(tasks))
 	inRequest := make(map[string]bool, len(tasks))
+	var unweighted []string
 	for k, t := range tasks {
-		inRequest[t.Function.Name] = true
+		name := t.Function.Name
+		inRequest[name] = true
 		spec.Weights[k] = 1
-		if w, ok := s.cfg.Weights[t.Function.Name]; ok && t.Label != InlineLabel {
-			spec.Weights[k] = w
+		if w, ok := s.cfg.Weights[name]; ok && t.Label != InlineLabel {
+			if spec.Mode != aggregate.Hatchery {
+				spec.Weights[k] = w
+			} else if w != 1 {
+				unweighted = append(unweighted, fmt.Sprintf("%s: %v", name, w))
+			}
 		}
-		if w, ok := ra.GetWeights()[t.Function.Name]; ok {
+		if w, ok := ra.GetWeights()[name]; ok {
+			if spec.Mode == aggregate.Hatchery && w != 1 {
+				return invalid("aggregation.weights[%q] is %v: mode hatchery sums the functions unweighted, as Axolotl's Hatchery trainer does (leave the weight out, or ask for another mode)", name, w)
+			}
 			spec.Weights[k] = w
 		}
 	}
@@ -575,31 +596,53 @@ func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewa
 	}
 	resp.Rewards, resp.Advantages, resp.Unscorable = res.Rewards, res.Advantages, int32(res.Unscorable)
 	s.countUnscorable(res.Unscorable)
+	if len(unweighted) > 0 {
+		resp.Warnings = append(resp.Warnings, fmt.Sprintf("aggregation mode hatchery sums the functions unweighted: the config's weights (%s) are not applied", strings.Join(unweighted, ", ")))
+	}
+	if w := looseWarning(groups); w != "" {
+		resp.Warnings = append(resp.Warnings, w)
+	}
 	if w := singletonWarning(groups, spec.Scale); w != "" {
 		resp.Warnings = append(resp.Warnings, w)
 	}
 	return nil
 }
 
+// looseWarning says which rollouts have neither a group nor a prompt: each
+// is a group of its own in every mode, so its advantage says nothing of
+// its reward (0 in GRPO and Hatchery), whatever the request's split.
+func looseWarning(groups []string) string {
+	first, n := -1, 0
+	for i, g := range groups {
+		if g == "" {
+			n++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d rollout(s) have neither a group nor a prompt (first: rollout %d): each is a group of its own, with no other completion of its prompt to compare it with, so its advantage does not come from its reward (GRPO gives it 0). Send each rollout's group id, or its prompt", n, first)
+}
+
 // singletonWarning says which groups have one rollout in the request: with
 // the advantages normalised over the group, theirs are 0 (the group's mean
 // is the rollout's own reward). A group whose rollouts a trainer split over
-// two requests looks like this, and so do rollouts with neither a group nor
-// a prompt, each a group of its own.
+// two requests looks like this. Rollouts with neither a group nor a prompt
+// are looseWarning's.
 func singletonWarning(groups []string, scale aggregate.Scale) string {
 	if scale != aggregate.ScaleGroup {
 		return ""
 	}
 	size := make(map[string]int, len(groups))
-	loose := 0
 	for _, g := range groups {
-		if g == "" {
-			loose++
-		} else {
+		if g != "" {
 			size[g]++
 		}
 	}
-	single, example := loose, ""
+	single, example := 0, ""
 	for i, g := range groups {
 		if g != "" && size[g] == 1 {
 			single++
@@ -610,9 +653,6 @@ func singletonWarning(groups []string, scale aggregate.Scale) string {
 	}
 	if single == 0 {
 		return ""
-	}
-	if example == "" {
-		example = "rollouts with neither a group nor a prompt"
 	}
 	return fmt.Sprintf("%d rollout(s) are alone in their group in this request (%s): nothing in the group to compare them with (GRPO gives them advantage 0). A group's rollouts must come in one request, with the same group or prompt", single, example)
 }

@@ -86,7 +86,7 @@ func TestCheckBadConfigs(t *testing.T) {
 		"unknown-kind.bad.yml":     {{5, "judge", "kind"}},
 		"field-typo.bad.yml":       {{6, "accuracy", "reference_feild"}},
 		"wrong-type.bad.yml":       {{6, "steps", "count_target"}},
-		"hatchery-weights.bad.yml": {{8, "", "aggregation"}},
+		"hatchery-weights.bad.yml": {{7, "format", "weights.format"}},
 		"duplicate-name.bad.yml":   {{4, "format", "functions[1].name"}},
 	}
 	files, _ := filepath.Glob(filepath.Join(checkData, "*.bad.yml"))

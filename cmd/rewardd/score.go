@@ -207,6 +207,9 @@ func (s *scoreRun) flush(ctx context.Context) error {
 			return fmt.Errorf("score rows %d to %d of %s: %w", rows[0].Line, rows[len(rows)-1].Line, s.name, err)
 		}
 		outputs = jsonl.Outputs(rows, resp)
+		for _, w := range resp.GetWarnings() {
+			fmt.Fprintf(s.stderr, "%s: rows %d to %d: warning: %s\n", s.name, rows[0].Line, rows[len(rows)-1].Line, w)
+		}
 	}
 	enc := json.NewEncoder(s.w)
 	enc.SetEscapeHTML(false)

@@ -244,7 +244,7 @@ func TestSandboxFacts(t *testing.T) {
 	}
 	for _, f := range []string{"sandbox-slots", "sandbox-python", "unsafe-no-sandbox"} {
 		if serve.Flags[f] == "" {
-			t.Errorf("rewardd serve has no --%s: the code_exec checks read it (cmd/rewardd/sandbox.go)", f)
+			t.Errorf("rewardd serve has no --%s: the code_exec checks read it (internal/cli/sandbox.go)", f)
 		}
 	}
 	if serve.Defaults["sandbox-python"] != SandboxPython {

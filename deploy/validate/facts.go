@@ -22,7 +22,7 @@ type ServeFacts struct {
 // ReadServeFacts parses cmd/rewardd/serve.go under root: every fs.String /
 // fs.Int / fs.Bool / fs.Duration("name", default, …) call names a flag, also
 // inside the helpers serve passes its flag set to (in another file of the
-// package, or cli.AddSandboxFlags(fs) in internal/cli), and the constant
+// package, or cli.AddSandboxFlags(fs.FlagSet) in internal/cli), and the constant
 // gracePeriod is the drain time.
 func ReadServeFacts(root string) (*ServeFacts, error) {
 	dir := filepath.Join(root, "cmd", "rewardd")
@@ -48,7 +48,7 @@ func ReadServeFacts(root string) (*ServeFacts, error) {
 				}
 			}
 			for _, a := range n.Args {
-				if x, ok := a.(*ast.Ident); ok && x.Name == "fs" && name != "" {
+				if isFlagSet(a) && name != "" {
 					helpers[name] = true
 				}
 			}
@@ -328,4 +328,14 @@ func stringLit(e ast.Expr) (string, bool) {
 func sortedStrings(s []string) []string {
 	slices.Sort(s)
 	return s
+}
+
+// isFlagSet reports whether e is serve's flag set: fs, or the *flag.FlagSet
+// inside it (fs.FlagSet).
+func isFlagSet(e ast.Expr) bool {
+	if sel, ok := e.(*ast.SelectorExpr); ok && sel.Sel.Name == "FlagSet" {
+		e = sel.X
+	}
+	x, ok := e.(*ast.Ident)
+	return ok && x.Name == "fs"
 }

@@ -260,7 +260,7 @@ func TestOutcomes(t *testing.T) {
 			scorers.Error, math.NaN(), `field "tests": not JSON tests`},
 		{"test code broken", assert, &scorers.Rollout{Completion: "def f(): return 1", Fields: map[string]*structpb.Value{
 			"test": str("def check(c):\n  assert c() ==\n"), "entry_point": str("f")}},
-			scorers.Error, math.NaN(), "tests: test code does not compile"},
+			scorers.Error, math.NaN(), "the row's tests are broken, not the program: test code does not compile"},
 		{"wrong function name", assert, &scorers.Rollout{Completion: "def g(): return 1", Fields: map[string]*structpb.Value{
 			"test": str("def check(c):\n  assert c() == 1\n"), "entry_point": str("f")}},
 			scorers.OK, 0, "0/1 tests passed; test 1: WA: program defines no function 'f'"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -63,6 +64,12 @@ func (m Mode) String() string {
 	}
 	return fmt.Sprintf("mode(%d)", uint8(m))
 }
+
+// ModeNames returns the modes' configuration names, in order.
+func ModeNames() []string { return slices.Clone(modeNames[:]) }
+
+// ScaleNames returns the scales' configuration names, in order.
+func ScaleNames() []string { return slices.Clone(scaleNames[:]) }
 
 // ParseMode returns the mode with the given configuration name. The empty
 // string is SumThenNormalize (TRL's default), so an unset field means the

@@ -75,6 +75,9 @@ const (
 	// CodeZeroVariance: in more than half of the groups, a function's scores
 	// are all equal, so GRPO learns nothing from it there.
 	CodeZeroVariance Code = "zero_variance"
+	// CodeNoGroup: sample rows with neither a group nor a prompt, each a
+	// group of its own, whose advantages say nothing of their rewards.
+	CodeNoGroup Code = "no_group"
 	// CodeLiveHealth: the live server does not answer health, or is not
 	// SERVING.
 	CodeLiveHealth Code = "live_health"

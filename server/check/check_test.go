@@ -263,7 +263,7 @@ functions:
 
 func TestMalformedAndEmptySamples(t *testing.T) {
 	svc := newService(t, statsConfig, builtin.Registry())
-	rows, bad := readRows(t, "{\"completion\": \"x\", \"answer\": \"x\"}\nnot json\n{\"prompt\": \"no completion\"}\n")
+	rows, bad := readRows(t, "{\"group\": \"g\", \"completion\": \"x\", \"answer\": \"x\"}\nnot json\n{\"prompt\": \"no completion\"}\n")
 	if len(rows) != 1 || len(bad) != 2 {
 		t.Fatalf("%d rows, %d malformed; want 1, 2", len(rows), len(bad))
 	}

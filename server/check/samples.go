@@ -133,6 +133,10 @@ func checkSamples(ctx context.Context, r *Report, in Input, batch int) (*localSc
 	}
 	groups := groupIndex(rollouts)
 	s.Groups = len(groups)
+	if loose := looseRows(rollouts); len(loose) > 0 {
+		r.add(Warning, CodeNoGroup, "", "%d of %d rows have neither a group nor a prompt (first: %s): each is a group of its own, so GRPO gives it advantage 0 whatever its reward; give the rows a group (the prompt they answer)",
+			len(loose), len(rollouts), where(in, loose[0]))
+	}
 
 	// One untimed call first, so that the first timed call does not pay for
 	// what a process does once (page faults, lazily built tables).
@@ -239,7 +243,8 @@ func scoreAlone(ctx context.Context, in Input, name string, rollouts []*rewardv1
 }
 
 // groupIndex returns the rows of each group, a row's group being its group
-// id, or its prompt when it has none (as server.Service aggregates).
+// id, or its prompt when it has none, and a row with neither a group of its
+// own (as server.Service aggregates).
 func groupIndex(rollouts []*rewardv1.Rollout) [][]int {
 	index := make(map[string]int)
 	var groups [][]int
@@ -247,6 +252,10 @@ func groupIndex(rollouts []*rewardv1.Rollout) [][]int {
 		key := r.GetGroup()
 		if key == "" {
 			key = r.GetPrompt()
+		}
+		if key == "" {
+			groups = append(groups, []int{i})
+			continue
 		}
 		g, ok := index[key]
 		if !ok {
@@ -257,6 +266,17 @@ func groupIndex(rollouts []*rewardv1.Rollout) [][]int {
 		groups[g] = append(groups[g], i)
 	}
 	return groups
+}
+
+// looseRows returns the rows with neither a group nor a prompt.
+func looseRows(rollouts []*rewardv1.Rollout) []int {
+	var loose []int
+	for i, r := range rollouts {
+		if r.GetGroup() == "" && r.GetPrompt() == "" {
+			loose = append(loose, i)
+		}
+	}
+	return loose
 }
 
 // stats computes one function's statistics from its first-pass scores.

@@ -312,6 +312,19 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 		case scaleErr != nil:
 			line, col := posOf(aggNode, "scale", aggNode.Line, aggNode.Column)
 			fail(line, col, "", "aggregation.scale", scaleErr)
+		case mode == aggregate.Hatchery:
+			// Each weight at fault, by name, at its own line.
+			modeLine, _ := posOf(aggNode, "mode", aggNode.Line, aggNode.Column)
+			for _, fn := range cfg.Functions {
+				if w := cfg.Weights[fn.Name]; w != 1 {
+					line, col := posOf(weightsNode, fn.Name, 0, 0)
+					fail(line, col, fn.Name, "weights."+fn.Name, fmt.Errorf("weight %v: aggregation mode hatchery (line %d) sums the functions unweighted, as Axolotl's Hatchery trainer does (remove the weight, or choose another mode)", w, modeLine))
+				}
+			}
+			if err := (aggregate.Spec{Mode: mode, Scale: scale}).Validate(); err != nil {
+				line, col := posOf(aggNode, "scale", aggNode.Line, aggNode.Column)
+				fail(line, col, "", "aggregation", err)
+			}
 		default:
 			weights := make([]float64, len(cfg.Functions))
 			for i, fn := range cfg.Functions {

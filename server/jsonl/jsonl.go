@@ -231,7 +231,13 @@ type Output struct {
 	// Line is set for a line that could not be parsed.
 	Line   int                 `json:"line,omitempty"`
 	Scores map[string]*float64 `json:"scores,omitempty"`
-	Errors map[string]string   `json:"errors,omitempty"`
+	// Outcomes names each function's outcome: "ok", "not_applicable" or
+	// "error" (a null score is one of the last two).
+	Outcomes map[string]string `json:"outcomes,omitempty"`
+	// Errors says why a function gave no score (not_applicable, error);
+	// Reasons why an OK score is what it is, when the function says.
+	Errors  map[string]string `json:"errors,omitempty"`
+	Reasons map[string]string `json:"reasons,omitempty"`
 	// Executions says, per function that ran the row's program, what it
 	// found.
 	Executions map[string]*Execution `json:"executions,omitempty"`
@@ -243,21 +249,33 @@ type Output struct {
 }
 
 // Outputs turns a response into one Output per row, in order. A value is
-// null unless its status is OK; the reason of every non-OK entry is in Errors.
+// null unless its status is OK; every entry's outcome is in Outcomes, the
+// reason of every non-OK entry in Errors, and that of an OK entry, when it
+// has one, in Reasons.
 func Outputs(rows []*Row, resp *rewardv1.ScoreResponse) []Output {
 	out := make([]Output, len(rows))
+	nf := len(resp.GetFunctions())
 	for i, row := range rows {
-		o := Output{ID: row.ID, Scores: make(map[string]*float64, len(resp.GetFunctions()))}
+		o := Output{ID: row.ID, Scores: make(map[string]*float64, nf), Outcomes: make(map[string]string, nf)}
 		for _, fs := range resp.GetFunctions() {
-			if fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK {
+			status := fs.GetStatus()[i]
+			o.Outcomes[fs.GetName()] = scorers.Outcome(status).String()
+			reason, why := fs.GetErrors()[int32(i)]
+			if status == rewardv1.ScoreStatus_SCORE_STATUS_OK {
 				v := fs.GetValues()[i]
 				o.Scores[fs.GetName()] = &v
+				if why {
+					if o.Reasons == nil {
+						o.Reasons = make(map[string]string)
+					}
+					o.Reasons[fs.GetName()] = reason
+				}
 			} else {
 				o.Scores[fs.GetName()] = nil
 				if o.Errors == nil {
 					o.Errors = make(map[string]string)
 				}
-				o.Errors[fs.GetName()] = fs.GetErrors()[int32(i)]
+				o.Errors[fs.GetName()] = reason
 			}
 			if e := fs.GetExecutions()[int32(i)]; e != nil {
 				if o.Executions == nil {

@@ -88,7 +88,9 @@ class RewardFunctions:
         trainer_state=…, **dataset_columns); returns one float per completion,
         or None where the function does not apply (NOT_APPLICABLE) or could
         not decide (ERROR, with a RewarddWarning; ScoreError when
-        REWARDD_ON_ERROR=raise).
+        REWARDD_ON_ERROR=raise). With TRL's log_extra, the reasons
+        (FunctionResult.reasons) go into the completions table as the column
+        "<name>_reason".
         """
 
         def reward(prompts: Optional[Sequence[Any]], completions: Sequence[Any], **kwargs: Any) -> list[Optional[float]]:
@@ -98,6 +100,9 @@ class RewardFunctions:
             result = self._read(name, batch)
             self._report_errors(result, counted_as="None")
             self._report_all_not_applicable(result, batch, counted_as="None")
+            log_extra = kwargs.get("log_extra")
+            if callable(log_extra):
+                log_extra(f"{name}_reason", result.reasons())
             return result.rewards()
 
         return self._named(reward, name, module, "trl")

@@ -143,7 +143,8 @@ class FunctionResult:
     """One function's verdict on every rollout of a batch, in rollout order.
 
     values are NaN unless the status is OK; errors holds a reason per rollout
-    index for ERROR and NOT_APPLICABLE entries (and some OK ones).
+    index for ERROR and NOT_APPLICABLE entries, and for OK ones whose function
+    says why they scored what they did ("no answer found").
     """
 
     name: str
@@ -155,6 +156,20 @@ class FunctionResult:
         """TRL's view: the value when OK, else None."""
         ok = Status.OK
         return [v if s == ok else None for v, s in zip(self.values, self.status)]
+
+    def reasons(self) -> list[str]:
+        """Why each rollout scored what it did, in rollout order: the server's
+        reason ("" for an OK score without one), after "not applicable: " or
+        "ERROR: " when the function gave no score."""
+        out = []
+        for i, s in enumerate(self.status):
+            reason = self.errors.get(i, "")
+            if s == Status.NOT_APPLICABLE:
+                reason = "not applicable: " + reason
+            elif s != Status.OK:
+                reason = "ERROR: " + reason
+            out.append(reason)
+        return out
 
     def error_rows(self) -> list[int]:
         """Indexes of the rollouts the function could not score (ERROR)."""

@@ -20,7 +20,7 @@ from rewardd_client import Client, RewardFunctions, remote
 FUNCTIONS = ["accuracy", "format", "tag_count", "reasoning_steps"]
 
 
-def call_like_trl(reward_funcs, inputs, completions=None):
+def call_like_trl(reward_funcs, inputs, completions=None, log_extra=None):
     """What TRL's GRPOTrainer._calculate_rewards does with custom reward
     functions (trl/trainer/grpo_trainer.py): every column of the inputs but
     prompt/completion/completion_ids becomes a keyword argument, plus
@@ -33,7 +33,7 @@ def call_like_trl(reward_funcs, inputs, completions=None):
     keys = [key for key in inputs[0] if key not in ["prompt", "completion", "completion_ids"]]
     reward_kwargs = {key: [example[key] for example in inputs] for key in keys}
     reward_kwargs["trainer_state"] = types.SimpleNamespace(global_step=3, epoch=0.1)
-    reward_kwargs["log_extra"] = lambda *a, **k: None
+    reward_kwargs["log_extra"] = log_extra or (lambda *a, **k: None)
     reward_kwargs["log_metric"] = lambda *a, **k: None
     rewards_per_func = []
     for reward_func in reward_funcs:
@@ -75,6 +75,24 @@ class RemoteTest(unittest.TestCase):
         self.assertIn(1.0, acc)
         self.assertIn(0.0, acc)
         self.assertIn(None, acc)
+
+    def test_reasons_go_to_log_extra(self):
+        # Issue 19, item 1: a TRL user sees why each completion scored what
+        # it did in the completions table (TRL's log_extra, one column per
+        # function), an OK 0's reason included.
+        rows = [
+            {"prompt": "q1", "completion": "<answer>42</answer>", "answer": "42"},
+            {"prompt": "q1", "completion": "I do not know.", "answer": "42"},
+            {"prompt": "q1", "completion": "<answer>42</answer>", "answer": None},
+        ]
+        logged = {}
+        got = call_like_trl([remote.accuracy, remote.format], rows, log_extra=lambda column, values: logged.setdefault(column, values))
+        self.assertEqual(nan_to_none(got[0]), [1.0, 0.0, None])
+        self.assertEqual(sorted(logged), ["accuracy_reason", "format_reason"])
+        acc = logged["accuracy_reason"]
+        self.assertEqual(acc[:2], ["", "no answer found"])
+        self.assertTrue(acc[2].startswith("not applicable: "), acc[2])
+        self.assertTrue(all(logged["format_reason"][:2]), logged["format_reason"])  # both 0: not <think>…</think><answer>…</answer>
 
     def test_both_wire_forms_match_a_direct_score(self):
         # The prompt-once form (each prompt once, answer and level as prompt

@@ -333,7 +333,8 @@ class VerlTest(unittest.TestCase):
         self.assert_results([info for _, info in out], expected(self.server.grpc_addr, samples))
         # reward_kwargs win over the environment.
         got = verl.compute_score_sync("openai/gsm8k", "<answer>3</answer>", "3", functions="format")
-        self.assertEqual(got, {"score": 0.0, "acc": 0.0, "format": 0.0, "rewardd_status": "ok", "rewardd_reason": ""})
+        # An OK 0 comes with its reason (issue 19, item 1).
+        self.assertEqual(got, {"score": 0.0, "acc": 0.0, "format": 0.0, "rewardd_status": "ok", "rewardd_reason": "format: does not start with <think>"})
         # Weights over the server's (format: 0.5), and the bare float.
         os.environ["REWARDD_VERL_WEIGHTS"] = '{"format": 2}'
         os.environ["REWARDD_VERL_RETURN_DICT"] = "false"

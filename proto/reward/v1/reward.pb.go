@@ -590,6 +590,13 @@ type ScoreRequest struct {
 	// fields are its prompt's, these, and its own Rollout.fields; a name may
 	// come from only one of them.
 	RolloutFields []*FieldColumn `protobuf:"bytes,8,rep,name=rollout_fields,json=rolloutFields,proto3" json:"rollout_fields,omitempty"`
+	// Leave out the reasons of OK scores: FunctionScores.errors then holds
+	// the reasons of NOT_APPLICABLE and ERROR entries only. The default
+	// (false) sends every reason a function gives, because an OK 0 without
+	// its reason ("no answer found", which test failed and why) cannot be
+	// told from another 0; set it when the answer's size matters more than
+	// what it says.
+	OmitOkReasons bool `protobuf:"varint,9,opt,name=omit_ok_reasons,json=omitOkReasons,proto3" json:"omit_ok_reasons,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -680,6 +687,13 @@ func (x *ScoreRequest) GetRolloutFields() []*FieldColumn {
 	return nil
 }
 
+func (x *ScoreRequest) GetOmitOkReasons() bool {
+	if x != nil {
+		return x.OmitOkReasons
+	}
+	return false
+}
+
 // FunctionScores holds one function's verdict on every rollout of a batch.
 type FunctionScores struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -690,8 +704,11 @@ type FunctionScores struct {
 	Values []float64 `protobuf:"fixed64,2,rep,packed,name=values,proto3" json:"values,omitempty"`
 	// One status per rollout, aligned with ScoreRequest.rollouts.
 	Status []ScoreStatus `protobuf:"varint,3,rep,packed,name=status,proto3,enum=reward.v1.ScoreStatus" json:"status,omitempty"`
-	// Reason per rollout index, for ERROR and NOT_APPLICABLE entries (and some
-	// OK ones, e.g. "no answer found").
+	// Reason per rollout index: why an entry is ERROR or NOT_APPLICABLE, and
+	// why an OK entry scored what it did when the function says (e.g. "no
+	// answer found", the first failing test and its verdict), unless the
+	// request set omit_ok_reasons. The status says which outcome a reason
+	// explains.
 	Errors map[int32]string `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// What running the rollout's program found, per rollout index, for
 	// functions that run one (code_exec): the program's verdict and each
@@ -1297,7 +1314,7 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\aweights\x18\x03 \x03(\v2#.reward.v1.Aggregation.WeightsEntryR\aweights\x1a:\n" +
 	"\fWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xf8\x02\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa0\x03\n" +
 	"\fScoreRequest\x12\x19\n" +
 	"\bbatch_id\x18\x01 \x01(\tR\abatchId\x12.\n" +
 	"\brollouts\x18\x02 \x03(\v2\x12.reward.v1.RolloutR\brollouts\x12\x1c\n" +
@@ -1306,7 +1323,8 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\vaggregation\x18\x05 \x01(\v2\x16.reward.v1.AggregationR\vaggregation\x12\x18\n" +
 	"\aprompts\x18\x06 \x03(\tR\aprompts\x12;\n" +
 	"\rprompt_fields\x18\a \x03(\v2\x16.reward.v1.FieldColumnR\fpromptFields\x12=\n" +
-	"\x0erollout_fields\x18\b \x03(\v2\x16.reward.v1.FieldColumnR\rrolloutFields\"\x86\x03\n" +
+	"\x0erollout_fields\x18\b \x03(\v2\x16.reward.v1.FieldColumnR\rrolloutFields\x12&\n" +
+	"\x0fomit_ok_reasons\x18\t \x01(\bR\romitOkReasons\"\x86\x03\n" +
 	"\x0eFunctionScores\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\x01R\x06values\x12.\n" +

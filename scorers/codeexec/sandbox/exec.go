@@ -354,7 +354,7 @@ func (p *Pool) compileIn(ctx context.Context, s *slot, lang *poolLanguage, job C
 		if cgOOM {
 			b.Status, b.Detail = Memory, "memory limit reached (the slot's cgroup)"
 		}
-	case "noexec", "harness":
+	case "noexec", "harness", "setup":
 		return nil, fmt.Errorf("sandbox: compile %s: %s", lang.Name, t.Detail)
 	default:
 		return nil, fmt.Errorf("sandbox: compile: unknown status %q", t.Status)
@@ -506,12 +506,17 @@ type wireReply struct {
 	Exit   *int    `json:"exit"`
 }
 
-// HarnessError is a problem with the tests rather than the program (test
-// code that does not compile or defines no check). It is the caller's data,
-// so the scorer reports it as an error, not as a failed program.
+// HarnessError is a problem with the row's tests rather than the program
+// (test code that does not compile, raises before it calls the program or
+// defines no check; a trusted prompt that raises before it defines a name
+// the tests use). It is the caller's data, so the scorer reports it as an
+// error, not as a failed program, and the metrics count it as test_error,
+// apart from the sandbox's own failures.
 type HarnessError struct{ Detail string }
 
-func (e *HarnessError) Error() string { return "tests: " + e.Detail }
+func (e *HarnessError) Error() string {
+	return "the row's tests are broken, not the program: " + e.Detail
+}
 
 // result turns the harness's reply into the job's Result; cgOOM says the
 // kernel killed a process of the slot for memory during the job.
@@ -579,6 +584,8 @@ func (j Job) result(rep *reply, cgOOM bool) (Result, error) {
 			r.Status = Skipped
 		case "harness":
 			return Result{}, &HarnessError{Detail: t.Detail}
+		case "setup":
+			return Result{}, fmt.Errorf("sandbox: %s", t.Detail)
 		default:
 			return Result{}, fmt.Errorf("test %d: unknown status %q", k, t.Status)
 		}

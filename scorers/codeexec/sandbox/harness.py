@@ -469,7 +469,8 @@ def record(line, results, started, cpu_before):
     (a program may write junk into the pipe: it only hurts itself).
     started[0] is set by the child's "start" line, written just before it
     runs the program's code: "harness" (a problem with the tests, reported
-    as an error rather than a failed program) is believed only before it.
+    as an error rather than a failed program) and "setup" (the sandbox could
+    not confine the child) are believed only before it.
     cpu_before[0] becomes the child's CPU time so far (its "c")."""
     if not line:
         return None
@@ -482,11 +483,11 @@ def record(line, results, started, cpu_before):
     if status == "start":
         started[0] = True
         return None
-    if status == "harness" and started[0]:
+    if status in ("harness", "setup") and started[0]:
         return None
     if not isinstance(k, int) or not 0 <= k < len(results) or results[k] is not None:
         return None
-    if status not in ("ran", "exit", "error", "memory", "output", "passed", "failed", "harness", "timeout"):
+    if status not in ("ran", "exit", "error", "memory", "output", "passed", "failed", "harness", "setup", "timeout"):
         return None
     res = {"status": status, "detail": str(msg.get("detail", ""))[:2000]}
     for key in USAGE:
@@ -609,7 +610,7 @@ def child(req, first, w, inputs, outs, errs):
     try:
         confine(req["limits"], req["uid"], set(inputs + outs + errs + [w]), errs[first])
     except BaseException as e:
-        report(w, first, "harness", "sandbox setup failed: %r" % (e,))
+        report(w, first, "setup", "sandbox setup failed: %r" % (e,))
         os._exit(71)
     run_io(req, first, w, inputs, outs, errs)
     os._exit(0)
@@ -872,7 +873,7 @@ def judge_exec(req, t, data, status, timed_out, wall, out, err):
     if timed_out:
         return {"status": "timeout", "detail": "wall time limit (%gs) reached" % wall, "wall": wall}
     if len(data) >= RECORD.size and RECORD.unpack_from(data)[0] == SETUP_FAILED:
-        return {"status": "harness", "detail": "sandbox setup failed: " + data[RECORD.size:].decode("utf-8", "replace")}
+        return {"status": "setup", "detail": "sandbox setup failed: " + data[RECORD.size:].decode("utf-8", "replace")}
     records = [RECORD.unpack_from(data, i) for i in range(0, len(data) - RECORD.size + 1, RECORD.size)]
     failed = [r for r in records if r[0] == EXEC_FAILED]
     exited = [r for r in records if r[0] == EXITED]
@@ -885,7 +886,7 @@ def judge_exec(req, t, data, status, timed_out, wall, out, err):
         return {"status": "noexec", "detail": "could not start %s: %s" % (t["argv"][0], os.strerror(e))}
     if not exited:
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 71:
-            return {"status": "harness", "detail": "sandbox setup failed"}
+            return {"status": "setup", "detail": "sandbox setup failed"}
         return {"status": "crashed", "detail": "the program's launcher was killed (%s)" % describe_status(status)}
     _, st, cpu_us, rss, _ = exited[0]
     res = {"cpu": cpu_us / 1e6, "rss": rss}

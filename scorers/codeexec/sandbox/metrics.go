@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,14 +18,14 @@ type Metrics struct {
 }
 
 // executionResults are the values of the result label, fixed up front.
-var executionResults = []string{"passed", "failed", "timeout", "memory", "crashed", "sandbox_error"}
+var executionResults = []string{"passed", "failed", "timeout", "memory", "crashed", "test_error", "sandbox_error"}
 
 // NewMetrics registers the sandbox metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rewardd_sandbox_executions_total",
-			Help: "Submissions run by code_exec, by result: passed (every test), failed, timeout, memory, crashed (the worst of its tests) or sandbox_error (the sandbox could not run it).",
+			Help: "Submissions run by code_exec, by result: passed (every test), failed, timeout, memory, crashed (the worst of its tests), test_error (the row's own tests are broken: the dataset's fault) or sandbox_error (the sandbox could not run it).",
 		}, []string{"result"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "rewardd_sandbox_execution_duration_seconds",
@@ -67,9 +68,13 @@ func (m *Metrics) executed(res Result, err error, d time.Duration) {
 	if m == nil {
 		return
 	}
+	var broken *HarnessError
 	label := "sandbox_error"
-	if err == nil {
+	switch {
+	case err == nil:
 		label = res.outcome()
+	case errors.As(err, &broken):
+		label = "test_error"
 	}
 	m.executions.WithLabelValues(label).Inc()
 	m.duration.Observe(d.Seconds())

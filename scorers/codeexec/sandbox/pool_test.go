@@ -366,7 +366,8 @@ func TestMetrics(t *testing.T) {
 	for _, j := range jobs {
 		run(t, p, j)
 	}
-	// Broken test code: the sandbox could not decide.
+	// Broken test code: the row's fault, not the sandbox's (issue 19, item
+	// 3: it was counted as sandbox_error, which should stay 0).
 	broken := goodAssert()
 	broken.Test = "def check(candidate)\n"
 	if _, err := p.Run(context.Background(), broken); err == nil {
@@ -378,13 +379,14 @@ func TestMetrics(t *testing.T) {
 	}
 
 	const want = `
-# HELP rewardd_sandbox_executions_total Submissions run by code_exec, by result: passed (every test), failed, timeout, memory, crashed (the worst of its tests) or sandbox_error (the sandbox could not run it).
+# HELP rewardd_sandbox_executions_total Submissions run by code_exec, by result: passed (every test), failed, timeout, memory, crashed (the worst of its tests), test_error (the row's own tests are broken: the dataset's fault) or sandbox_error (the sandbox could not run it).
 # TYPE rewardd_sandbox_executions_total counter
 rewardd_sandbox_executions_total{result="crashed"} 1
 rewardd_sandbox_executions_total{result="failed"} 3
 rewardd_sandbox_executions_total{result="memory"} 1
 rewardd_sandbox_executions_total{result="passed"} 2
-rewardd_sandbox_executions_total{result="sandbox_error"} 1
+rewardd_sandbox_executions_total{result="sandbox_error"} 0
+rewardd_sandbox_executions_total{result="test_error"} 1
 rewardd_sandbox_executions_total{result="timeout"} 1
 # HELP rewardd_sandbox_restarts_total Fork servers replaced after they died or stopped answering.
 # TYPE rewardd_sandbox_restarts_total counter

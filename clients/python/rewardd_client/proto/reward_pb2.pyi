@@ -149,11 +149,12 @@ class Rollout(_message.Message):
     def __init__(self, id: _Optional[str] = ..., group: _Optional[str] = ..., prompt: _Optional[str] = ..., completion: _Optional[str] = ..., fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., prompt_index: _Optional[int] = ...) -> None: ...
 
 class ScoreRequest(_message.Message):
-    __slots__ = ["aggregation", "batch_id", "functions", "inline", "prompt_fields", "prompts", "rollout_fields", "rollouts"]
+    __slots__ = ["aggregation", "batch_id", "functions", "inline", "omit_ok_reasons", "prompt_fields", "prompts", "rollout_fields", "rollouts"]
     AGGREGATION_FIELD_NUMBER: _ClassVar[int]
     BATCH_ID_FIELD_NUMBER: _ClassVar[int]
     FUNCTIONS_FIELD_NUMBER: _ClassVar[int]
     INLINE_FIELD_NUMBER: _ClassVar[int]
+    OMIT_OK_REASONS_FIELD_NUMBER: _ClassVar[int]
     PROMPTS_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELDS_FIELD_NUMBER: _ClassVar[int]
     ROLLOUTS_FIELD_NUMBER: _ClassVar[int]
@@ -162,11 +163,12 @@ class ScoreRequest(_message.Message):
     batch_id: str
     functions: _containers.RepeatedScalarFieldContainer[str]
     inline: _containers.RepeatedCompositeFieldContainer[FunctionSpec]
+    omit_ok_reasons: bool
     prompt_fields: _containers.RepeatedCompositeFieldContainer[FieldColumn]
     prompts: _containers.RepeatedScalarFieldContainer[str]
     rollout_fields: _containers.RepeatedCompositeFieldContainer[FieldColumn]
     rollouts: _containers.RepeatedCompositeFieldContainer[Rollout]
-    def __init__(self, batch_id: _Optional[str] = ..., rollouts: _Optional[_Iterable[_Union[Rollout, _Mapping]]] = ..., functions: _Optional[_Iterable[str]] = ..., inline: _Optional[_Iterable[_Union[FunctionSpec, _Mapping]]] = ..., aggregation: _Optional[_Union[Aggregation, _Mapping]] = ..., prompts: _Optional[_Iterable[str]] = ..., prompt_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ..., rollout_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ...) -> None: ...
+    def __init__(self, batch_id: _Optional[str] = ..., rollouts: _Optional[_Iterable[_Union[Rollout, _Mapping]]] = ..., functions: _Optional[_Iterable[str]] = ..., inline: _Optional[_Iterable[_Union[FunctionSpec, _Mapping]]] = ..., aggregation: _Optional[_Union[Aggregation, _Mapping]] = ..., prompts: _Optional[_Iterable[str]] = ..., prompt_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ..., rollout_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ..., omit_ok_reasons: bool = ...) -> None: ...
 
 class ScoreResponse(_message.Message):
     __slots__ = ["advantages", "batch_id", "config_fingerprint", "error_code", "error_message", "functions", "rewards", "unscorable", "warnings"]
