@@ -871,6 +871,11 @@ def judge_exec(req, t, data, status, timed_out, wall, out, err):
     """What happened to an exec test, from the launcher's records."""
     cpu_limit = t["cpu"]
     if timed_out:
+        if full(out, t["output"]) or full(err, t["output"]):
+            # A runtime that ignores SIGXFSZ loops on failed writes until
+            # a time limit ends it, the wall one first on a loaded machine:
+            # it printed too much.
+            return {"status": "output", "detail": "output limit reached", "wall": wall}
         return {"status": "timeout", "detail": "wall time limit (%gs) reached" % wall, "wall": wall}
     if len(data) >= RECORD.size and RECORD.unpack_from(data)[0] == SETUP_FAILED:
         return {"status": "setup", "detail": "sandbox setup failed: " + data[RECORD.size:].decode("utf-8", "replace")}

@@ -98,6 +98,9 @@ func probe(t *testing.T, p *sandbox.Pool, code string, lim sandbox.Limits) (sand
 // made and reported).
 func probeRanToEnd(t *testing.T, p *sandbox.Pool, code string, lim sandbox.Limits) string {
 	t.Helper()
+	// A probe that must finish gets wall time to spare: on a loaded
+	// machine a 2 s wall limit ended one before its first line.
+	lim.WallSeconds = max(lim.WallSeconds, 10)
 	tr, out := probe(t, p, code+"\nprint('END', flush=True)\n", lim)
 	if tr.Status != sandbox.Failed || tr.Detail != "wrong output" || !strings.Contains(out, "\nEND\n") && !strings.HasPrefix(out, "END\n") {
 		t.Fatalf("probe did not run to its end: %s (%s), output:\n%s", tr.Status, tr.Detail, out)
