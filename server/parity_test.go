@@ -29,6 +29,8 @@ type fixedParams struct {
 
 func newFixed(p fixedParams) (*fixed, error) { return &fixed{p.Field}, nil }
 
+func (f *fixed) Params() fixedParams { return fixedParams{f.field} }
+
 func (f *fixed) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
 	v, ok := r.Field(f.field)
 	if !ok {

@@ -93,11 +93,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	names := make([]string, len(cfg.Functions))
-	for i, fn := range cfg.Functions {
-		names[i] = fn.Name
-	}
-	engine := newEngine(opts.Workers, newEngineMetrics(opts.Registry, names), opts.Log)
+	engine := newEngine(opts.Workers, newEngineMetrics(opts.Registry, cfg.Names()), opts.Log)
 	svc := newService(cfg, opts.Kinds, engine, newServiceMetrics(opts.Registry), opts.Log)
 	tm := newTransportMetrics(opts.Registry)
 

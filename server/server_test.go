@@ -209,6 +209,7 @@ func TestBadRequests(t *testing.T) {
 	}
 	badRegex, _ := structpb.NewStruct(map[string]any{"pattern": "(unclosed"})
 	unknownKey, _ := structpb.NewStruct(map[string]any{"pattern": "x", "modee": "count"})
+	both, _ := structpb.NewStruct(map[string]any{"pattern": "(unclosed", "modee": "count"})
 	cases := []struct {
 		name     string
 		req      *rewardv1.ScoreRequest
@@ -220,6 +221,7 @@ func TestBadRequests(t *testing.T) {
 		{"function twice", &rewardv1.ScoreRequest{Functions: []string{"format", "format"}}, codes.InvalidArgument, "format"},
 		{"inline bad regex", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "regex", Params: badRegex}}}, codes.InvalidArgument, "(unclosed"},
 		{"inline unknown key", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "regex", Params: unknownKey}}}, codes.InvalidArgument, "modee"},
+		{"inline bad regex and unknown key", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "regex", Params: both}}}, codes.InvalidArgument, `modee: unknown key (known keys: count_target, flags, mode, pattern, pattern_field); pattern: compile "(unclosed"`},
 		{"inline unknown kind", &rewardv1.ScoreRequest{Inline: []*rewardv1.FunctionSpec{{Name: "r", Kind: "llm"}}}, codes.InvalidArgument, "llm"},
 	}
 	for _, c := range cases {
@@ -429,6 +431,13 @@ func TestHealthReflectionListFunctions(t *testing.T) {
 	}
 	if fmt.Sprint(names) != "[accuracy:exact_match format:format steps:regex]" || !strings.HasPrefix(lf.GetConfigFingerprint(), "sha256:") {
 		t.Errorf("ListFunctions: %v %q", names, lf.GetConfigFingerprint())
+	}
+	// Each function shows the parameters it runs with, the defaults the
+	// config leaves out included.
+	for i, want := range []string{"tolerance: 0", "mode: strict", "mode: count"} {
+		if i < len(lf.GetFunctions()) && !strings.Contains(lf.GetFunctions()[i].GetParamsYaml(), want) {
+			t.Errorf("ListFunctions: %s's parameters lack %q:\n%s", names[i], want, lf.GetFunctions()[i].GetParamsYaml())
+		}
 	}
 
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200} {

@@ -411,7 +411,7 @@ func (s *Service) tasks(req *rewardv1.ScoreRequest) ([]Task, error) {
 	for _, name := range names {
 		fn, ok := s.served[name]
 		if !ok {
-			return nil, notFound("function %q is not served (served: %s)", name, strings.Join(s.names(), ", "))
+			return nil, notFound("function %q is not served (served: %s)", name, strings.Join(s.cfg.Names(), ", "))
 		}
 		if seen[name] {
 			return nil, invalid("function %q is asked for twice", name)
@@ -467,14 +467,6 @@ func (s *Service) compileSpec(spec *rewardv1.FunctionSpec) (*scorers.Function, e
 		params = doc.Content[0]
 	}
 	return s.reg.Compile(scorers.Spec{Name: spec.GetName(), Kind: spec.GetKind(), Params: params})
-}
-
-func (s *Service) names() []string {
-	names := make([]string, len(s.cfg.Functions))
-	for i, fn := range s.cfg.Functions {
-		names[i] = fn.Name
-	}
-	return names
 }
 
 // functionScores turns one function's results into its response column, in

@@ -326,6 +326,39 @@ func TestServeAnswersGrpcurlAndCurl(t *testing.T) {
 	}
 }
 
+// TestREADMEBadConfig runs the README's bad-config example, its bad.yml
+// and its command, and compares what rewardd prints with what the README
+// shows.
+func TestREADMEBadConfig(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const command = "$ rewardd serve --config bad.yml\n"
+	before, after, found := strings.Cut(string(readme), "```\n"+command)
+	yamlAt := strings.LastIndex(before, "```yaml\n")
+	if !found || yamlAt < 0 {
+		t.Fatalf("README.md has no bad.yml block followed by a %q block", strings.TrimSpace(command))
+	}
+	badYAML, _, _ := strings.Cut(before[yamlAt+len("```yaml\n"):], "```")
+	want, _, _ := strings.Cut(after, "```")
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bad.yml"), []byte(badYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "serve", "--config", "bad.yml")
+	cmd.Dir = dir
+	got, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("exit: %v, want status 2", err)
+	}
+	if string(got) != want {
+		t.Errorf("rewardd printed\n%s\nthe README shows\n%s", got, want)
+	}
+}
+
 func TestBadConfigExits2(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.yml")
 	os.WriteFile(path, []byte("functions:\n  - name: cites\n    kind: regex\n    pattern: '['\n    modee: count\n"), 0o644)

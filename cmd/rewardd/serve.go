@@ -100,7 +100,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	lim := cfg.Limits
 	log.Info("serving",
 		zap.String("grpc_addr", gl.Addr().String()), zap.String("http_addr", hl.Addr().String()),
-		zap.Strings("functions", functionNames(cfg)), zap.String("config_fingerprint", cfg.Fingerprint),
+		zap.Strings("functions", cfg.Names()), zap.String("config_fingerprint", cfg.Fingerprint),
 		zap.Int("workers", *workers), zap.Bool("auth", auth.Enabled()), zap.Bool("tls", tlsConfig != nil),
 		zap.String("memory_budget", lim.MemoryBudget.String()), zap.String("memory_budget_from", lim.MemoryBudgetSource()),
 		zap.String("request_memory", config.ByteSize(lim.RequestMemory()).String()), zap.String("go_memory_limit", memoryLimit),
@@ -188,14 +188,6 @@ func limitMemory(lim config.Limits) string {
 	}
 	debug.SetMemoryLimit(int64(lim.MemoryBudget))
 	return lim.MemoryBudget.String() + " (limits.memory_budget)"
-}
-
-func functionNames(cfg *config.Config) []string {
-	names := make([]string, len(cfg.Functions))
-	for i, fn := range cfg.Functions {
-		names[i] = fn.Name
-	}
-	return names
 }
 
 func isLoopback(a net.Addr) bool {

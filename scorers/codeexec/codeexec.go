@@ -131,8 +131,8 @@ type Params struct {
 	TrustedPrompt bool `yaml:"trusted_prompt,omitempty"`
 	// Scoring is fraction (default), all, first_n, weighted_sum or ioi.
 	Scoring string `yaml:"scoring,omitempty"`
-	// FirstN is how many tests first_n runs; default 15.
-	FirstN int `yaml:"first_n,omitempty"`
+	// FirstN is how many tests first_n runs, in [1, 256]; default 15.
+	FirstN *int `yaml:"first_n,omitempty"`
 	// SubtasksField is the row field with ioi's subtasks; default
 	// "subtasks".
 	SubtasksField string `yaml:"subtasks_field,omitempty"`
@@ -155,23 +155,26 @@ type Params struct {
 	// TimeLimitField, when set, is a row field with the row's time limit
 	// per test in seconds (a number; null or absent: TimeLimitSeconds).
 	TimeLimitField string `yaml:"time_limit_field,omitempty"`
-	// MaxTimeLimitSeconds caps what a row may ask for; default 10. A row
-	// over it is an Error: request data never raises the server's limits.
-	MaxTimeLimitSeconds float64 `yaml:"max_time_limit_seconds,omitempty"`
+	// MaxTimeLimitSeconds caps what a row may ask for, in [0.001, 60];
+	// default 10. A row over it is an Error: request data never raises the
+	// server's limits.
+	MaxTimeLimitSeconds *float64 `yaml:"max_time_limit_seconds,omitempty"`
 	// TimeLimitFactor multiplies the time limit per test, the row's or
-	// TimeLimitSeconds; default 1. Judges set limits for their own
+	// TimeLimitSeconds, in [0.001, 10]; default 1. Judges set limits for their own
 	// machines and runtimes (Kattis runs Python with PyPy): CPython may
 	// need 2 or more.
-	TimeLimitFactor float64 `yaml:"time_limit_factor,omitempty"`
+	TimeLimitFactor *float64 `yaml:"time_limit_factor,omitempty"`
 	// Limits bound each submission: its wall time as a whole, and CPU
 	// time (python: the whole suite; other languages: each test), memory,
 	// output and processes, and what all its tests print together. A zero
-	// field takes its default from the language: 2 CPU seconds, 6 wall
+	// field (a limit a config leaves out: one it writes as 0 is refused)
+	// takes its default from the language: 2 CPU seconds, 6 wall
 	// seconds, 512 MB, 1024 KB of output, 16 processes (java 64,
 	// javascript 32); total_output_kb 16 × output_kb, at most 65536.
 	Limits sandbox.Limits `yaml:"limits,omitempty"`
-	// CompileLimits bound a compile; zero fields take the language's
-	// defaults (10 CPU seconds, 20 wall seconds, 1024 MB; java 20, 30).
+	// CompileLimits bound a compile; zero fields (left out) take the
+	// language's defaults (10 CPU seconds, 20 wall seconds, 1024 MB; java
+	// 20, 30).
 	CompileLimits sandbox.Limits `yaml:"compile_limits,omitempty"`
 }
 
@@ -233,14 +236,17 @@ func newScorer(p Params, sb Sandbox, checkers *buildCache) (*Scorer, error) {
 	return s, nil
 }
 
-// fill checks p and fills in its defaults; it returns the language.
+// fill checks p and fills in its defaults; it returns the language. Its
+// error is a scorers.ParamErrors with every problem found.
 func (p *Params) fill() (*sandbox.Language, error) {
+	var bad scorers.ParamErrors
 	if p.Language == "" {
 		p.Language = "python"
 	}
 	lang, err := sandbox.LookupLanguage(p.Language)
 	if err != nil {
-		return nil, &scorers.ParamError{Key: "language", Err: err}
+		bad.Add("language", err)
+		lang, _ = sandbox.LookupLanguage("python") // to check the rest
 	}
 	p.Language = lang.Name
 	switch p.TestStyle {
@@ -248,12 +254,10 @@ func (p *Params) fill() (*sandbox.Language, error) {
 		if p.TestsField == "" {
 			p.TestsField = "tests"
 		}
-		if err := p.fillIO(); err != nil {
-			return nil, err
-		}
+		p.fillIO(&bad)
 	case string(sandbox.Assert):
 		if !lang.InProcess {
-			return nil, &scorers.ParamError{Key: "test_style", Err: fmt.Errorf("assert tests are python's; %s runs io tests", lang.Name)}
+			bad.Addf("test_style", "assert tests are python's; %s runs io tests", lang.Name)
 		}
 		if p.TestsField == "" {
 			p.TestsField = "test"
@@ -262,9 +266,9 @@ func (p *Params) fill() (*sandbox.Language, error) {
 			p.EntryPointField = "entry_point"
 		}
 	case "":
-		return nil, &scorers.ParamError{Key: "test_style", Err: errors.New("required: io or assert")}
+		bad.Add("test_style", errors.New("required: io or assert"))
 	default:
-		return nil, &scorers.ParamError{Key: "test_style", Err: fmt.Errorf("%q, want io or assert", p.TestStyle)}
+		bad.Addf("test_style", "%q, want io or assert", p.TestStyle)
 	}
 	switch p.Scoring {
 	case "":
@@ -272,48 +276,42 @@ func (p *Params) fill() (*sandbox.Language, error) {
 	case "fraction", "all":
 	case "first_n", "weighted_sum", "ioi":
 		if p.TestStyle != string(sandbox.IO) {
-			return nil, &scorers.ParamError{Key: "scoring", Err: fmt.Errorf("%s scores io tests", p.Scoring)}
+			bad.Addf("scoring", "%s scores io tests", p.Scoring)
 		}
 	default:
-		return nil, &scorers.ParamError{Key: "scoring", Err: fmt.Errorf("%q, want fraction, all, first_n, weighted_sum or ioi", p.Scoring)}
+		bad.Addf("scoring", "%q, want fraction, all, first_n, weighted_sum or ioi", p.Scoring)
 	}
 	switch {
-	case p.Scoring == "first_n" && p.FirstN == 0:
-		p.FirstN = 15
-	case p.Scoring != "first_n" && p.FirstN != 0:
-		return nil, &scorers.ParamError{Key: "first_n", Err: errors.New("is for scoring: first_n")}
-	case p.FirstN < 0 || p.FirstN > 256:
-		return nil, &scorers.ParamError{Key: "first_n", Err: fmt.Errorf("must be in [1, 256], got %d", p.FirstN)}
+	case p.Scoring == "first_n":
+		p.FirstN = scorers.Optional(&bad, "first_n", p.FirstN, 15, 1, 256)
+	case p.FirstN != nil:
+		bad.Add("first_n", errors.New("is for scoring: first_n"))
 	}
 	switch {
 	case p.Scoring == "ioi" && p.SubtasksField == "":
 		p.SubtasksField = "subtasks"
 	case p.Scoring != "ioi" && p.SubtasksField != "":
-		return nil, &scorers.ParamError{Key: "subtasks_field", Err: errors.New("is for scoring: ioi")}
+		bad.Add("subtasks_field", errors.New("is for scoring: ioi"))
 	}
 	p.Limits = p.Limits.WithDefaults(lang.RunLimits)
-	if err := p.Limits.Validate(); err != nil {
-		return nil, &scorers.ParamError{Key: "limits", Err: err}
-	}
+	bad.Add("limits", p.Limits.Validate())
 	if lang.Compiled() {
 		p.CompileLimits = p.CompileLimits.WithDefaults(lang.CompileLimits)
-		if err := p.CompileLimits.Validate(); err != nil {
-			return nil, &scorers.ParamError{Key: "compile_limits", Err: err}
-		}
+		bad.Add("compile_limits", p.CompileLimits.Validate())
 	} else if p.CompileLimits != (sandbox.Limits{}) {
-		return nil, &scorers.ParamError{Key: "compile_limits", Err: fmt.Errorf("%s is not compiled", lang.Name)}
+		bad.Addf("compile_limits", "%s is not compiled", lang.Name)
 	}
-	return lang, nil
+	return lang, bad.Err()
 }
 
 // fillIO checks and fills the parameters of io tests: the checker and the
 // time limits.
-func (p *Params) fillIO() error {
+func (p *Params) fillIO(bad *scorers.ParamErrors) {
 	if p.Checker == "" {
 		p.Checker = "exact"
 	}
 	if _, err := parseChecker(p.Checker); err != nil {
-		return &scorers.ParamError{Key: "checker", Err: err}
+		bad.Add("checker", err)
 	}
 	if p.Checker == "special" || p.CheckerField != "" {
 		if p.CheckerFilesField == "" {
@@ -324,28 +322,26 @@ func (p *Params) fillIO() error {
 			p.CheckerProtocol = kattis
 		case kattis, testlib:
 		default:
-			return &scorers.ParamError{Key: "checker_protocol", Err: fmt.Errorf("%q, want kattis or testlib", p.CheckerProtocol)}
+			bad.Addf("checker_protocol", "%q, want kattis or testlib", p.CheckerProtocol)
 		}
 	}
-	if p.MaxTimeLimitSeconds == 0 && p.TimeLimitField != "" {
-		p.MaxTimeLimitSeconds = 10
+	if p.TimeLimitSeconds < 0 || p.TimeLimitSeconds > 60 {
+		bad.Addf("time_limit_seconds", "must be in [0, 60], got %g", p.TimeLimitSeconds)
 	}
-	if p.TimeLimitFactor == 0 {
-		p.TimeLimitFactor = 1
+	if p.TimeLimitField != "" || p.MaxTimeLimitSeconds != nil {
+		p.MaxTimeLimitSeconds = scorers.Optional(bad, "max_time_limit_seconds", p.MaxTimeLimitSeconds, 10, 0.001, 60)
 	}
-	switch {
-	case p.TimeLimitSeconds < 0 || p.TimeLimitSeconds > 60:
-		return &scorers.ParamError{Key: "time_limit_seconds", Err: fmt.Errorf("must be in (0, 60], got %g", p.TimeLimitSeconds)}
-	case p.MaxTimeLimitSeconds < 0 || p.MaxTimeLimitSeconds > 60:
-		return &scorers.ParamError{Key: "max_time_limit_seconds", Err: fmt.Errorf("must be in (0, 60], got %g", p.MaxTimeLimitSeconds)}
-	case !(p.TimeLimitFactor > 0) || p.TimeLimitFactor > 10:
-		return &scorers.ParamError{Key: "time_limit_factor", Err: fmt.Errorf("must be in (0, 10], got %g", p.TimeLimitFactor)}
-	case max(p.TimeLimitSeconds, p.MaxTimeLimitSeconds)*p.TimeLimitFactor > 60:
-		return &scorers.ParamError{Key: "time_limit_factor", Err: fmt.Errorf("times the time limit is over 60 s per test")}
-	case p.MaxTimeLimitSeconds > 0 && p.TimeLimitSeconds > p.MaxTimeLimitSeconds:
-		return &scorers.ParamError{Key: "time_limit_seconds", Err: fmt.Errorf("%g is over max_time_limit_seconds %g", p.TimeLimitSeconds, p.MaxTimeLimitSeconds)}
+	p.TimeLimitFactor = scorers.Optional(bad, "time_limit_factor", p.TimeLimitFactor, 1, 0.001, 10)
+	most := p.TimeLimitSeconds
+	if p.MaxTimeLimitSeconds != nil {
+		most = max(most, *p.MaxTimeLimitSeconds)
+		if p.TimeLimitSeconds > *p.MaxTimeLimitSeconds {
+			bad.Addf("time_limit_seconds", "%g is over max_time_limit_seconds %g", p.TimeLimitSeconds, *p.MaxTimeLimitSeconds)
+		}
 	}
-	return nil
+	if most**p.TimeLimitFactor > 60 {
+		bad.Add("time_limit_factor", errors.New("times the time limit is over 60 s per test"))
+	}
 }
 
 // LimitsWithin reports a limit of the function above the same limit in max
@@ -357,11 +353,14 @@ func (s *Scorer) LimitsWithin(max sandbox.Limits) error {
 	if err := within("limits", s.p.Limits, max); err != nil {
 		return err
 	}
-	factor := s.p.TimeLimitFactor
+	factor := s.timeLimitFactor()
 	if t := s.p.TimeLimitSeconds * factor; t > max.CPUSeconds {
 		return fmt.Errorf("time_limit_seconds × time_limit_factor %g is above this server's cpu_seconds %g", t, max.CPUSeconds)
 	}
-	if t := s.p.MaxTimeLimitSeconds * factor; s.p.TimeLimitField != "" && t > max.CPUSeconds {
+	if s.p.TimeLimitField == "" {
+		return nil
+	}
+	if t := *s.p.MaxTimeLimitSeconds * factor; t > max.CPUSeconds {
 		return fmt.Errorf("max_time_limit_seconds × time_limit_factor %g is above this server's cpu_seconds %g", t, max.CPUSeconds)
 	}
 	if s.p.CompileLimits != (sandbox.Limits{}) {
@@ -389,9 +388,16 @@ func within(key string, l, max sandbox.Limits) error {
 	return nil
 }
 
-// CanonicalParams returns the parameters with their defaults filled in (for
-// the config fingerprint).
-func (s *Scorer) CanonicalParams() any { return s.p }
+// Params returns the parameters s runs with, defaults filled in.
+func (s *Scorer) Params() Params { return s.p }
+
+// timeLimitFactor is Params.TimeLimitFactor, which io tests have, or 1.
+func (s *Scorer) timeLimitFactor() float64 {
+	if f := s.p.TimeLimitFactor; f != nil {
+		return *f
+	}
+	return 1
+}
 
 // Score runs the rollout's program against its row's tests.
 func (s *Scorer) Score(ctx context.Context, r *scorers.Rollout) scorers.Result {

@@ -85,9 +85,9 @@ func cpParams(language string) codeexec.Params {
 		factor = 2
 	}
 	return codeexec.Params{
-		TimeLimitFactor: factor,
+		TimeLimitFactor: new(factor),
 		Language:        language, TestStyle: "io", Scoring: "all", CheckerField: "checker", TimeLimitField: "time_limit_s",
-		TimeLimitSeconds: 5, MaxTimeLimitSeconds: 15,
+		TimeLimitSeconds: 5, MaxTimeLimitSeconds: new(15.0),
 		Limits: sandbox.Limits{CPUSeconds: 60, WallSeconds: 120, MemoryMB: 1024, OutputKB: 8192},
 	}
 }

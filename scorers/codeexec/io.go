@@ -111,7 +111,7 @@ func (s *Scorer) rowChecker(r *scorers.Rollout) (checker, *checkerSource, error)
 // factor applied.
 func (s *Scorer) rowTimeLimit(r *scorers.Rollout) (float64, error) {
 	tl, err := s.askedTimeLimit(r)
-	return tl * s.p.TimeLimitFactor, err
+	return tl * s.timeLimitFactor(), err
 }
 
 // askedTimeLimit is the row's time limit per test, or the function's.
@@ -131,9 +131,9 @@ func (s *Scorer) askedTimeLimit(r *scorers.Rollout) (float64, error) {
 	switch row := n.NumberValue; {
 	case !(row > 0) || math.IsInf(row, 0):
 		return 0, fmt.Errorf("field %q: %v seconds, want more than 0", s.p.TimeLimitField, row)
-	case row > s.p.MaxTimeLimitSeconds:
+	case row > *s.p.MaxTimeLimitSeconds:
 		return 0, fmt.Errorf("field %q asks for %g s per test, over this function's max_time_limit_seconds %g s",
-			s.p.TimeLimitField, row, s.p.MaxTimeLimitSeconds)
+			s.p.TimeLimitField, row, *s.p.MaxTimeLimitSeconds)
 	default:
 		return row, nil
 	}
@@ -150,7 +150,7 @@ func (s *Scorer) testOrder(r *scorers.Rollout, cases []ioCase) ([]int, []subtask
 	}
 	switch s.p.Scoring {
 	case "first_n":
-		order = order[:min(len(order), s.p.FirstN)]
+		order = order[:min(len(order), *s.p.FirstN)]
 		fallthrough
 	case "all":
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(cases[a].stdin), len(cases[b].stdin)) })

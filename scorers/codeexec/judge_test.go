@@ -261,8 +261,8 @@ func TestPolicies(t *testing.T) {
 		{codeexec.Params{}, 6.0 / 7, 7, "6/7 tests passed; test 5: WA"},
 		// Cheapest first: 2, 4, 7 → stops at 7, the third test run.
 		{codeexec.Params{Scoring: "all"}, 0, 3, "2/7 tests passed; test 5: WA"},
-		{codeexec.Params{Scoring: "first_n", FirstN: 4}, 1, 4, "4/4 tests passed"},
-		{codeexec.Params{Scoring: "first_n", FirstN: 5}, 0, 3, "2/5 tests passed; test 5: WA"},
+		{codeexec.Params{Scoring: "first_n", FirstN: new(4)}, 1, 4, "4/4 tests passed"},
+		{codeexec.Params{Scoring: "first_n", FirstN: new(5)}, 0, 3, "2/5 tests passed; test 5: WA"},
 		{codeexec.Params{Scoring: "weighted_sum"}, 0.1 * 6 / 7, 7, "6/7 tests passed"},
 		{codeexec.Params{Scoring: "ioi"}, 0.5, 7, "6/7 tests passed; test 5: WA: wrong output; 50 of 100 points"},
 	} {
@@ -301,7 +301,7 @@ func TestPolicies(t *testing.T) {
 // never a higher limit.
 func TestRowTimeLimit(t *testing.T) {
 	p := pool(t)
-	s := newScorer(t, codeexec.Params{TestStyle: "io", TimeLimitField: "time_limit_s", TimeLimitSeconds: 2, MaxTimeLimitSeconds: 4,
+	s := newScorer(t, codeexec.Params{TestStyle: "io", TimeLimitField: "time_limit_s", TimeLimitSeconds: 2, MaxTimeLimitSeconds: new(4.0),
 		Limits: sandbox.Limits{CPUSeconds: 10, WallSeconds: 30}}, p)
 	// Busy for 1 s of CPU per test.
 	program := "```python\nimport time\nt = time.process_time()\nwhile time.process_time() - t < 1:\n    pass\nprint(1)\n```"
@@ -329,7 +329,7 @@ func TestRowTimeLimit(t *testing.T) {
 		}
 	}
 	// The factor scales the row's limit after the cap is checked.
-	quarter := newScorer(t, codeexec.Params{TestStyle: "io", TimeLimitField: "time_limit_s", TimeLimitFactor: 0.25, MaxTimeLimitSeconds: 4,
+	quarter := newScorer(t, codeexec.Params{TestStyle: "io", TimeLimitField: "time_limit_s", TimeLimitFactor: new(0.25), MaxTimeLimitSeconds: new(4.0),
 		Limits: sandbox.Limits{CPUSeconds: 10, WallSeconds: 30}}, p)
 	res := quarter.Score(context.Background(), row(program, tests, map[string]any{"time_limit_s": 3.0}))
 	if want := "0/1 tests passed; test 1: TLE: time limit reached (0.75 s CPU per test)"; res.Reason != want {
@@ -351,8 +351,8 @@ func TestLanguageParams(t *testing.T) {
 		{codeexec.Params{Language: "cpp", TestStyle: "assert"}, "test_style", "assert tests are python's"},
 		{codeexec.Params{TestStyle: "io", Checker: "special"}, "checker", "special checkers are C++"},
 		{codeexec.Params{TestStyle: "io", Checker: "float:x"}, "checker", "tolerance"},
-		{codeexec.Params{TestStyle: "io", FirstN: 3}, "first_n", "scoring: first_n"},
-		{codeexec.Params{TestStyle: "io", TimeLimitSeconds: 5, MaxTimeLimitSeconds: 2}, "time_limit_seconds", "over max_time_limit_seconds"},
+		{codeexec.Params{TestStyle: "io", FirstN: new(3)}, "first_n", "scoring: first_n"},
+		{codeexec.Params{TestStyle: "io", TimeLimitSeconds: 5, MaxTimeLimitSeconds: new(2.0)}, "time_limit_seconds", "over max_time_limit_seconds"},
 		{codeexec.Params{TestStyle: "io", CompileLimits: sandbox.Limits{CPUSeconds: 1}}, "compile_limits", "python is not compiled"},
 	} {
 		_, err := codeexec.New(c.params, func() (codeexec.Runner, error) { return p, nil })

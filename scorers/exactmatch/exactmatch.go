@@ -50,6 +50,7 @@ type Params struct {
 // Scorer scores rollouts for one exact_match function. It is safe for
 // concurrent use.
 type Scorer struct {
+	p          Params // with its defaults
 	field      string
 	extract    []extractor
 	refExtract []extractor
@@ -63,62 +64,72 @@ type Scorer struct {
 // extractor finds an answer in a text; see package extract.
 type extractor func(string) (string, bool)
 
-// New builds a scorer from p, filling in defaults. A bad parameter is
-// reported as a *scorers.ParamError naming its key.
+// New builds a scorer from p, filling in defaults. Bad parameters are
+// reported as a scorers.ParamErrors naming each key.
 func New(p Params) (*Scorer, error) {
-	s := &Scorer{field: p.ReferenceField, tolerance: p.Tolerance}
-	if s.field == "" {
-		s.field = "answer"
+	if p.ReferenceField == "" {
+		p.ReferenceField = "answer"
 	}
+	if len(p.Extract) == 0 {
+		p.Extract = []string{"none"}
+	}
+	if len(p.Normalize) == 0 {
+		p.Normalize = []string{"strip"}
+	}
+	s := &Scorer{p: p, field: p.ReferenceField, tolerance: p.Tolerance}
+	var bad scorers.ParamErrors
 	var re *extract.Regexp
 	if p.ExtractPattern != "" {
 		if !slices.Contains(p.Extract, "regex") && !slices.Contains(p.ReferenceExtract, "regex") {
-			return nil, &scorers.ParamError{Key: "extract_pattern", Err: errors.New("is set but no extract list has regex")}
+			bad.Add("extract_pattern", errors.New("is set but no extract list has regex"))
 		}
 		var err error
 		if re, err = extract.NewRegexp(p.ExtractPattern); err != nil {
-			return nil, &scorers.ParamError{Key: "extract_pattern", Err: fmt.Errorf("compile %q: %w", p.ExtractPattern, err)}
+			bad.Addf("extract_pattern", "compile %q: %w", p.ExtractPattern, err)
 		}
 	}
 	var err error
-	if s.extract, err = extractors("extract", p.Extract, []string{"none"}, re); err != nil {
-		return nil, err
-	}
-	if s.refExtract, err = extractors("reference_extract", p.ReferenceExtract, nil, re); err != nil {
-		return nil, err
-	}
-	normalize := p.Normalize
-	if len(normalize) == 0 {
-		normalize = []string{"strip"}
-	}
-	for _, name := range normalize {
+	set := p.ExtractPattern != ""
+	s.extract, err = extractors("extract", p.Extract, re, set)
+	bad.Add("extract", err)
+	s.refExtract, err = extractors("reference_extract", p.ReferenceExtract, re, set)
+	bad.Add("reference_extract", err)
+	for _, name := range p.Normalize {
 		if name == "numeric" {
 			s.numeric = true
 			continue
 		}
-		f, err := normalizer(name)
-		if err != nil {
-			return nil, &scorers.ParamError{Key: "normalize", Err: err}
+		f, ok := extract.Normalizer(name)
+		if !ok {
+			bad.Addf("normalize", "unknown normalizer %q (one of strip, lower, whitespace, punctuation, numeric)", name)
+			continue
 		}
 		s.normalize = append(s.normalize, f)
 	}
 	switch t := p.Tolerance; {
 	case math.IsNaN(t) || t < 0 || t >= 1:
-		return nil, &scorers.ParamError{Key: "tolerance", Err: fmt.Errorf("%v is not in [0, 1)", t)}
+		bad.Addf("tolerance", "%v is not in [0, 1)", t)
 	case t > 0 && !s.numeric:
-		return nil, &scorers.ParamError{Key: "tolerance", Err: errors.New("needs the numeric normalizer")}
+		bad.Add("tolerance", errors.New("needs the numeric normalizer"))
+	}
+	if err := bad.Err(); err != nil {
+		return nil, err
 	}
 	s.noReference = fmt.Sprintf("no reference in field %q", s.field)
 	s.noRefAnswer = fmt.Sprintf("no answer found in the reference in field %q", s.field)
 	return s, nil
 }
 
+// Params returns the parameters s runs with, defaults filled in. It shares
+// their lists with s: the caller must not change them.
+func (s *Scorer) Params() Params { return s.p }
+
 // extractors resolves a list of extractor names; key is the parameter that
-// holds them.
-func extractors(key string, names, def []string, re *extract.Regexp) ([]extractor, error) {
-	if len(names) == 0 {
-		names = def
-	}
+// holds them. re is the compiled extract_pattern, nil when there is none or
+// it does not compile (patternSet tells which: only the first is a problem
+// of key's).
+func extractors(key string, names []string, re *extract.Regexp, patternSet bool) ([]extractor, error) {
+	var bad scorers.ParamErrors
 	fs := make([]extractor, 0, len(names))
 	for _, name := range names {
 		var f extractor
@@ -134,31 +145,18 @@ func extractors(key string, names, def []string, re *extract.Regexp) ([]extracto
 		case "none":
 			f = whole
 		case "regex":
-			if re == nil {
-				return nil, &scorers.ParamError{Key: key, Err: errors.New("regex needs extract_pattern")}
+			if !patternSet {
+				bad.Add(key, errors.New("regex needs extract_pattern"))
 			}
-			f = re.Extract
+			if re != nil {
+				f = re.Extract
+			}
 		default:
-			return nil, &scorers.ParamError{Key: key, Err: fmt.Errorf(
-				"unknown extractor %q (one of boxed, answer_tag, gsm8k, last_number, regex, none)", name)}
+			bad.Addf(key, "unknown extractor %q (one of boxed, answer_tag, gsm8k, last_number, regex, none)", name)
 		}
 		fs = append(fs, f)
 	}
-	return fs, nil
-}
-
-func normalizer(name string) (func(string) string, error) {
-	switch name {
-	case "strip":
-		return extract.Strip, nil
-	case "lower":
-		return extract.Lower, nil
-	case "whitespace":
-		return extract.Whitespace, nil
-	case "punctuation":
-		return extract.Punctuation, nil
-	}
-	return nil, fmt.Errorf("unknown normalizer %q (one of strip, lower, whitespace, punctuation, numeric)", name)
+	return fs, bad.Err()
 }
 
 // whole is the "none" extractor: the answer is the whole text.

@@ -66,29 +66,18 @@ func TestConformance(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		p    exactmatch.Params
-		key  string
-	}{
-		{"unknown extractor", exactmatch.Params{Extract: []string{"boxed", "latex"}}, "extract"},
-		{"regex without pattern", exactmatch.Params{Extract: []string{"regex"}}, "extract"},
-		{"pattern without regex", exactmatch.Params{ExtractPattern: `\d+`}, "extract_pattern"},
-		{"unknown reference extractor", exactmatch.Params{ReferenceExtract: []string{"gsm8"}}, "reference_extract"},
-		{"reference regex without pattern", exactmatch.Params{ReferenceExtract: []string{"regex"}}, "reference_extract"},
-		{"unknown normalizer", exactmatch.Params{Normalize: []string{"upper"}}, "normalize"},
-		{"negative tolerance", exactmatch.Params{Normalize: []string{"numeric"}, Tolerance: -0.1}, "tolerance"},
-		{"tolerance of 1", exactmatch.Params{Normalize: []string{"numeric"}, Tolerance: 1}, "tolerance"},
-		{"NaN tolerance", exactmatch.Params{Normalize: []string{"numeric"}, Tolerance: math.NaN()}, "tolerance"},
-		{"tolerance without numeric", exactmatch.Params{Tolerance: 0.01}, "tolerance"},
-	}
-	for _, c := range cases {
-		_, err := exactmatch.New(c.p)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key {
-			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
-		}
-	}
+	scorertest.RunRefusals(t, exactmatch.New, []scorertest.Refusal[exactmatch.Params]{
+		{Name: "unknown extractor", Params: exactmatch.Params{Extract: []string{"boxed", "latex"}}, Key: "extract"},
+		{Name: "regex without pattern", Params: exactmatch.Params{Extract: []string{"regex"}}, Key: "extract"},
+		{Name: "pattern without regex", Params: exactmatch.Params{ExtractPattern: `\d+`}, Key: "extract_pattern"},
+		{Name: "unknown reference extractor", Params: exactmatch.Params{ReferenceExtract: []string{"gsm8"}}, Key: "reference_extract"},
+		{Name: "reference regex without pattern", Params: exactmatch.Params{ReferenceExtract: []string{"regex"}}, Key: "reference_extract"},
+		{Name: "unknown normalizer", Params: exactmatch.Params{Normalize: []string{"upper"}}, Key: "normalize"},
+		{Name: "negative tolerance", Params: exactmatch.Params{Normalize: []string{"numeric"}, Tolerance: -0.1}, Key: "tolerance"},
+		{Name: "tolerance of 1", Params: exactmatch.Params{Normalize: []string{"numeric"}, Tolerance: 1}, Key: "tolerance"},
+		{Name: "NaN tolerance", Params: exactmatch.Params{Normalize: []string{"numeric"}, Tolerance: math.NaN()}, Key: "tolerance"},
+		{Name: "tolerance without numeric", Params: exactmatch.Params{Tolerance: 0.01}, Key: "tolerance"},
+	})
 
 	_, err := exactmatch.New(exactmatch.Params{Extract: []string{"regex"}, ExtractPattern: `(\d+`})
 	var pe *scorers.ParamError
@@ -123,28 +112,6 @@ tolerance: 0.001
 	}
 	if got := fn.Scorer.Score(context.Background(), scorertest.Rollout(" Paris", structpb.NewStringValue("Paris"))); got.Value != 1 {
 		t.Errorf("default Score = %+v, want 1", got)
-	}
-}
-
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "extract: [boxed]\nnormalise: [strip]\n", "normalise", 2},
-		{"bad extractor", "normalize: [strip]\nextract:\n  - boxed\n  - latex\n", "extract", 3},
-		{"bad pattern", "extract: [regex]\nextract_pattern: '(('\n", "extract_pattern", 2},
-		{"bad tolerance", "normalize: [numeric]\ntolerance: -1\n", "tolerance", 2},
-		{"wrong type", "normalize: [numeric]\ntolerance: high\n", "tolerance", 2},
-		{"scalar for a list", "extract: boxed\n", "extract", 1},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(exactmatch.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
 	}
 }
 

@@ -9,6 +9,22 @@ import (
 // The string normalizers below return s itself, without allocating, when
 // there is nothing to change.
 
+// Normalizer returns the string normalizer a config calls name: strip,
+// lower, whitespace or punctuation; ok is false for any other name.
+func Normalizer(name string) (f func(string) string, ok bool) {
+	switch name {
+	case "strip":
+		return Strip, true
+	case "lower":
+		return Lower, true
+	case "whitespace":
+		return Whitespace, true
+	case "punctuation":
+		return Punctuation, true
+	}
+	return nil, false
+}
+
 // Strip removes leading and trailing white space.
 func Strip(s string) string { return strings.TrimSpace(s) }
 
@@ -61,6 +77,18 @@ func collapsed(s string) bool {
 		}
 	}
 	return s == "" || s[len(s)-1] != ' '
+}
+
+// PySpace is 1 when byte c is an ASCII character Python's str.split splits
+// on, 0 otherwise: the ASCII white space and the separators U+001C–U+001F.
+// Above ASCII, str.split splits on Unicode White_Space, as unicode.IsSpace
+// says; a caller decodes those runes itself. It is a number, not a bool, so
+// that a word counter can add it without a branch.
+func PySpace(c byte) uint8 { return pySpace[c] }
+
+var pySpace = [256]uint8{
+	'\t': 1, '\n': 1, '\v': 1, '\f': 1, '\r': 1, ' ': 1,
+	0x1c: 1, 0x1d: 1, 0x1e: 1, 0x1f: 1,
 }
 
 func asciiSpace(c byte) bool {

@@ -54,6 +54,7 @@ const (
 
 // Scorer scores the format of completions. It is safe for concurrent use.
 type Scorer struct {
+	p    Params // with its defaults
 	mode string
 	// tags[i] is the i-th tag's open and close strings with the reasons
 	// about them, prepared once so that scoring does not format strings.
@@ -80,45 +81,47 @@ type tag struct {
 // New returns a scorer for p. Errors are *scorers.ParamError naming the key
 // at fault.
 func New(p Params) (*Scorer, error) {
-	s := &Scorer{mode: p.Mode}
-	switch s.mode {
+	var bad scorers.ParamErrors
+	switch p.Mode {
 	case "":
-		s.mode = Strict
+		p.Mode = Strict
 	case Strict, Partial, JSON:
 	default:
-		return nil, &scorers.ParamError{Key: "mode", Err: fmt.Errorf("unknown mode %q (one of strict, partial, json)", p.Mode)}
+		bad.Addf("mode", "unknown mode %q (one of strict, partial, json)", p.Mode)
 	}
-	if s.mode == JSON {
+	if p.Mode == JSON {
 		if p.Tags != nil {
-			return nil, &scorers.ParamError{Key: "tags", Err: errors.New("is not used in json mode")}
+			bad.Add("tags", errors.New("is not used in json mode"))
 		}
+	} else {
+		if p.RequiredKeys != nil {
+			bad.Addf("required_keys", "is only used in json mode, not %s", p.Mode)
+		}
+		if p.Tags == nil {
+			p.Tags = []string{"think", "answer"}
+		}
+		if len(p.Tags) == 0 {
+			bad.Add("tags", errors.New("is empty"))
+		}
+	}
+	s := &Scorer{p: p, mode: p.Mode}
+	if p.Mode == JSON {
 		s.keys = p.RequiredKeys
 		for _, k := range p.RequiredKeys {
 			s.missingKey = append(s.missingKey, fmt.Sprintf("key %q missing", k))
 		}
-		return s, nil
 	}
-	if p.RequiredKeys != nil {
-		return nil, &scorers.ParamError{Key: "required_keys", Err: fmt.Errorf("is only used in json mode, not %s", s.mode)}
-	}
-	names := p.Tags
-	if names == nil {
-		names = []string{"think", "answer"}
-	}
-	if len(names) == 0 {
-		return nil, &scorers.ParamError{Key: "tags", Err: errors.New("is empty")}
-	}
-	seen := make(map[string]bool, len(names))
-	for i, name := range names {
+	seen := make(map[string]bool, len(p.Tags))
+	for i, name := range p.Tags { // none in json mode
 		switch {
 		case name == "":
-			return nil, &scorers.ParamError{Key: "tags", Err: fmt.Errorf("tag %d is empty", i+1)}
+			bad.Addf("tags", "tag %d is empty", i+1)
 		case strings.ContainsAny(name, "<>"):
-			return nil, &scorers.ParamError{Key: "tags", Err: fmt.Errorf("tag %q holds < or >; give the name only", name)}
+			bad.Addf("tags", "tag %q holds < or >; give the name only", name)
 		case strings.HasPrefix(name, "/"):
-			return nil, &scorers.ParamError{Key: "tags", Err: fmt.Errorf("tag %q starts with /; give the name only", name)}
+			bad.Addf("tags", "tag %q starts with /; give the name only", name)
 		case seen[name]:
-			return nil, &scorers.ParamError{Key: "tags", Err: fmt.Errorf("tag %q is listed twice", name)}
+			bad.Addf("tags", "tag %q is listed twice", name)
 		}
 		seen[name] = true
 		t := tag{name: name, open: "<" + name + ">", close: "</" + name + ">"}
@@ -131,9 +134,18 @@ func New(p Params) (*Scorer, error) {
 		s.tags = append(s.tags, t)
 		s.order += t.open + "…" + t.close
 	}
-	s.order = "tags out of order (want " + s.order + ")"
+	if len(s.tags) > 0 {
+		s.order = "tags out of order (want " + s.order + ")"
+	}
+	if err := bad.Err(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
+
+// Params returns the parameters s runs with, defaults filled in. It shares
+// their lists with s: the caller must not change them.
+func (s *Scorer) Params() Params { return s.p }
 
 // Score scores the completion's format. It does not use ctx: its work is a
 // scan of the completion.

@@ -2,7 +2,6 @@ package format_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -151,30 +150,18 @@ func TestJSON(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		p    format.Params
-		key  string
-	}{
-		{"unknown mode", format.Params{Mode: "loose"}, "mode"},
-		{"empty tag", format.Params{Tags: []string{"think", ""}}, "tags"},
-		{"tag with brackets", format.Params{Tags: []string{"<think>"}}, "tags"},
-		{"tag with >", format.Params{Tags: []string{"a>b"}}, "tags"},
-		{"closing tag", format.Params{Tags: []string{"/think"}}, "tags"},
-		{"duplicate tag", format.Params{Tags: []string{"a", "b", "a"}}, "tags"},
-		{"no tags", format.Params{Tags: []string{}}, "tags"},
-		{"keys in strict mode", format.Params{RequiredKeys: []string{"a"}}, "required_keys"},
-		{"keys in partial mode", format.Params{Mode: format.Partial, RequiredKeys: []string{"a"}}, "required_keys"},
-		{"tags in json mode", format.Params{Mode: format.JSON, Tags: []string{"a"}}, "tags"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := format.New(c.p)
-			var pe *scorers.ParamError
-			if !errors.As(err, &pe) || pe.Key != c.key {
-				t.Fatalf("New(%+v) = %v, want a ParamError for %q", c.p, err, c.key)
-			}
-		})
-	}
+	scorertest.RunRefusals(t, format.New, []scorertest.Refusal[format.Params]{
+		{Name: "unknown mode", Params: format.Params{Mode: "loose"}, Key: "mode"},
+		{Name: "empty tag", Params: format.Params{Tags: []string{"think", ""}}, Key: "tags"},
+		{Name: "tag with brackets", Params: format.Params{Tags: []string{"<think>"}}, Key: "tags"},
+		{Name: "tag with >", Params: format.Params{Tags: []string{"a>b"}}, Key: "tags"},
+		{Name: "closing tag", Params: format.Params{Tags: []string{"/think"}}, Key: "tags"},
+		{Name: "duplicate tag", Params: format.Params{Tags: []string{"a", "b", "a"}}, Key: "tags"},
+		{Name: "no tags", Params: format.Params{Tags: []string{}}, Key: "tags"},
+		{Name: "keys in strict mode", Params: format.Params{RequiredKeys: []string{"a"}}, Key: "required_keys"},
+		{Name: "keys in partial mode", Params: format.Params{Mode: format.Partial, RequiredKeys: []string{"a"}}, Key: "required_keys"},
+		{Name: "tags in json mode", Params: format.Params{Mode: format.JSON, Tags: []string{"a"}}, Key: "tags"},
+	})
 }
 
 func TestKind(t *testing.T) {
@@ -185,25 +172,6 @@ func TestKind(t *testing.T) {
 	}
 	if got := s.Score(context.Background(), &scorers.Rollout{Completion: "<think>a</think>"}); got.Value != 0.5 {
 		t.Errorf("Score = %+v, want 0.5", got)
-	}
-	for _, c := range []struct {
-		name, src, key string
-		line           int
-	}{
-		{"unknown key", "mode: strict\ntag: [a]\n", "tag", 2},
-		{"unknown mode", "tags: [a]\nmode: lenient\n", "mode", 2},
-		{"bad tag", "mode: strict\ntags:\n  - think\n  - '<answer>'\n", "tags", 3},
-		{"keys outside json", "required_keys: [a]\n", "required_keys", 1},
-		{"no tags", "mode: partial\ntags: []\n", "tags", 2},
-		{"wrong type", "mode: json\nrequired_keys: 3\n", "required_keys", 2},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, _, err := scorertest.Compile(factory, c.src)
-			var pe *scorers.ParamError
-			if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-				t.Fatalf("got %#v, want a ParamError for %q at line %d", err, c.key, c.line)
-			}
-		})
 	}
 }
 

@@ -31,10 +31,10 @@ func loadGSM8K(b *testing.B) []*scorers.Rollout {
 func BenchmarkScore(b *testing.B) {
 	rs := loadGSM8K(b)
 	for name, p := range map[string]length.Params{
-		"overlong/words":  {Mode: length.Overlong, MaxLength: 60, BufferLength: 20},
-		"overlong/chars":  {Mode: length.Overlong, Unit: length.Chars, MaxLength: 300, BufferLength: 100},
-		"overlong/tokens": {Mode: length.Overlong, Unit: length.Tokens, MaxLength: 80, BufferLength: 20},
-		"cosine/words":    {Mode: length.Cosine, MaxLength: 100},
+		"overlong/words":  {Mode: length.Overlong, MaxLength: new(60), BufferLength: new(20)},
+		"overlong/chars":  {Mode: length.Overlong, Unit: length.Chars, MaxLength: new(300), BufferLength: new(100)},
+		"overlong/tokens": {Mode: length.Overlong, Unit: length.Tokens, MaxLength: new(80), BufferLength: new(20)},
+		"cosine/words":    {Mode: length.Cosine, MaxLength: new(100)},
 	} {
 		b.Run(name, func(b *testing.B) {
 			s := scorertest.MustNew(b, length.New, p)

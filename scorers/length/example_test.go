@@ -16,8 +16,8 @@ func Example() {
 	s, err := length.New(length.Params{
 		Mode:         length.Overlong,
 		Unit:         length.Tokens, // the trainer sends completion_tokens
-		MaxLength:    20480,
-		BufferLength: 4096,
+		MaxLength:    new(20480),
+		BufferLength: new(4096),
 	})
 	if err != nil {
 		panic(err)

@@ -100,11 +100,11 @@ func FuzzOverlongCosine(f *testing.F) {
 			return
 		}
 		buf = buf % (maxLen + 1)
-		over, err := New(Params{Mode: Overlong, MaxLength: int(maxLen), BufferLength: int(buf)})
+		over, err := New(Params{Mode: Overlong, MaxLength: new(int(maxLen)), BufferLength: new(int(buf))})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cos, err := New(Params{Mode: Cosine, MaxLength: int(maxLen)})
+		cos, err := New(Params{Mode: Cosine, MaxLength: new(int(maxLen))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -68,6 +68,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/extract"
 )
 
 // Params configures a length function.
@@ -83,11 +84,11 @@ type Params struct {
 	// MaxLength is Lmax, in Unit: where the overlong penalty reaches its
 	// floor, or where the cosine schedule ends. Required by overlong and
 	// cosine.
-	MaxLength int `yaml:"max_length,omitempty"`
+	MaxLength *int `yaml:"max_length,omitempty"`
 	// BufferLength is DAPO's overlong buffer (open-r1's soft_punish_cache):
 	// the penalty starts at MaxLength − BufferLength. In [0, MaxLength];
 	// 0 is a hard cut-off. overlong only.
-	BufferLength int `yaml:"buffer_length,omitempty"`
+	BufferLength *int `yaml:"buffer_length,omitempty"`
 	// PenaltyFactor scales the overlong penalty; its floor is
 	// −PenaltyFactor. Positive; default 1. overlong only.
 	PenaltyFactor *float64 `yaml:"penalty_factor,omitempty"`
@@ -127,6 +128,7 @@ var _ scorers.GroupScorer = (*Scorer)(nil)
 // Scorer scores rollouts for one length function. It is safe for concurrent
 // use.
 type Scorer struct {
+	p           Params // with its defaults
 	mode, unit  string
 	tokensField string // unit tokens
 
@@ -146,33 +148,31 @@ const (
 	equalLengths = "every rollout of the group has the same length"
 )
 
-// New builds a scorer from p, filling in defaults. A bad parameter is
-// reported as a *scorers.ParamError naming its key.
+// New builds a scorer from p, filling in defaults. Bad parameters are
+// reported as a scorers.ParamErrors naming each key.
 func New(p Params) (*Scorer, error) {
-	s := &Scorer{
-		mode: p.Mode, unit: p.Unit, tokensField: p.TokensField,
-		maxLength: p.MaxLength, bufferLength: p.BufferLength,
-		correctField: p.CorrectField,
-	}
-	switch s.mode {
+	var bad scorers.ParamErrors
+	known := false // p.Mode is one of the modes
+	switch p.Mode {
 	case Overlong, Cosine, Kimi:
+		known = true
 	case "":
-		return nil, &scorers.ParamError{Key: "mode", Err: errors.New("is required (overlong, cosine or kimi)")}
+		bad.Add("mode", errors.New("is required (overlong, cosine or kimi)"))
 	default:
-		return nil, &scorers.ParamError{Key: "mode", Err: fmt.Errorf("unknown mode %q (overlong, cosine or kimi)", s.mode)}
+		bad.Addf("mode", "unknown mode %q (overlong, cosine or kimi)", p.Mode)
 	}
-	switch s.unit {
+	switch p.Unit {
 	case "":
-		s.unit = Words
+		p.Unit = Words
 	case Words, Chars, Tokens:
 	default:
-		return nil, &scorers.ParamError{Key: "unit", Err: fmt.Errorf("unknown unit %q (words, chars or tokens)", s.unit)}
+		bad.Addf("unit", "unknown unit %q (words, chars or tokens)", p.Unit)
 	}
-	if s.tokensField != "" && s.unit != Tokens {
-		return nil, &scorers.ParamError{Key: "tokens_field", Err: errors.New("needs unit: tokens")}
-	}
-	if s.tokensField == "" {
-		s.tokensField = "completion_tokens"
+	switch {
+	case p.Unit == Tokens && p.TokensField == "":
+		p.TokensField = "completion_tokens"
+	case p.Unit != Tokens && p.TokensField != "":
+		bad.Add("tokens_field", errors.New("needs unit: tokens"))
 	}
 
 	// Each parameter belongs to some modes; refuse it elsewhere, so that a
@@ -182,8 +182,8 @@ func New(p Params) (*Scorer, error) {
 		set   bool
 		modes []string
 	}{
-		{"max_length", p.MaxLength != 0, []string{Overlong, Cosine}},
-		{"buffer_length", p.BufferLength != 0, []string{Overlong}},
+		{"max_length", p.MaxLength != nil, []string{Overlong, Cosine}},
+		{"buffer_length", p.BufferLength != nil, []string{Overlong}},
 		{"penalty_factor", p.PenaltyFactor != nil, []string{Overlong}},
 		{"correct_field", p.CorrectField != "", []string{Cosine, Kimi}},
 		{"min_value_correct", p.MinValueCorrect != nil, []string{Cosine}},
@@ -191,65 +191,75 @@ func New(p Params) (*Scorer, error) {
 		{"min_value_wrong", p.MinValueWrong != nil, []string{Cosine}},
 		{"max_value_wrong", p.MaxValueWrong != nil, []string{Cosine}},
 	} {
-		if c.set && !slices.Contains(c.modes, s.mode) {
-			return nil, &scorers.ParamError{Key: c.key, Err: fmt.Errorf("applies only to mode %s", strings.Join(c.modes, " or "))}
+		if c.set && known && !slices.Contains(c.modes, p.Mode) {
+			bad.Addf(c.key, "applies only to mode %s", strings.Join(c.modes, " or "))
 		}
 	}
 
-	if s.mode == Overlong || s.mode == Cosine {
-		if s.maxLength <= 0 {
-			return nil, &scorers.ParamError{Key: "max_length", Err: fmt.Errorf("is required by mode %s and must be positive", s.mode)}
+	if p.Mode == Overlong || p.Mode == Cosine {
+		if p.MaxLength == nil {
+			bad.Addf("max_length", "is required by mode %s", p.Mode)
+			p.MaxLength = new(1) // to check the other parameters
+		}
+		p.MaxLength = scorers.Optional(&bad, "max_length", p.MaxLength, 1, 1, math.MaxInt)
+	}
+	if p.Mode == Overlong {
+		p.BufferLength = scorers.Optional(&bad, "buffer_length", p.BufferLength, 0, 0, *p.MaxLength)
+		if f := p.PenaltyFactor; f != nil && (!(*f > 0) || math.IsInf(*f, 0)) {
+			bad.Addf("penalty_factor", "%v is not a positive number", *f)
+		}
+		if p.PenaltyFactor == nil {
+			p.PenaltyFactor = new(1.0)
 		}
 	}
-	if s.mode == Overlong {
-		if s.bufferLength < 0 || s.bufferLength > s.maxLength {
-			return nil, &scorers.ParamError{Key: "buffer_length", Err: fmt.Errorf("%d is not in [0, max_length = %d]", s.bufferLength, s.maxLength)}
+	if p.Mode == Cosine {
+		p.MinValueCorrect = value(&bad, "min_value_correct", p.MinValueCorrect, 0.5)
+		p.MaxValueCorrect = value(&bad, "max_value_correct", p.MaxValueCorrect, 1)
+		p.MinValueWrong = value(&bad, "min_value_wrong", p.MinValueWrong, -1)
+		p.MaxValueWrong = value(&bad, "max_value_wrong", p.MaxValueWrong, -0.5)
+		if *p.MinValueCorrect > *p.MaxValueCorrect {
+			bad.Addf("min_value_correct", "%v exceeds max_value_correct %v", *p.MinValueCorrect, *p.MaxValueCorrect)
 		}
-		s.penalty = 1
-		if f := p.PenaltyFactor; f != nil {
-			if !(*f > 0) || math.IsInf(*f, 0) {
-				return nil, &scorers.ParamError{Key: "penalty_factor", Err: fmt.Errorf("%v is not a positive number", *f)}
-			}
-			s.penalty = *f
-		}
-	}
-	if s.mode == Cosine {
-		var err error
-		if s.minCorrect, err = value("min_value_correct", p.MinValueCorrect, 0.5); err != nil {
-			return nil, err
-		}
-		if s.maxCorrect, err = value("max_value_correct", p.MaxValueCorrect, 1); err != nil {
-			return nil, err
-		}
-		if s.minWrong, err = value("min_value_wrong", p.MinValueWrong, -1); err != nil {
-			return nil, err
-		}
-		if s.maxWrong, err = value("max_value_wrong", p.MaxValueWrong, -0.5); err != nil {
-			return nil, err
-		}
-		if s.minCorrect > s.maxCorrect {
-			return nil, &scorers.ParamError{Key: "min_value_correct", Err: fmt.Errorf("%v exceeds max_value_correct %v", s.minCorrect, s.maxCorrect)}
-		}
-		if s.minWrong > s.maxWrong {
-			return nil, &scorers.ParamError{Key: "min_value_wrong", Err: fmt.Errorf("%v exceeds max_value_wrong %v", s.minWrong, s.maxWrong)}
+		if *p.MinValueWrong > *p.MaxValueWrong {
+			bad.Addf("min_value_wrong", "%v exceeds max_value_wrong %v", *p.MinValueWrong, *p.MaxValueWrong)
 		}
 	}
-	if s.correctField == "" {
-		s.correctField = "correct"
+	if (p.Mode == Cosine || p.Mode == Kimi) && p.CorrectField == "" {
+		p.CorrectField = "correct"
+	}
+	if err := bad.Err(); err != nil {
+		return nil, err
+	}
+	s := &Scorer{p: p, mode: p.Mode, unit: p.Unit, tokensField: p.TokensField, correctField: p.CorrectField}
+	if p.MaxLength != nil {
+		s.maxLength = *p.MaxLength
+	}
+	switch p.Mode {
+	case Overlong:
+		s.bufferLength, s.penalty = *p.BufferLength, *p.PenaltyFactor
+	case Cosine:
+		s.minCorrect, s.maxCorrect = *p.MinValueCorrect, *p.MaxValueCorrect
+		s.minWrong, s.maxWrong = *p.MinValueWrong, *p.MaxValueWrong
 	}
 	s.noCorrect = fmt.Sprintf("no correctness in field %q", s.correctField)
 	s.noTokens = fmt.Sprintf("no token count in field %q", s.tokensField)
 	return s, nil
 }
 
-func value(key string, v *float64, def float64) (float64, error) {
+// Params returns the parameters s runs with, defaults filled in: only those
+// of its mode and unit.
+func (s *Scorer) Params() Params { return s.p }
+
+// value fills in one of the cosine schedule's ends: def when v is nil, and a
+// problem in bad when v is not finite.
+func value(bad *scorers.ParamErrors, key string, v *float64, def float64) *float64 {
 	if v == nil {
-		return def, nil
+		return &def
 	}
 	if math.IsNaN(*v) || math.IsInf(*v, 0) {
-		return 0, &scorers.ParamError{Key: key, Err: fmt.Errorf("%v is not a finite number", *v)}
+		bad.Addf(key, "%v is not a finite number", *v)
 	}
-	return *v, nil
+	return v
 }
 
 // Range returns the closed interval every OK value lies in.
@@ -460,7 +470,7 @@ func countWords(s string) int {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			sp := int(asciiSpace[c])
+			sp := int(extract.PySpace(c))
 			n += prev &^ sp
 			prev = sp
 			i++
@@ -476,10 +486,4 @@ func countWords(s string) int {
 		i += size
 	}
 	return n
-}
-
-// asciiSpace is 1 for the ASCII characters Python's str.split splits on.
-var asciiSpace = [utf8.RuneSelf]uint8{
-	'\t': 1, '\n': 1, '\v': 1, '\f': 1, '\r': 1, ' ': 1,
-	0x1c: 1, 0x1d: 1, 0x1e: 1, 0x1f: 1,
 }

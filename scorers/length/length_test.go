@@ -3,7 +3,6 @@ package length_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -110,11 +109,11 @@ func TestReasons(t *testing.T) {
 	if got := kimi.Score(ctx, &scorers.Rollout{}); got.Outcome != scorers.Error || !strings.Contains(got.Reason, "needs the group") {
 		t.Errorf("kimi Score: got %+v, want an error saying it needs the group", got)
 	}
-	cos := scorertest.MustNew(t, length.New, length.Params{Mode: length.Cosine, MaxLength: 10, CorrectField: "acc"})
+	cos := scorertest.MustNew(t, length.New, length.Params{Mode: length.Cosine, MaxLength: new(10), CorrectField: "acc"})
 	if got := cos.Score(ctx, &scorers.Rollout{}); got.Reason != `no correctness in field "acc"` {
 		t.Errorf("no correctness: reason %q", got.Reason)
 	}
-	tok := scorertest.MustNew(t, length.New, length.Params{Mode: length.Overlong, MaxLength: 10, Unit: length.Tokens})
+	tok := scorertest.MustNew(t, length.New, length.Params{Mode: length.Overlong, MaxLength: new(10), Unit: length.Tokens})
 	if got := tok.Score(ctx, &scorers.Rollout{}); got.Reason != `no token count in field "completion_tokens"` {
 		t.Errorf("no token count: reason %q", got.Reason)
 	}
@@ -133,10 +132,10 @@ func TestRange(t *testing.T) {
 		p      length.Params
 		lo, hi float64
 	}{
-		{length.Params{Mode: length.Overlong, MaxLength: 10}, -1, 0},
-		{length.Params{Mode: length.Overlong, MaxLength: 10, PenaltyFactor: ptr(2.5)}, -2.5, 0},
-		{length.Params{Mode: length.Cosine, MaxLength: 10}, -1, 1},
-		{length.Params{Mode: length.Cosine, MaxLength: 10, MinValueWrong: ptr(-3), MaxValueCorrect: ptr(0.75)}, -3, 0.75},
+		{length.Params{Mode: length.Overlong, MaxLength: new(10)}, -1, 0},
+		{length.Params{Mode: length.Overlong, MaxLength: new(10), PenaltyFactor: ptr(2.5)}, -2.5, 0},
+		{length.Params{Mode: length.Cosine, MaxLength: new(10)}, -1, 1},
+		{length.Params{Mode: length.Cosine, MaxLength: new(10), MinValueWrong: ptr(-3), MaxValueCorrect: ptr(0.75)}, -3, 0.75},
 		{length.Params{Mode: length.Kimi}, -0.5, 0.5},
 	} {
 		if lo, hi := scorertest.MustNew(t, length.New, c.p).Range(); lo != c.lo || hi != c.hi {
@@ -166,12 +165,12 @@ func conformanceRollouts() []*scorers.Rollout {
 
 func TestConformance(t *testing.T) {
 	for name, p := range map[string]length.Params{
-		"overlong":        {Mode: length.Overlong, MaxLength: 8, BufferLength: 4},
-		"overlong hard":   {Mode: length.Overlong, MaxLength: 8},
-		"overlong chars":  {Mode: length.Overlong, Unit: length.Chars, MaxLength: 100, BufferLength: 50, PenaltyFactor: ptr(0.3)},
-		"overlong tokens": {Mode: length.Overlong, Unit: length.Tokens, MaxLength: 100, BufferLength: 50},
-		"cosine":          {Mode: length.Cosine, MaxLength: 8},
-		"cosine tokens":   {Mode: length.Cosine, Unit: length.Tokens, MaxLength: 100, MinValueWrong: ptr(-2), MaxValueCorrect: ptr(3)},
+		"overlong":        {Mode: length.Overlong, MaxLength: new(8), BufferLength: new(4)},
+		"overlong hard":   {Mode: length.Overlong, MaxLength: new(8)},
+		"overlong chars":  {Mode: length.Overlong, Unit: length.Chars, MaxLength: new(100), BufferLength: new(50), PenaltyFactor: ptr(0.3)},
+		"overlong tokens": {Mode: length.Overlong, Unit: length.Tokens, MaxLength: new(100), BufferLength: new(50)},
+		"cosine":          {Mode: length.Cosine, MaxLength: new(8)},
+		"cosine tokens":   {Mode: length.Cosine, Unit: length.Tokens, MaxLength: new(100), MinValueWrong: ptr(-2), MaxValueCorrect: ptr(3)},
 		"kimi":            {Mode: length.Kimi},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -194,7 +193,7 @@ func TestScoreGroupContract(t *testing.T) {
 		"kimi":          {Mode: length.Kimi},
 		"kimi chars":    {Mode: length.Kimi, Unit: length.Chars},
 		"kimi tokens":   {Mode: length.Kimi, Unit: length.Tokens},
-		"cosine tokens": {Mode: length.Cosine, Unit: length.Tokens, MaxLength: 100},
+		"cosine tokens": {Mode: length.Cosine, Unit: length.Tokens, MaxLength: new(100)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := scorertest.MustNew(t, length.New, p)
@@ -252,37 +251,26 @@ func TestScoreGroupCancelled(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		p    length.Params
-		key  string
-	}{
-		{"no mode", length.Params{}, "mode"},
-		{"unknown mode", length.Params{Mode: "dapo"}, "mode"},
-		{"unknown unit", length.Params{Mode: length.Kimi, Unit: "bytes"}, "unit"},
-		{"tokens_field without tokens", length.Params{Mode: length.Kimi, TokensField: "n"}, "tokens_field"},
-		{"overlong without max_length", length.Params{Mode: length.Overlong, BufferLength: 4}, "max_length"},
-		{"negative max_length", length.Params{Mode: length.Cosine, MaxLength: -1}, "max_length"},
-		{"buffer over max", length.Params{Mode: length.Overlong, MaxLength: 4, BufferLength: 5}, "buffer_length"},
-		{"negative buffer", length.Params{Mode: length.Overlong, MaxLength: 4, BufferLength: -1}, "buffer_length"},
-		{"zero penalty", length.Params{Mode: length.Overlong, MaxLength: 4, PenaltyFactor: ptr(0)}, "penalty_factor"},
-		{"NaN penalty", length.Params{Mode: length.Overlong, MaxLength: 4, PenaltyFactor: ptr(math.NaN())}, "penalty_factor"},
-		{"infinite penalty", length.Params{Mode: length.Overlong, MaxLength: 4, PenaltyFactor: ptr(math.Inf(1))}, "penalty_factor"},
-		{"buffer in cosine", length.Params{Mode: length.Cosine, MaxLength: 4, BufferLength: 2}, "buffer_length"},
-		{"max_length in kimi", length.Params{Mode: length.Kimi, MaxLength: 4}, "max_length"},
-		{"correct_field in overlong", length.Params{Mode: length.Overlong, MaxLength: 4, CorrectField: "c"}, "correct_field"},
-		{"cosine value in kimi", length.Params{Mode: length.Kimi, MinValueWrong: ptr(-1)}, "min_value_wrong"},
-		{"min over max correct", length.Params{Mode: length.Cosine, MaxLength: 4, MinValueCorrect: ptr(2)}, "min_value_correct"},
-		{"min over max wrong", length.Params{Mode: length.Cosine, MaxLength: 4, MaxValueWrong: ptr(-2)}, "min_value_wrong"},
-		{"infinite value", length.Params{Mode: length.Cosine, MaxLength: 4, MaxValueCorrect: ptr(math.Inf(1))}, "max_value_correct"},
-	}
-	for _, c := range cases {
-		_, err := length.New(c.p)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key {
-			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
-		}
-	}
+	scorertest.RunRefusals(t, length.New, []scorertest.Refusal[length.Params]{
+		{Name: "no mode", Params: length.Params{}, Key: "mode"},
+		{Name: "unknown mode", Params: length.Params{Mode: "dapo"}, Key: "mode"},
+		{Name: "unknown unit", Params: length.Params{Mode: length.Kimi, Unit: "bytes"}, Key: "unit"},
+		{Name: "tokens_field without tokens", Params: length.Params{Mode: length.Kimi, TokensField: "n"}, Key: "tokens_field"},
+		{Name: "overlong without max_length", Params: length.Params{Mode: length.Overlong, BufferLength: new(4)}, Key: "max_length"},
+		{Name: "negative max_length", Params: length.Params{Mode: length.Cosine, MaxLength: new(-1)}, Key: "max_length"},
+		{Name: "buffer over max", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), BufferLength: new(5)}, Key: "buffer_length"},
+		{Name: "negative buffer", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), BufferLength: new(-1)}, Key: "buffer_length"},
+		{Name: "zero penalty", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(0)}, Key: "penalty_factor"},
+		{Name: "NaN penalty", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(math.NaN())}, Key: "penalty_factor"},
+		{Name: "infinite penalty", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), PenaltyFactor: ptr(math.Inf(1))}, Key: "penalty_factor"},
+		{Name: "buffer in cosine", Params: length.Params{Mode: length.Cosine, MaxLength: new(4), BufferLength: new(2)}, Key: "buffer_length"},
+		{Name: "max_length in kimi", Params: length.Params{Mode: length.Kimi, MaxLength: new(4)}, Key: "max_length"},
+		{Name: "correct_field in overlong", Params: length.Params{Mode: length.Overlong, MaxLength: new(4), CorrectField: "c"}, Key: "correct_field"},
+		{Name: "cosine value in kimi", Params: length.Params{Mode: length.Kimi, MinValueWrong: ptr(-1)}, Key: "min_value_wrong"},
+		{Name: "min over max correct", Params: length.Params{Mode: length.Cosine, MaxLength: new(4), MinValueCorrect: ptr(2)}, Key: "min_value_correct"},
+		{Name: "min over max wrong", Params: length.Params{Mode: length.Cosine, MaxLength: new(4), MaxValueWrong: ptr(-2)}, Key: "min_value_wrong"},
+		{Name: "infinite value", Params: length.Params{Mode: length.Cosine, MaxLength: new(4), MaxValueCorrect: ptr(math.Inf(1))}, Key: "max_value_correct"},
+	})
 }
 
 func TestConfig(t *testing.T) {
@@ -303,27 +291,5 @@ penalty_factor: 1.0
 	r := &scorers.Rollout{Fields: map[string]*structpb.Value{"n_tokens": structpb.NewNumberValue(18432)}}
 	if got := s.Score(context.Background(), r); got.Outcome != scorers.OK || got.Value != -0.5 {
 		t.Errorf("Score = %+v, want -0.5", got)
-	}
-}
-
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "mode: overlong\nmax_length: 10\nbuffer: 4\n", "buffer", 3},
-		{"bad mode", "max_length: 10\nmode: dapo\n", "mode", 2},
-		{"bad buffer", "mode: overlong\nmax_length: 10\nbuffer_length: 11\n", "buffer_length", 3},
-		{"wrong type", "mode: overlong\nmax_length: long\n", "max_length", 2},
-		{"key of another mode", "mode: kimi\nunit: chars\npenalty_factor: 2\n", "penalty_factor", 3},
-		{"min over max", "mode: cosine\nmax_length: 10\nmin_value_wrong: 0\nmax_value_wrong: -1\n", "min_value_wrong", 3},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(length.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
 	}
 }

@@ -58,7 +58,7 @@ import (
 )
 
 // DefaultStepBudget is the step budget of a check when Params.StepBudget is
-// 0. Typical checks spend tens of steps (median 34, under 600 over
+// nil. Typical checks spend tens of steps (median 34, under 600 over
 // testdata/equivalence.tsv); the costliest steps take about 100 ns, so a
 // check that spends the whole default budget takes about 2 ms of CPU.
 const DefaultStepBudget = 20_000
@@ -106,13 +106,13 @@ type Params struct {
 	// and comparing the gold answers and the prediction), in steps of at
 	// most about 100 ns. Default DefaultStepBudget (20,000: about 2 ms);
 	// at most 100,000,000. A check that exhausts it is an Error result.
-	StepBudget int `yaml:"step_budget"`
+	StepBudget *int `yaml:"step_budget"`
 	// MaxAnswerChars bounds the extracted answer of the completion; a longer
 	// one scores 0 ("answer too long") without being parsed. Default
 	// DefaultMaxAnswerChars. Without it a policy could learn that a huge or
 	// deeply nested answer exhausts the step budget, which is an Error (NaN,
-	// advantage 0), and so escapes the 0 a wrong answer earns.
-	MaxAnswerChars int `yaml:"max_answer_chars"`
+	// advantage 0), and so escapes the 0 a wrong answer earns. At least 1.
+	MaxAnswerChars *int `yaml:"max_answer_chars"`
 }
 
 // DefaultMaxAnswerChars is the longest extracted answer checked by default.
@@ -121,6 +121,7 @@ const DefaultMaxAnswerChars = 1000
 // Scorer scores rollouts for one math function. It is safe for concurrent
 // use: it holds only its configuration.
 type Scorer struct {
+	p          Params // with its defaults
 	field      string
 	extract    []extractor
 	refExtract []extractor
@@ -138,56 +139,56 @@ type extractor struct {
 	lenient bool
 }
 
-// New builds a scorer from p, filling in defaults. A bad parameter is
-// reported as a *scorers.ParamError naming its key.
+// New builds a scorer from p, filling in defaults. Bad parameters are
+// reported as a scorers.ParamErrors naming each key.
 func New(p Params) (*Scorer, error) {
-	s := &Scorer{field: p.ReferenceField, tol: p.Tolerance, budget: p.StepBudget, maxAnswer: p.MaxAnswerChars}
-	if s.maxAnswer == 0 {
-		s.maxAnswer = DefaultMaxAnswerChars
+	var bad scorers.ParamErrors
+	p.MaxAnswerChars = scorers.Optional(&bad, "max_answer_chars", p.MaxAnswerChars, DefaultMaxAnswerChars, 1, math.MaxInt32)
+	p.StepBudget = scorers.Optional(&bad, "step_budget", p.StepBudget, DefaultStepBudget, 1, maxStepBudget)
+	if p.ReferenceField == "" {
+		p.ReferenceField = "answer"
 	}
-	if s.maxAnswer < 0 {
-		return nil, &scorers.ParamError{Key: "max_answer_chars", Err: fmt.Errorf("%d is negative", p.MaxAnswerChars)}
+	if len(p.Extract) == 0 {
+		p.Extract = defaultExtract
 	}
-	if s.field == "" {
-		s.field = "answer"
-	}
+	s := &Scorer{p: p, field: p.ReferenceField, tol: p.Tolerance, budget: *p.StepBudget, maxAnswer: *p.MaxAnswerChars}
 	var re *extract.Regexp
 	if p.ExtractPattern != "" {
 		if !slices.Contains(p.Extract, "regex") && !slices.Contains(p.ReferenceExtract, "regex") {
-			return nil, &scorers.ParamError{Key: "extract_pattern", Err: errors.New("is set but no extract list has regex")}
+			bad.Add("extract_pattern", errors.New("is set but no extract list has regex"))
 		}
 		var err error
 		if re, err = extract.NewRegexp(p.ExtractPattern); err != nil {
-			return nil, &scorers.ParamError{Key: "extract_pattern", Err: fmt.Errorf("compile %q: %w", p.ExtractPattern, err)}
+			bad.Addf("extract_pattern", "compile %q: %w", p.ExtractPattern, err)
 		}
 	}
 	var err error
-	if s.extract, err = extractors("extract", p.Extract, defaultExtract, re); err != nil {
-		return nil, err
-	}
-	if s.refExtract, err = extractors("reference_extract", p.ReferenceExtract, nil, re); err != nil {
-		return nil, err
-	}
+	set := p.ExtractPattern != ""
+	s.extract, err = extractors("extract", p.Extract, re, set)
+	bad.Add("extract", err)
+	s.refExtract, err = extractors("reference_extract", p.ReferenceExtract, re, set)
+	bad.Add("reference_extract", err)
 	if t := p.Tolerance; math.IsNaN(t) || t < 0 || t >= 1 {
-		return nil, &scorers.ParamError{Key: "tolerance", Err: fmt.Errorf("%v is not in [0, 1)", t)}
+		bad.Addf("tolerance", "%v is not in [0, 1)", t)
 	}
-	switch {
-	case p.StepBudget < 0 || p.StepBudget > maxStepBudget:
-		return nil, &scorers.ParamError{Key: "step_budget", Err: fmt.Errorf("%d is not in [0, %d] (0 for the default)", p.StepBudget, maxStepBudget)}
-	case p.StepBudget == 0:
-		s.budget = DefaultStepBudget
+	if err := bad.Err(); err != nil {
+		return nil, err
 	}
 	s.noReference = fmt.Sprintf("no reference in field %q", s.field)
 	s.noRefAnswer = fmt.Sprintf("no answer found in the reference in field %q", s.field)
 	return s, nil
 }
 
+// Params returns the parameters s runs with, defaults filled in. It shares
+// their lists with s: the caller must not change them.
+func (s *Scorer) Params() Params { return s.p }
+
 // extractors resolves a list of extractor names; key is the parameter that
-// holds them.
-func extractors(key string, names, def []string, re *extract.Regexp) ([]extractor, error) {
-	if len(names) == 0 {
-		names = def
-	}
+// holds them. re is the compiled extract_pattern, nil when there is none or
+// it does not compile (patternSet tells which: only the first is a problem
+// of key's).
+func extractors(key string, names []string, re *extract.Regexp, patternSet bool) ([]extractor, error) {
+	var bad scorers.ParamErrors
 	fs := make([]extractor, 0, len(names))
 	for _, name := range names {
 		var f extractor
@@ -210,17 +211,18 @@ func extractors(key string, names, def []string, re *extract.Regexp) ([]extracto
 		case "none":
 			f.find = nonBlank
 		case "regex":
-			if re == nil {
-				return nil, &scorers.ParamError{Key: key, Err: errors.New("regex needs extract_pattern")}
+			if !patternSet {
+				bad.Add(key, errors.New("regex needs extract_pattern"))
 			}
-			f.find = re.Extract
+			if re != nil {
+				f.find = re.Extract
+			}
 		default:
-			return nil, &scorers.ParamError{Key: key, Err: fmt.Errorf(
-				"unknown extractor %q (one of boxed, answer_tag, answer_is, latex, gsm8k, last_number, regex, none)", name)}
+			bad.Addf(key, "unknown extractor %q (one of boxed, answer_tag, answer_is, latex, gsm8k, last_number, regex, none)", name)
 		}
 		fs = append(fs, f)
 	}
-	return fs, nil
+	return fs, bad.Err()
 }
 
 // Score returns 1 when the completion's answer is equivalent to one of the

@@ -110,7 +110,7 @@ func TestStepBudget(t *testing.T) {
 	if got := scorertest.MustNew(t, mathverify.New, mathverify.Params{}).Score(ctx, r); got.Outcome != scorers.OK || got.Value != 1 {
 		t.Fatalf("default budget: got %+v, want 1", got)
 	}
-	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: 500}).Score(ctx, r)
+	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: new(500)}).Score(ctx, r)
 	if got.Outcome != scorers.Error || !strings.Contains(got.Reason, "step budget of 500") {
 		t.Errorf("small budget: got %+v, want an error naming the step budget", got)
 	}
@@ -163,7 +163,7 @@ func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	long := strings.Repeat("(x+1)*", 2000) + "1"
-	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: 10_000_000}).Score(ctx, scorertest.Rollout(`\boxed{`+long+`}`, str(long)))
+	got := scorertest.MustNew(t, mathverify.New, mathverify.Params{StepBudget: new(10_000_000)}).Score(ctx, scorertest.Rollout(`\boxed{`+long+`}`, str(long)))
 	if got.Outcome != scorers.Error || !strings.Contains(got.Reason, "interrupted") {
 		t.Errorf("got %+v, want an error saying the check was interrupted", got)
 	}
@@ -186,13 +186,13 @@ func TestConformance(t *testing.T) {
 	for name, p := range map[string]mathverify.Params{
 		"default":      {},
 		"tolerant":     {Tolerance: 0.01},
-		"small budget": {StepBudget: 50},
+		"small budget": {StepBudget: new(50)},
 		"everything": {
 			Extract:          []string{"regex", "boxed", "answer_tag", "answer_is", "latex", "gsm8k", "last_number", "none"},
 			ExtractPattern:   `answer: (\S+)`,
 			ReferenceExtract: []string{"boxed", "gsm8k", "none"},
 			Tolerance:        1e-6,
-			StepBudget:       1_000_000,
+			StepBudget:       new(1_000_000),
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -202,27 +202,16 @@ func TestConformance(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		p    mathverify.Params
-		key  string
-	}{
-		{"unknown extractor", mathverify.Params{Extract: []string{"boxed", "latexx"}}, "extract"},
-		{"regex without pattern", mathverify.Params{Extract: []string{"regex"}}, "extract"},
-		{"pattern without regex", mathverify.Params{ExtractPattern: `\d+`}, "extract_pattern"},
-		{"unknown reference extractor", mathverify.Params{ReferenceExtract: []string{"gsm8"}}, "reference_extract"},
-		{"negative tolerance", mathverify.Params{Tolerance: -0.1}, "tolerance"},
-		{"tolerance of 1", mathverify.Params{Tolerance: 1}, "tolerance"},
-		{"negative budget", mathverify.Params{StepBudget: -1}, "step_budget"},
-		{"huge budget", mathverify.Params{StepBudget: 1 << 40}, "step_budget"},
-	}
-	for _, c := range cases {
-		_, err := mathverify.New(c.p)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key {
-			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
-		}
-	}
+	scorertest.RunRefusals(t, mathverify.New, []scorertest.Refusal[mathverify.Params]{
+		{Name: "unknown extractor", Params: mathverify.Params{Extract: []string{"boxed", "latexx"}}, Key: "extract"},
+		{Name: "regex without pattern", Params: mathverify.Params{Extract: []string{"regex"}}, Key: "extract"},
+		{Name: "pattern without regex", Params: mathverify.Params{ExtractPattern: `\d+`}, Key: "extract_pattern"},
+		{Name: "unknown reference extractor", Params: mathverify.Params{ReferenceExtract: []string{"gsm8"}}, Key: "reference_extract"},
+		{Name: "negative tolerance", Params: mathverify.Params{Tolerance: -0.1}, Key: "tolerance"},
+		{Name: "tolerance of 1", Params: mathverify.Params{Tolerance: 1}, Key: "tolerance"},
+		{Name: "negative budget", Params: mathverify.Params{StepBudget: new(-1)}, Key: "step_budget"},
+		{Name: "huge budget", Params: mathverify.Params{StepBudget: new(1 << 40)}, Key: "step_budget"},
+	})
 	_, err := mathverify.New(mathverify.Params{Extract: []string{"regex"}, ExtractPattern: `(\d+`})
 	var pe *scorers.ParamError
 	var se *syntax.Error
@@ -263,27 +252,6 @@ step_budget: 20000
 	}
 }
 
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "extract: [boxed]\nnormalize: [strip]\n", "normalize", 2},
-		{"bad extractor", "tolerance: 0.1\nextract:\n  - boxed\n  - latexx\n", "extract", 3},
-		{"bad tolerance", "extract: [boxed]\ntolerance: -1\n", "tolerance", 2},
-		{"wrong type", "step_budget: lots\n", "step_budget", 1},
-		{"bad budget", "\nstep_budget: -5\n", "step_budget", 2},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(mathverify.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
-	}
-}
-
 // TestHugeAnswerScoresZero checks that an answer too long to check is a
 // wrong answer (0), not an Error whose NaN would spare the policy the 0.
 func TestHugeAnswerScoresZero(t *testing.T) {
@@ -298,7 +266,7 @@ func TestHugeAnswerScoresZero(t *testing.T) {
 	if res := s.Score(context.Background(), r); res.Outcome != scorers.OK || res.Value != 0 || res.Reason == "" {
 		t.Errorf("huge answer: %+v, want OK 0 with a reason", res)
 	}
-	if _, err := mathverify.New(mathverify.Params{MaxAnswerChars: -1}); err == nil {
+	if _, err := mathverify.New(mathverify.Params{MaxAnswerChars: new(-1)}); err == nil {
 		t.Error("negative max_answer_chars accepted")
 	}
 }

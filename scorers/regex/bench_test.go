@@ -31,7 +31,7 @@ var benchParams = []struct {
 	{"search_answer", Params{Pattern: `#### (-?[\d,]*\.?\d+)`}},
 	{"match_tail", Params{Pattern: `(?s)^.*\n#### .+$`, Mode: Match}},
 	{"fullmatch_tail", Params{Pattern: `(?s).*\n#### -?\d[\d,]*`, Mode: FullMatch}},
-	{"count_calc3", Params{Pattern: `<<[^>]*>>`, Mode: Count, CountTarget: 3}},
+	{"count_calc3", Params{Pattern: `<<[^>]*>>`, Mode: Count, CountTarget: new(3)}},
 	{"search_absent", Params{Pattern: `\\boxed\{`}},
 	{"search_fold", Params{Pattern: `(?i)so (he|she|they) (has|had)`}},
 }

@@ -10,7 +10,7 @@ import (
 // the build has it; a pattern a row brings never does (its RE2 program could
 // hold up to 128 MiB outside the memory budget).
 func TestRowPatternsUseGoEngine(t *testing.T) {
-	fixed, err := New(Params{Pattern: `Step \d+:`, Mode: "count", CountTarget: 3})
+	fixed, err := New(Params{Pattern: `Step \d+:`, Mode: "count", CountTarget: new(3)})
 	if err != nil {
 		t.Fatal(err)
 	}

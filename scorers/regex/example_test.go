@@ -10,7 +10,7 @@ import (
 
 // A count function: one third of the reward per citation, up to three.
 func Example() {
-	s, err := regex.New(regex.Params{Pattern: `\[\d+\]`, Mode: regex.Count, CountTarget: 3})
+	s, err := regex.New(regex.Params{Pattern: `\[\d+\]`, Mode: regex.Count, CountTarget: new(3)})
 	if err != nil {
 		panic(err)
 	}

@@ -75,7 +75,7 @@ func TestAnalyze(t *testing.T) {
 		t.Run(tt.mode+"/"+tt.flags+"/"+tt.pat, func(t *testing.T) {
 			p := Params{Pattern: tt.pat, Mode: tt.mode, Flags: tt.flags}
 			if tt.mode == Count {
-				p.CountTarget = 2
+				p.CountTarget = new(2)
 			}
 			m := mustMatcher(t, p)
 			c := m.find
@@ -129,8 +129,8 @@ var agreePatterns = []string{
 
 var agreeModes = []struct {
 	mode string
-	n    int
-}{{Search, 0}, {Match, 0}, {FullMatch, 0}, {Count, 0}, {Count, 2}, {Count, 3}}
+	n    *int
+}{{Search, nil}, {Match, nil}, {FullMatch, nil}, {Count, nil}, {Count, new(2)}, {Count, new(3)}}
 
 var agreeFlags = []string{"", "i", "m", "s", "ims"}
 
@@ -157,7 +157,10 @@ func plain(p Params) (score func(string) float64, ok bool) {
 		return nil, false
 	}
 	if p.Mode == Count {
-		n := float64(max(p.CountTarget, 1))
+		n := 1.0
+		if p.CountTarget != nil {
+			n = float64(*p.CountTarget)
+		}
 		return func(s string) float64 { return min(1, float64(len(re.FindAllStringIndex(s, -1)))/n) }, true
 	}
 	return func(s string) float64 {

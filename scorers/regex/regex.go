@@ -42,9 +42,9 @@ type Params struct {
 	PatternField string `yaml:"pattern_field,omitempty"`
 	// Mode is match, fullmatch, search (the default) or count.
 	Mode string `yaml:"mode,omitempty"`
-	// CountTarget is n in count mode's score min(1, count/n). 0 means 1; it
-	// may be set in count mode only.
-	CountTarget int `yaml:"count_target,omitempty"`
+	// CountTarget is n in count mode's score min(1, count/n), in
+	// [1, 1048576]; default 1. It may be set in count mode only.
+	CountTarget *int `yaml:"count_target,omitempty"`
 	// Flags holds any of the letters i (case-insensitive), m (^ and $ match
 	// at line breaks) and s (. matches a newline).
 	Flags string `yaml:"flags,omitempty"`
@@ -63,6 +63,7 @@ const rowCacheSize = 1024
 
 // Scorer scores completions against a pattern. It is safe for concurrent use.
 type Scorer struct {
+	p     Params // with its defaults
 	mode  string
 	n     int
 	flags syntax.Flags
@@ -74,27 +75,39 @@ type Scorer struct {
 	noPattern string
 }
 
-// New returns a scorer for p. Errors are *scorers.ParamError naming the key
-// at fault; a pattern that does not compile is reported under "pattern" with
-// the pattern quoted.
+// maxCountTarget bounds count_target.
+const maxCountTarget = 1 << 20
+
+// New returns a scorer for p. Errors are a scorers.ParamErrors naming each
+// key at fault; a pattern that does not compile is reported under "pattern"
+// with the pattern quoted.
 func New(p Params) (*Scorer, error) {
-	s := &Scorer{mode: p.Mode, n: p.CountTarget, field: p.PatternField}
-	switch s.mode {
+	var bad scorers.ParamErrors
+	switch p.Mode {
 	case "":
-		s.mode = Search
+		p.Mode = Search
 	case Match, FullMatch, Search, Count:
 	default:
-		return nil, &scorers.ParamError{Key: "mode", Err: fmt.Errorf("unknown mode %q (one of match, fullmatch, search, count)", p.Mode)}
+		bad.Addf("mode", "unknown mode %q (one of match, fullmatch, search, count)", p.Mode)
+		p.Mode = Search // to check the other parameters
 	}
 	switch {
-	case s.n < 0:
-		return nil, &scorers.ParamError{Key: "count_target", Err: fmt.Errorf("is %d, want at least 1", s.n)}
-	case s.n > 0 && s.mode != Count:
-		return nil, &scorers.ParamError{Key: "count_target", Err: fmt.Errorf("is only used in count mode, not %s", s.mode)}
-	case s.n == 0:
-		s.n = 1
+	case p.Mode == Count:
+		p.CountTarget = scorers.Optional(&bad, "count_target", p.CountTarget, 1, 1, maxCountTarget)
+	case p.CountTarget != nil:
+		bad.Addf("count_target", "is only used in count mode, not %s", p.Mode)
+	}
+	s := &Scorer{mode: p.Mode, n: 1, field: p.PatternField}
+	if p.CountTarget != nil {
+		s.n = *p.CountTarget
 	}
 	s.flags = syntax.Perl
+	var flags []byte // p.Flags in a fixed order
+	for _, f := range "ims" {
+		if strings.ContainsRune(p.Flags, f) {
+			flags = append(flags, byte(f))
+		}
+	}
 	for _, f := range p.Flags {
 		switch f {
 		case 'i':
@@ -104,28 +117,35 @@ func New(p Params) (*Scorer, error) {
 		case 's':
 			s.flags |= syntax.DotNL
 		default:
-			return nil, &scorers.ParamError{Key: "flags", Err: fmt.Errorf("unknown flag %q (any of i, m, s)", f)}
+			bad.Addf("flags", "unknown flag %q (any of i, m, s)", f)
 		}
 	}
+	p.Flags = string(flags)
+	s.p = p
 	switch {
 	case p.Pattern == "" && p.PatternField == "":
-		return nil, &scorers.ParamError{Key: "pattern", Err: errors.New("is missing (set pattern or pattern_field)")}
+		bad.Add("pattern", errors.New("is missing (set pattern or pattern_field)"))
 	case p.Pattern != "" && p.PatternField != "":
-		return nil, &scorers.ParamError{Key: "pattern_field", Err: errors.New("is set together with pattern (set only one)")}
+		bad.Add("pattern_field", errors.New("is set together with pattern (set only one)"))
 	case p.PatternField != "":
 		// A row's pattern is request data: Go's engine, whose memory
 		// follows the pattern's size (see rematch.CompileStd).
 		s.rows = newCache(rowCacheSize, func(pat string) (*matcher, error) { return s.compile(pat, rematch.CompileStd) })
 		s.noPattern = "no pattern in field " + s.field
-		return s, nil
+	default:
+		m, err := s.compile(p.Pattern, rematch.Compile)
+		bad.Add("pattern", err)
+		s.fixed = m
 	}
-	m, err := s.compile(p.Pattern, rematch.Compile)
-	if err != nil {
-		return nil, &scorers.ParamError{Key: "pattern", Err: err}
+	if err := bad.Err(); err != nil {
+		return nil, err
 	}
-	s.fixed = m
 	return s, nil
 }
+
+// Params returns the parameters s runs with, defaults filled in and the
+// flags in the order ims.
+func (s *Scorer) Params() Params { return s.p }
 
 // Score tests the completion against the pattern. A row without the pattern
 // field (or with an empty one) is NotApplicable; a row pattern that does not

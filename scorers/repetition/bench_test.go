@@ -44,7 +44,7 @@ func BenchmarkScore(b *testing.B) {
 	}{
 		{"words/plain", repetition.Params{}, plain},
 		{"words/repeated", repetition.Params{}, repeated},
-		{"chars/plain", repetition.Params{Unit: repetition.Chars, NgramSize: 8}, plain},
+		{"chars/plain", repetition.Params{Unit: repetition.Chars, NgramSize: new(8)}, plain},
 		{"words/4KiB", repetition.Params{}, joined(plain, 4<<10)},
 		{"words/32KiB", repetition.Params{}, joined(plain, 32<<10)},
 		{"words/128KiB", repetition.Params{}, joined(plain, 128<<10)},

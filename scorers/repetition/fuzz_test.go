@@ -57,7 +57,7 @@ func FuzzScore(f *testing.F) {
 		if chars {
 			unit = repetition.Chars
 		}
-		s, err := repetition.New(repetition.Params{NgramSize: int(n), Unit: unit})
+		s, err := repetition.New(repetition.Params{NgramSize: new(int(n)), Unit: unit})
 		if err != nil {
 			t.Fatal(err)
 		}

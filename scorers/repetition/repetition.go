@@ -35,12 +35,13 @@ import (
 	"unsafe"
 
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/extract"
 )
 
 // Params configures a repetition function.
 type Params struct {
 	// NgramSize is n, in [1, 32]. Default 3 (open-r1's repetition_n_grams).
-	NgramSize int `yaml:"ngram_size,omitempty"`
+	NgramSize *int `yaml:"ngram_size,omitempty"`
 	// MaxPenalty is the score of a completion that is one n-gram repeated:
 	// at most 0. Default −1 (open-r1's repetition_max_penalty).
 	MaxPenalty *float64 `yaml:"max_penalty,omitempty"`
@@ -61,6 +62,7 @@ const maxNgram = 32
 // Scorer scores rollouts for one repetition function. It is safe for
 // concurrent use.
 type Scorer struct {
+	p       Params // with its defaults
 	n       int
 	penalty float64
 	chars   bool
@@ -71,36 +73,35 @@ type Scorer struct {
 	scratch sync.Pool
 }
 
-// New builds a scorer from p, filling in defaults. A bad parameter is
-// reported as a *scorers.ParamError naming its key.
+// New builds a scorer from p, filling in defaults. Bad parameters are
+// reported as a scorers.ParamErrors naming each key.
 func New(p Params) (*Scorer, error) {
-	s := &Scorer{n: p.NgramSize, penalty: -1, seed: maphash.MakeSeed()}
-	s.scratch.New = func() any { return new(scratch) }
-	if s.n == 0 {
-		s.n = 3
+	var bad scorers.ParamErrors
+	p.NgramSize = scorers.Optional(&bad, "ngram_size", p.NgramSize, 3, 1, maxNgram)
+	if f := p.MaxPenalty; f != nil && (!(*f <= 0) || math.IsInf(*f, 0)) {
+		bad.Addf("max_penalty", "%v is not a finite number ≤ 0", *f)
 	}
-	if s.n < 1 || s.n > maxNgram {
-		return nil, &scorers.ParamError{Key: "ngram_size", Err: fmt.Errorf("%d is not in [1, %d]", s.n, maxNgram)}
+	if p.MaxPenalty == nil {
+		p.MaxPenalty = new(-1.0)
 	}
-	if f := p.MaxPenalty; f != nil {
-		if !(*f <= 0) || math.IsInf(*f, 0) {
-			return nil, &scorers.ParamError{Key: "max_penalty", Err: fmt.Errorf("%v is not a finite number ≤ 0", *f)}
-		}
-		s.penalty = *f
-	}
-	unit := p.Unit
-	switch unit {
+	switch p.Unit {
 	case "":
-		unit = Words
-	case Words:
-	case Chars:
-		s.chars = true
+		p.Unit = Words
+	case Words, Chars:
 	default:
-		return nil, &scorers.ParamError{Key: "unit", Err: fmt.Errorf("unknown unit %q (words or chars)", unit)}
+		bad.Addf("unit", "unknown unit %q (words or chars)", p.Unit)
 	}
-	s.short = fmt.Sprintf("shorter than %d %s", s.n, unit)
+	if err := bad.Err(); err != nil {
+		return nil, err
+	}
+	s := &Scorer{p: p, n: *p.NgramSize, penalty: *p.MaxPenalty, chars: p.Unit == Chars, seed: maphash.MakeSeed()}
+	s.scratch.New = func() any { return new(scratch) }
+	s.short = fmt.Sprintf("shorter than %d %s", s.n, p.Unit)
 	return s, nil
 }
+
+// Params returns the parameters s runs with, defaults filled in.
+func (s *Scorer) Params() Params { return s.p }
 
 // Range returns the closed interval every OK value lies in: [MaxPenalty, 0].
 func (s *Scorer) Range() (lo, hi float64) { return s.penalty, 0 }
@@ -263,7 +264,7 @@ func skipSpace(s string, i int) int {
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if !asciiSpace[c] {
+			if extract.PySpace(c) == 0 {
 				return i
 			}
 			i++
@@ -285,7 +286,7 @@ func skipWord(s string, i int) (int, bool) {
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if asciiSpace[c] {
+			if extract.PySpace(c) != 0 {
 				return i, ascii
 			}
 			i++
@@ -299,12 +300,4 @@ func skipWord(s string, i int) (int, bool) {
 		i += size
 	}
 	return i, ascii
-}
-
-// asciiSpace marks the ASCII white space of Python's str.split, which
-// includes the separators U+001C–U+001F; above ASCII it is Unicode
-// White_Space, as unicode.IsSpace.
-var asciiSpace = [utf8.RuneSelf]bool{
-	'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true,
-	0x1c: true, 0x1d: true, 0x1e: true, 0x1f: true,
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"strings"
@@ -67,7 +66,7 @@ func TestOpenR1Parity(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
-		s := scorertest.MustNew(t, repetition.New, repetition.Params{NgramSize: c.NgramSize, MaxPenalty: &c.MaxPenalty})
+		s := scorertest.MustNew(t, repetition.New, repetition.Params{NgramSize: &c.NgramSize, MaxPenalty: &c.MaxPenalty})
 		if got := s.Score(ctx, &scorers.Rollout{Completion: c.Completion}); got.Outcome != scorers.OK || math.Abs(got.Value-c.Want) > 1e-12 {
 			t.Errorf("n=%d max_penalty=%v %q: got %+v, open-r1 %v", c.NgramSize, c.MaxPenalty, c.Completion, got, c.Want)
 		}
@@ -86,7 +85,7 @@ func TestReasons(t *testing.T) {
 	if got := scorertest.MustNew(t, repetition.New, repetition.Params{}).Score(ctx, &scorers.Rollout{Completion: "a b"}); got.Reason != "shorter than 3 words" {
 		t.Errorf("short words: reason %q", got.Reason)
 	}
-	if got := scorertest.MustNew(t, repetition.New, repetition.Params{Unit: repetition.Chars, NgramSize: 5}).Score(ctx, &scorers.Rollout{Completion: "ab"}); got.Reason != "shorter than 5 chars" {
+	if got := scorertest.MustNew(t, repetition.New, repetition.Params{Unit: repetition.Chars, NgramSize: new(5)}).Score(ctx, &scorers.Rollout{Completion: "ab"}); got.Reason != "shorter than 5 chars" {
 		t.Errorf("short chars: reason %q", got.Reason)
 	}
 }
@@ -111,11 +110,11 @@ func TestConformance(t *testing.T) {
 	}
 	for name, p := range map[string]repetition.Params{
 		"default":         {},
-		"unigram":         {NgramSize: 1, MaxPenalty: ptr(-0.5)},
-		"chars":           {Unit: repetition.Chars, NgramSize: 4, MaxPenalty: ptr(-2)},
+		"unigram":         {NgramSize: new(1), MaxPenalty: ptr(-0.5)},
+		"chars":           {Unit: repetition.Chars, NgramSize: new(4), MaxPenalty: ptr(-2)},
 		"no penalty":      {MaxPenalty: ptr(0)},
-		"largest n":       {NgramSize: 32},
-		"largest chars n": {Unit: repetition.Chars, NgramSize: 32},
+		"largest n":       {NgramSize: new(32)},
+		"largest chars n": {Unit: repetition.Chars, NgramSize: new(32)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := scorertest.MustNew(t, repetition.New, p)
@@ -126,25 +125,14 @@ func TestConformance(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		p    repetition.Params
-		key  string
-	}{
-		{"negative n", repetition.Params{NgramSize: -1}, "ngram_size"},
-		{"n too large", repetition.Params{NgramSize: 33}, "ngram_size"},
-		{"positive penalty", repetition.Params{MaxPenalty: ptr(0.5)}, "max_penalty"},
-		{"NaN penalty", repetition.Params{MaxPenalty: ptr(math.NaN())}, "max_penalty"},
-		{"infinite penalty", repetition.Params{MaxPenalty: ptr(math.Inf(-1))}, "max_penalty"},
-		{"unknown unit", repetition.Params{Unit: "tokens"}, "unit"},
-	}
-	for _, c := range cases {
-		_, err := repetition.New(c.p)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key {
-			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
-		}
-	}
+	scorertest.RunRefusals(t, repetition.New, []scorertest.Refusal[repetition.Params]{
+		{Name: "negative n", Params: repetition.Params{NgramSize: new(-1)}, Key: "ngram_size"},
+		{Name: "n too large", Params: repetition.Params{NgramSize: new(33)}, Key: "ngram_size"},
+		{Name: "positive penalty", Params: repetition.Params{MaxPenalty: ptr(0.5)}, Key: "max_penalty"},
+		{Name: "NaN penalty", Params: repetition.Params{MaxPenalty: ptr(math.NaN())}, Key: "max_penalty"},
+		{Name: "infinite penalty", Params: repetition.Params{MaxPenalty: ptr(math.Inf(-1))}, Key: "max_penalty"},
+		{Name: "unknown unit", Params: repetition.Params{Unit: "tokens"}, Key: "unit"},
+	})
 }
 
 func TestConfig(t *testing.T) {
@@ -165,25 +153,5 @@ func TestConfig(t *testing.T) {
 	}
 	if got := fn.Scorer.Score(context.Background(), &scorers.Rollout{Completion: "a b c a b c"}); got.Value != -0.25 {
 		t.Errorf("default Score = %+v, want -0.25", got)
-	}
-}
-
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "ngram_size: 3\nlanguage: zh\n", "language", 2},
-		{"positive penalty", "ngram_size: 3\nmax_penalty: 1\n", "max_penalty", 2},
-		{"wrong type", "ngram_size: three\n", "ngram_size", 1},
-		{"bad unit", "unit: tokens\n", "unit", 1},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(repetition.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
 	}
 }

@@ -3,8 +3,10 @@ package scorertest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +124,68 @@ func RunCases(t *testing.T, factory scorers.Factory, path string, tolerance floa
 				t.Errorf("reason %q, want it to contain %q", got.Reason, c.Reason)
 			}
 		})
+	}
+}
+
+// BadParams is a spec that a kind must refuse, with every problem the
+// refusal must name.
+type BadParams struct {
+	// Name is the subtest's name.
+	Name string
+	// Src is the function's parameters as a config file writes them.
+	Src string
+	// Want is each problem as "key:line", in line order: the refusal names
+	// these problems and no others.
+	Want []string
+	// Mention, when set, is text the error message must hold.
+	Mention string
+}
+
+// RunBadParams compiles each case's parameters through factory, one subtest
+// each, and checks that the error lists exactly the problems the case wants.
+func RunBadParams(t *testing.T, factory scorers.Factory, cases []BadParams) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			_, _, err := Compile(factory, c.Src)
+			if err == nil {
+				t.Fatalf("%q compiles, want problems %v", c.Src, c.Want)
+			}
+			var got []string
+			for _, pe := range scorers.AllParamErrors(err) {
+				got = append(got, fmt.Sprintf("%s:%d", pe.Key, pe.Line))
+			}
+			if !slices.Equal(got, c.Want) {
+				t.Errorf("%q: problems %v (%v), want %v", c.Src, got, err, c.Want)
+			}
+			if !strings.Contains(err.Error(), c.Mention) {
+				t.Errorf("%q: error %q does not mention %s", c.Src, err, c.Mention)
+			}
+		})
+	}
+}
+
+// Refusal is parameters that a kind's constructor must refuse, and a key its
+// refusal must name.
+type Refusal[P any] struct {
+	Name   string
+	Params P
+	Key    string
+}
+
+// RunRefusals calls newScorer, the constructor of the kind under test, on
+// each case's parameters, and checks that it refuses them with a problem on
+// the case's key.
+func RunRefusals[P any, S scorers.Scorer](t *testing.T, newScorer func(P) (S, error), cases []Refusal[P]) {
+	t.Helper()
+	for _, c := range cases {
+		_, err := newScorer(c.Params)
+		keys := []string{}
+		for _, pe := range scorers.AllParamErrors(err) {
+			keys = append(keys, pe.Key)
+		}
+		if !slices.Contains(keys, c.Key) {
+			t.Errorf("%s: New(%+v) gave %v, want a problem on %q", c.Name, c.Params, err, c.Key)
+		}
 	}
 }

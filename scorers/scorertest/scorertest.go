@@ -5,8 +5,12 @@
 //
 // It also holds what the kinds' tests share: the runner of the
 // testdata/cases.json tables of the kinds that compare a completion with a
-// reference (RunCases), the GSM8K test set (GSM8K, GSM8KTexts), and helpers
-// that build scorers and rollouts (MustNew, Compile, Rollout).
+// reference (RunCases), the checks that a kind refuses bad parameters with
+// every problem named (RunBadParams for config text, RunRefusals for a
+// constructor's Params), the GSM8K test set (GSM8K, GSM8KTexts), and helpers
+// that build scorers and rollouts (MustNew, Compile, Rollout). Every kind of
+// builtin.Registry runs Run and RunBadParams from one test in package
+// builtin, so that no kind skips them.
 package scorertest
 
 import (
@@ -37,11 +41,14 @@ func Run(t *testing.T, s scorers.Scorer, rng Range, rollouts []*scorers.Rollout,
 	all := append(append([]*scorers.Rollout(nil), rollouts...), Junk(fieldNames...)...)
 	ctx := context.Background()
 
+	// The results every subtest compares with are computed here, not in a
+	// subtest, so that each subtest also runs alone (go test -run).
 	first := make([]scorers.Result, len(all))
+	for i, r := range all {
+		first[i] = s.Score(ctx, r)
+	}
 	t.Run("range", func(t *testing.T) {
-		for i, r := range all {
-			res := s.Score(ctx, r)
-			first[i] = res
+		for i, res := range first {
 			checkResult(t, i, res, rng)
 		}
 	})

@@ -61,8 +61,8 @@ type Params struct {
 	// own tokenizer) and sacrebleu with tokenize none.
 	Normalize []string `yaml:"normalize,omitempty"`
 	// MaxChars bounds the completion and each reference, in code points: a
-	// longer text is an Error. Default 20,000; at most 200,000.
-	MaxChars int `yaml:"max_chars,omitempty"`
+	// longer text is an Error. In [1, 200,000]; default 20,000.
+	MaxChars *int `yaml:"max_chars,omitempty"`
 }
 
 // Metrics.
@@ -80,6 +80,7 @@ const (
 // Scorer scores rollouts for one similarity function. It is safe for
 // concurrent use.
 type Scorer struct {
+	p         Params // with its defaults
 	metric    string
 	field     string
 	normalize []func(string) string
@@ -88,45 +89,40 @@ type Scorer struct {
 	noReference string
 }
 
-// New builds a scorer from p, filling in defaults. A bad parameter is
-// reported as a *scorers.ParamError naming its key.
+// New builds a scorer from p, filling in defaults. Bad parameters are
+// reported as a scorers.ParamErrors naming each key.
 func New(p Params) (*Scorer, error) {
-	s := &Scorer{metric: p.Metric, field: p.ReferenceField, maxChars: p.MaxChars}
-	switch s.metric {
+	var bad scorers.ParamErrors
+	switch p.Metric {
 	case Fuzzy, RougeL, BLEU:
 	case "":
-		return nil, &scorers.ParamError{Key: "metric", Err: errors.New("is required (fuzzy, rouge_l or bleu)")}
+		bad.Add("metric", errors.New("is required (fuzzy, rouge_l or bleu)"))
 	default:
-		return nil, &scorers.ParamError{Key: "metric", Err: fmt.Errorf("unknown metric %q (fuzzy, rouge_l or bleu)", s.metric)}
+		bad.Addf("metric", "unknown metric %q (fuzzy, rouge_l or bleu)", p.Metric)
 	}
-	if s.field == "" {
-		s.field = "answer"
+	if p.ReferenceField == "" {
+		p.ReferenceField = "answer"
 	}
+	p.MaxChars = scorers.Optional(&bad, "max_chars", p.MaxChars, defaultMaxChars, 1, maxMaxChars)
+	s := &Scorer{p: p, metric: p.Metric, field: p.ReferenceField, maxChars: *p.MaxChars}
 	for _, name := range p.Normalize {
-		var f func(string) string
-		switch name {
-		case "strip":
-			f = extract.Strip
-		case "lower":
-			f = extract.Lower
-		case "whitespace":
-			f = extract.Whitespace
-		case "punctuation":
-			f = extract.Punctuation
-		default:
-			return nil, &scorers.ParamError{Key: "normalize", Err: fmt.Errorf("unknown normalizer %q (one of strip, lower, whitespace, punctuation)", name)}
+		f, ok := extract.Normalizer(name)
+		if !ok {
+			bad.Addf("normalize", "unknown normalizer %q (one of strip, lower, whitespace, punctuation)", name)
+			continue
 		}
 		s.normalize = append(s.normalize, f)
 	}
-	switch {
-	case s.maxChars == 0:
-		s.maxChars = defaultMaxChars
-	case s.maxChars < 0 || s.maxChars > maxMaxChars:
-		return nil, &scorers.ParamError{Key: "max_chars", Err: fmt.Errorf("%d is not in [1, %d]", s.maxChars, maxMaxChars)}
+	if err := bad.Err(); err != nil {
+		return nil, err
 	}
 	s.noReference = fmt.Sprintf("no reference in field %q", s.field)
 	return s, nil
 }
+
+// Params returns the parameters s runs with, defaults filled in. It shares
+// their lists with s: the caller must not change them.
+func (s *Scorer) Params() Params { return s.p }
 
 // Score returns the similarity of the completion to the closest reference,
 // NotApplicable when the row has none, and Error when the reference field

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -64,7 +63,7 @@ func TestParity(t *testing.T) {
 
 func TestReasons(t *testing.T) {
 	ctx := context.Background()
-	s := scorertest.MustNew(t, similarity.New, similarity.Params{Metric: similarity.Fuzzy, ReferenceField: "gold", MaxChars: 10})
+	s := scorertest.MustNew(t, similarity.New, similarity.Params{Metric: similarity.Fuzzy, ReferenceField: "gold", MaxChars: new(10)})
 	if got := s.Score(ctx, &scorers.Rollout{Completion: "x"}); got.Reason != `no reference in field "gold"` {
 		t.Errorf("no reference: reason %q", got.Reason)
 	}
@@ -134,7 +133,7 @@ func TestConformance(t *testing.T) {
 	for _, m := range []string{similarity.Fuzzy, similarity.RougeL, similarity.BLEU} {
 		for name, p := range map[string]similarity.Params{
 			"default":    {Metric: m},
-			"normalized": {Metric: m, Normalize: []string{"strip", "lower", "whitespace", "punctuation"}, MaxChars: 1000},
+			"normalized": {Metric: m, Normalize: []string{"strip", "lower", "whitespace", "punctuation"}, MaxChars: new(1000)},
 		} {
 			t.Run(m+"/"+name, func(t *testing.T) {
 				scorertest.Run(t, scorertest.MustNew(t, similarity.New, p), scorertest.Unit, cases, "answer")
@@ -144,24 +143,13 @@ func TestConformance(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		p    similarity.Params
-		key  string
-	}{
-		{"no metric", similarity.Params{}, "metric"},
-		{"unknown metric", similarity.Params{Metric: "rouge"}, "metric"},
-		{"unknown normalizer", similarity.Params{Metric: similarity.Fuzzy, Normalize: []string{"numeric"}}, "normalize"},
-		{"negative max_chars", similarity.Params{Metric: similarity.Fuzzy, MaxChars: -1}, "max_chars"},
-		{"max_chars too large", similarity.Params{Metric: similarity.Fuzzy, MaxChars: 200001}, "max_chars"},
-	}
-	for _, c := range cases {
-		_, err := similarity.New(c.p)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key {
-			t.Errorf("%s: New gave %v, want a ParamError at %q", c.name, err, c.key)
-		}
-	}
+	scorertest.RunRefusals(t, similarity.New, []scorertest.Refusal[similarity.Params]{
+		{Name: "no metric", Params: similarity.Params{}, Key: "metric"},
+		{Name: "unknown metric", Params: similarity.Params{Metric: "rouge"}, Key: "metric"},
+		{Name: "unknown normalizer", Params: similarity.Params{Metric: similarity.Fuzzy, Normalize: []string{"numeric"}}, Key: "normalize"},
+		{Name: "negative max_chars", Params: similarity.Params{Metric: similarity.Fuzzy, MaxChars: new(-1)}, Key: "max_chars"},
+		{Name: "max_chars too large", Params: similarity.Params{Metric: similarity.Fuzzy, MaxChars: new(200001)}, Key: "max_chars"},
+	})
 }
 
 func TestConfig(t *testing.T) {
@@ -175,25 +163,5 @@ func TestConfig(t *testing.T) {
 	r := &scorers.Rollout{Completion: "The Cat", Fields: map[string]*structpb.Value{"summary": structpb.NewStringValue("the cat")}}
 	if got := s.Score(context.Background(), r); got.Outcome != scorers.OK || got.Value != 1 {
 		t.Errorf("Score = %+v, want 1", got)
-	}
-}
-
-func TestConfigErrors(t *testing.T) {
-	cases := []struct {
-		name, src string
-		key       string
-		line      int
-	}{
-		{"unknown key", "metric: bleu\nsmoothing: exp\n", "smoothing", 2},
-		{"bad metric", "reference_field: answer\nmetric: rouge2\n", "metric", 2},
-		{"bad normalizer", "metric: fuzzy\nnormalize: [lower, stem]\n", "normalize", 2},
-		{"wrong type", "metric: fuzzy\nmax_chars: many\n", "max_chars", 2},
-	}
-	for _, c := range cases {
-		_, _, err := scorertest.Compile(scorers.Kind(similarity.New), c.src)
-		var pe *scorers.ParamError
-		if !errors.As(err, &pe) || pe.Key != c.key || pe.Line != c.line {
-			t.Errorf("%s: got %v (%#v), want a ParamError at %q line %d", c.name, err, pe, c.key, c.line)
-		}
 	}
 }

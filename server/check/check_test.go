@@ -191,6 +191,8 @@ func (f *flaky) Score(context.Context, *scorers.Rollout) scorers.Result {
 	return scorers.Score(float64(f.calls.Add(1)))
 }
 
+func (f *flaky) Params() struct{} { return struct{}{} }
+
 func TestNondeterminismFails(t *testing.T) {
 	reg := builtin.Registry()
 	reg["flaky"] = scorers.Kind(func(struct{}) (*flaky, error) { return &flaky{}, nil })

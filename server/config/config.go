@@ -42,7 +42,8 @@ type Config struct {
 	// Inline says what functions a request may define for itself.
 	Inline Inline
 	// Fingerprint is a stable hash of what the config means (functions,
-	// parameters, weights, aggregation), not of how it is written.
+	// their effective parameters, weights, aggregation, and the limits that
+	// change scores), not of how it is written.
 	Fingerprint string
 }
 
@@ -152,6 +153,15 @@ type Inline struct {
 	CodeExecLimits sandbox.Limits `yaml:"code_exec_limits"`
 }
 
+// Names returns the names of the served functions, in file order.
+func (c *Config) Names() []string {
+	names := make([]string, len(c.Functions))
+	for i, fn := range c.Functions {
+		names[i] = fn.Name
+	}
+	return names
+}
+
 // Allows says whether a request may define a function of kind.
 func (in Inline) Allows(kind string) bool { return slices.Contains(in.Kinds, kind) }
 
@@ -223,19 +233,18 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 		fail(0, 0, "", "", fmt.Errorf("parse YAML: %w", err))
 		return nil, errs
 	}
+	// What decodes is checked too, so that every problem is reported at
+	// once; a key that failed to decode is not checked again.
 	f := file{Limits: DefaultLimits()}
-	if err := scorers.DecodeStrict(&root, &f); err != nil {
-		var pe *scorers.ParamError
-		if errors.As(err, &pe) {
-			fail(pe.Line, pe.Column, "", pe.Key, pe.Err)
-		} else {
-			fail(0, 0, "", "", err)
-		}
-		return nil, errs
+	undecoded := make(map[string]bool)
+	for _, pe := range scorers.AllParamErrors(scorers.DecodeStrict(&root, &f)) {
+		fail(pe.Line, pe.Column, "", pe.Key, pe.Err)
+		top, _, _ := strings.Cut(pe.Key, ".")
+		undecoded[top] = true
 	}
 
 	cfg := &Config{Weights: make(map[string]float64), Aggregation: f.Aggregation, Limits: f.Limits}
-	if len(f.Functions) == 0 {
+	if len(f.Functions) == 0 && !undecoded["functions"] {
 		fail(root.Line, root.Column, "", "functions", errors.New("no functions: a config serves at least one"))
 	}
 	seen := make(map[string]int) // name → line of first definition
@@ -255,20 +264,17 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 		}
 		seen[spec.Name] = node.Line
 		fn, err := reg.Compile(spec)
-		if err != nil {
-			line, col, k := node.Line, node.Column, ""
-			var pe *scorers.ParamError
-			if errors.As(err, &pe) {
-				k = pe.Key
-				if pe.Line > 0 {
-					line, col = pe.Line, pe.Column
-				}
-				err = pe.Err
-				if k == "kind" {
-					line, col = posOf(node, "kind", line, col)
-				}
+		for _, pe := range scorers.AllParamErrors(err) {
+			line, col := node.Line, node.Column
+			if pe.Line > 0 {
+				line, col = pe.Line, pe.Column
 			}
-			fail(line, col, spec.Name, k, err)
+			if pe.Key == "kind" {
+				line, col = posOf(node, "kind", line, col)
+			}
+			fail(line, col, spec.Name, pe.Key, pe.Err)
+		}
+		if err != nil {
 			continue
 		}
 		cfg.Functions = append(cfg.Functions, fn)
@@ -556,8 +562,11 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 func (b ByteSize) String() string { return humanize.IBytes(uint64(b)) }
 
 // fingerprint hashes what the config means: each function's name, kind and
-// canonical parameters in order, the weights by name, and the aggregation.
-// Limits are operational and left out.
+// effective parameters (defaults filled in) in order, the weights by name,
+// the aggregation, and the limits that change a rollout's scores: a
+// completion or prompt over max_completion_bytes or max_prompt_bytes is an
+// ERROR in every function. The other limits bound time, memory and
+// connections, and are left out: a replica with more memory scores the same.
 func fingerprint(cfg *Config) string {
 	h := sha256.New()
 	for _, fn := range cfg.Functions {
@@ -568,5 +577,6 @@ func fingerprint(cfg *Config) string {
 	if a := cfg.Aggregation; a != nil {
 		fmt.Fprintf(h, "aggregation %q %q\n", a.Mode, a.Scale)
 	}
+	fmt.Fprintf(h, "limits max_completion_bytes %d max_prompt_bytes %d\n", cfg.Limits.MaxCompletionBytes, cfg.Limits.MaxPromptBytes)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:32]
 }

@@ -28,12 +28,13 @@ func TestGood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, fn := range cfg.Functions {
-		names = append(names, fn.Name+":"+fn.Kind)
+	if want := []string{"accuracy", "format", "cites"}; !slices.Equal(cfg.Names(), want) {
+		t.Errorf("functions = %v, want %v", cfg.Names(), want)
 	}
-	if want := []string{"accuracy:exact_match", "format:format", "cites:regex"}; !slices.Equal(names, want) {
-		t.Errorf("functions = %v, want %v", names, want)
+	for i, kind := range []string{"exact_match", "format", "regex"} {
+		if got := cfg.Functions[i].Kind; got != kind {
+			t.Errorf("function %s is of kind %s, want %s", cfg.Functions[i].Name, got, kind)
+		}
 	}
 	if w := cfg.Weights; w["accuracy"] != 1 || w["format"] != 0.2 || w["cites"] != 1 {
 		t.Errorf("weights = %v, want accuracy 1, format 0.2, cites 1 (the default)", w)
@@ -70,6 +71,8 @@ func TestFingerprint(t *testing.T) {
 		{"count_target: 3", "count_target: 4"},
 		{"mode: normalize_then_sum", "mode: sum_then_normalize"},
 		{"name: cites", "name: citations"},
+		{"max_rollouts: 4096", "max_rollouts: 4096\n  max_completion_bytes: 30"},
+		{"max_rollouts: 4096", "max_rollouts: 4096\n  max_prompt_bytes: 1000"},
 	} {
 		changed := strings.Replace(string(data), change.from, change.to, 1)
 		c, err := config.Load("changed.yml", []byte(changed), builtin.Registry())
@@ -78,6 +81,40 @@ func TestFingerprint(t *testing.T) {
 		}
 		if c.Fingerprint == a.Fingerprint {
 			t.Errorf("%s → %s did not change the fingerprint", change.from, change.to)
+		}
+	}
+}
+
+// TestFingerprintEffective checks that the fingerprint is of the config a
+// server runs: defaults written out or left out fingerprint the same, and a
+// limit that changes scores changes it while one that does not leaves it.
+func TestFingerprintEffective(t *testing.T) {
+	fingerprint := func(src string) string {
+		t.Helper()
+		cfg, err := config.Load("f.yml", []byte(src), builtin.Registry())
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		return cfg.Fingerprint
+	}
+	const short = "functions:\n  - {name: acc, kind: exact_match}\n"
+	base := fingerprint(short)
+	for _, same := range []string{
+		"functions:\n  - {name: acc, kind: exact_match, reference_field: answer, extract: [none], normalize: [strip], tolerance: 0}\n",
+		short + "limits: {max_completion_bytes: 1048576}\n",
+		short + "limits: {max_connections: 16, request_timeout: 10s, max_inflight_requests: 8}\n",
+	} {
+		if got := fingerprint(same); got != base {
+			t.Errorf("%s\nfingerprints %s, want %s as\n%s", same, got, base, short)
+		}
+	}
+	for _, other := range []string{
+		short + "limits: {max_completion_bytes: 30}\n",
+		short + "limits: {max_prompt_bytes: 30}\n",
+		"functions:\n  - {name: acc, kind: exact_match, normalize: [strip, lower]}\n",
+	} {
+		if got := fingerprint(other); got == base {
+			t.Errorf("%s\nfingerprints as\n%s", other, short)
 		}
 	}
 }
@@ -108,6 +145,15 @@ func TestBad(t *testing.T) {
 			{8, "b", "extract"},
 			{11, "c", "mode"},
 			{13, "", "weights.d"},
+		},
+		"zero-limit.bad.yml": {{6, "", "inline.code_exec_limits.cpu_seconds"}},
+		"one-function-many-problems.bad.yml": {
+			{6, "acc", "normalize"},
+			{7, "acc", "tolerance"},
+			{10, "rep", "ngram_size"},
+			{14, "sim", "max_chars"},
+			{17, "cites", "pattern"},
+			{18, "cites", "modee"},
 		},
 	}
 	files, _ := filepath.Glob("testdata/*.bad.yml")

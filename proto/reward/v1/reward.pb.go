@@ -1152,7 +1152,9 @@ type FunctionInfo struct {
 	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Its weight in aggregation.
 	Weight float64 `protobuf:"fixed64,3,opt,name=weight,proto3" json:"weight,omitempty"`
-	// Its parameters in canonical form (defaults omitted), as YAML.
+	// The parameters it runs with, as YAML: every default filled in, in a
+	// fixed order, so that two configs that mean the same show the same text
+	// (and this text, as the function's parameters, means the same again).
 	ParamsYaml    string `protobuf:"bytes,4,opt,name=params_yaml,json=paramsYaml,proto3" json:"params_yaml,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1221,9 +1223,11 @@ type ListFunctionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The served functions, in config order.
 	Functions []*FunctionInfo `protobuf:"bytes,1,rep,name=functions,proto3" json:"functions,omitempty"`
-	// A stable hash of the canonical config ("sha256:…"): the same for two
-	// config files that mean the same, different when a function, weight or
-	// aggregation setting differs.
+	// A stable hash of the effective config ("sha256:…"): the same for two
+	// config files that mean the same (a default written out or left out),
+	// different when a function, a parameter or its default, a weight, the
+	// aggregation, or a limit that changes scores (max_completion_bytes,
+	// max_prompt_bytes) differs.
 	ConfigFingerprint string `protobuf:"bytes,2,opt,name=config_fingerprint,json=configFingerprint,proto3" json:"config_fingerprint,omitempty"`
 	// The aggregation the server applies when a request asks for it without
 	// naming a mode.

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Style is how a submission is tested.
@@ -93,19 +95,65 @@ func (l Limits) WithDefaults(defaults Limits) Limits {
 
 // Validate reports a limit that is out of range.
 func (l Limits) Validate() error {
-	switch {
-	case l.CPUSeconds <= 0 || l.CPUSeconds > 60:
-		return fmt.Errorf("cpu_seconds must be in (0, 60], got %g", l.CPUSeconds)
-	case l.WallSeconds <= 0 || l.WallSeconds > 120:
-		return fmt.Errorf("wall_seconds must be in (0, 120], got %g", l.WallSeconds)
-	case l.MemoryMB < 32 || l.MemoryMB > 16384:
-		return fmt.Errorf("memory_mb must be in [32, 16384], got %d", l.MemoryMB)
-	case l.OutputKB < 1 || l.OutputKB > 65536:
-		return fmt.Errorf("output_kb must be in [1, 65536], got %d", l.OutputKB)
-	case l.Processes < 1 || l.Processes > 1024:
-		return fmt.Errorf("processes must be in [1, 1024], got %d", l.Processes)
-	case l.TotalOutputKB < 0 || l.TotalOutputKB > maxTotalOutputKB:
-		return fmt.Errorf("total_output_kb must be in [1, %d] (0: the default), got %d", maxTotalOutputKB, l.TotalOutputKB)
+	for _, r := range l.ranges() {
+		if !r.ok() {
+			return fmt.Errorf("%s must be in %s, got %g", r.key, r.interval, r.v)
+		}
+	}
+	return nil
+}
+
+// limitRange is one limit's value and the interval it must lie in.
+type limitRange struct {
+	key, interval string
+	v, lo, hi     float64
+	openLo        bool // lo itself is out
+}
+
+func (r limitRange) ok() bool {
+	return (r.v > r.lo || !r.openLo && r.v == r.lo) && r.v <= r.hi
+}
+
+// ranges lists l's limits with their intervals, by config key. A
+// TotalOutputKB of 0 means its default.
+func (l Limits) ranges() []limitRange {
+	total := limitRange{key: "total_output_kb", interval: fmt.Sprintf("[1, %d]", maxTotalOutputKB), v: float64(l.TotalOutputKB), lo: 1, hi: maxTotalOutputKB}
+	if l.TotalOutputKB == 0 {
+		total.lo = 0
+	}
+	return []limitRange{
+		{key: "cpu_seconds", interval: "(0, 60]", v: l.CPUSeconds, lo: 0, hi: 60, openLo: true},
+		{key: "wall_seconds", interval: "(0, 120]", v: l.WallSeconds, lo: 0, hi: 120, openLo: true},
+		{key: "memory_mb", interval: "[32, 16384]", v: float64(l.MemoryMB), lo: 32, hi: 16384},
+		{key: "output_kb", interval: "[1, 65536]", v: float64(l.OutputKB), lo: 1, hi: 65536},
+		{key: "processes", interval: "[1, 1024]", v: float64(l.Processes), lo: 1, hi: 1024},
+		total,
+	}
+}
+
+// UnmarshalYAML decodes limits as a config writes them. A limit left out is
+// 0 here, and WithDefaults fills it in; a limit written as 0 is refused,
+// naming its range, so that an explicit 0 is never taken for the default.
+func (l *Limits) UnmarshalYAML(n *yaml.Node) error {
+	type plain Limits
+	if err := n.Decode((*plain)(l)); err != nil {
+		return err
+	}
+	var zeros []string // as yaml's type errors, so that they name the key
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var f float64
+		if v.Decode(&f) != nil || f != 0 {
+			continue
+		}
+		for _, r := range l.ranges() {
+			if r.key == k.Value {
+				zeros = append(zeros, fmt.Sprintf("line %d: 0 is not in %s (leave %s out for its default)", v.Line, r.interval, r.key))
+			}
+		}
+	}
+	if len(zeros) > 0 {
+		return &yaml.TypeError{Errors: zeros}
 	}
 	return nil
 }
