@@ -101,39 +101,11 @@ func (e *evaluator) exactOp(n *node, a []value) (value, error) {
 		allExact = allExact && v.r != nil
 	}
 	if !allExact || n.kind == nFunc {
-		fs := make([]float64, len(a))
-		for i, v := range a {
-			fs[i] = v.f
-		}
-		return inexact(floatOp(n, fs)), nil
+		return inexactOp(n, a), nil
 	}
 	switch n.kind {
 	case nAdd, nSub, nMul, nDiv:
-		x, y := a[0].r, a[1].r
-		bits := ratBits(x) + ratBits(y)
-		if bits > maxExactBits {
-			return inexact(floatOp(n, []float64{a[0].f, a[1].f})), nil
-		}
-		// Multiplying (and reducing) big numbers costs about the product of
-		// their sizes in words.
-		if err := e.b.spend(ratWords(x) * ratWords(y) / 16); err != nil {
-			return value{}, err
-		}
-		r := new(big.Rat)
-		switch n.kind {
-		case nAdd:
-			r.Add(x, y)
-		case nSub:
-			r.Sub(x, y)
-		case nMul:
-			r.Mul(x, y)
-		default:
-			if y.Sign() == 0 {
-				return inexact(math.NaN()), nil
-			}
-			r.Quo(x, y)
-		}
-		return exact(r), nil
+		return e.arithmetic(n, a[0], a[1])
 	case nNeg:
 		return exact(new(big.Rat).Neg(a[0].r)), nil
 	case nAbs:
@@ -170,11 +142,46 @@ func (e *evaluator) exactOp(n *node, a []value) (value, error) {
 			}
 		}
 	}
+	return inexactOp(n, a), nil
+}
+
+// inexactOp computes n's operation in floating point.
+func inexactOp(n *node, a []value) value {
 	fs := make([]float64, len(a))
 	for i, v := range a {
 		fs[i] = v.f
 	}
-	return inexact(floatOp(n, fs)), nil
+	return inexact(floatOp(n, fs))
+}
+
+// arithmetic adds, subtracts, multiplies or divides two exact values:
+// exactly while their sizes stay within maxExactBits, and a division by
+// zero is NaN.
+func (e *evaluator) arithmetic(n *node, a, b value) (value, error) {
+	x, y := a.r, b.r
+	if ratBits(x)+ratBits(y) > maxExactBits {
+		return inexact(floatOp(n, []float64{a.f, b.f})), nil
+	}
+	// Multiplying (and reducing) big numbers costs about the product of
+	// their sizes in words.
+	if err := e.b.spend(ratWords(x) * ratWords(y) / 16); err != nil {
+		return value{}, err
+	}
+	r := new(big.Rat)
+	switch n.kind {
+	case nAdd:
+		r.Add(x, y)
+	case nSub:
+		r.Sub(x, y)
+	case nMul:
+		r.Mul(x, y)
+	default:
+		if y.Sign() == 0 {
+			return inexact(math.NaN()), nil
+		}
+		r.Quo(x, y)
+	}
+	return exact(r), nil
 }
 
 // pow raises an exact base to an exact exponent: exactly for an integer
