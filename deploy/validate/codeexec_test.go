@@ -150,11 +150,7 @@ func TestCodeExecChecksCatchMistakes(t *testing.T) {
 	dep := func(objs []Object) *appsv1.Deployment { return find[*appsv1.Deployment](t, objs, "rewardd-code-exec") }
 	rewardd := func(objs []Object) *corev1.Container { return &dep(objs).Spec.Template.Spec.Containers[0] }
 	sc := func(objs []Object) *corev1.SecurityContext { return rewardd(objs).SecurityContext }
-	cases := []struct {
-		name   string
-		mutate func([]Object)
-		want   string
-	}{
+	cases := []mistake{
 		{"privileged", func(o []Object) { sc(o).Privileged = ptr(true) }, "privileged"},
 		{"a capability too many", func(o []Object) {
 			sc(o).Capabilities.Add = append(sc(o).Capabilities.Add, "NET_ADMIN")
@@ -197,19 +193,7 @@ func TestCodeExecChecksCatchMistakes(t *testing.T) {
 			cm.Data["config.yaml"] = "functions:\n  - name: format\n    kind: format\n"
 		}, "no code_exec function"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			objs := buildCode(t)
-			tc.mutate(objs)
-			errs := c.Check(objs)
-			if len(errs) == 0 {
-				t.Fatalf("not caught")
-			}
-			if !slices.ContainsFunc(errs, func(e error) bool { return strings.Contains(e.Error(), tc.want) }) {
-				t.Errorf("caught, but not by the check meant (want %q): %v", tc.want, errs)
-			}
-		})
-	}
+	checkCatches(t, c, buildCode, cases)
 }
 
 // The code-exec replicas pass only the code_exec checks, and the base only
