@@ -342,46 +342,34 @@ func floatOp(n *node, a []float64) float64 {
 	return math.NaN() // a ± left unexpanded, or a structure: not a number
 }
 
+// unary holds the functions of one argument, by name.
+var unary = map[string]func(float64) float64{
+	"sin":    math.Sin,
+	"cos":    math.Cos,
+	"tan":    math.Tan,
+	"sec":    func(x float64) float64 { return 1 / math.Cos(x) },
+	"csc":    func(x float64) float64 { return 1 / math.Sin(x) },
+	"cot":    func(x float64) float64 { return 1 / math.Tan(x) },
+	"arcsin": math.Asin,
+	"arccos": math.Acos,
+	"arctan": math.Atan,
+	"sinh":   math.Sinh,
+	"cosh":   math.Cosh,
+	"tanh":   math.Tanh,
+	"exp":    math.Exp,
+	"ln":     math.Log,
+	"log":    math.Log, // natural, as in SymPy and Math-Verify
+	"lg":     math.Log10,
+	"sqrt":   math.Sqrt,
+}
+
 func function(name string, a []float64) float64 {
 	x := a[0]
-	switch name {
-	case "sin":
-		return math.Sin(x)
-	case "cos":
-		return math.Cos(x)
-	case "tan":
-		return math.Tan(x)
-	case "sec":
-		return 1 / math.Cos(x)
-	case "csc":
-		return 1 / math.Sin(x)
-	case "cot":
-		return 1 / math.Tan(x)
-	case "arcsin":
-		return math.Asin(x)
-	case "arccos":
-		return math.Acos(x)
-	case "arctan":
-		return math.Atan(x)
-	case "sinh":
-		return math.Sinh(x)
-	case "cosh":
-		return math.Cosh(x)
-	case "tanh":
-		return math.Tanh(x)
-	case "exp":
-		return math.Exp(x)
-	case "ln":
-		return math.Log(x)
-	case "lg":
-		return math.Log10(x)
-	case "log":
-		if len(a) == 2 {
-			return math.Log(x) / math.Log(a[1])
-		}
-		return math.Log(x) // natural, as in SymPy and Math-Verify
-	case "sqrt":
-		return math.Sqrt(x)
+	if name == "log" && len(a) == 2 {
+		return math.Log(x) / math.Log(a[1])
+	}
+	if f, ok := unary[name]; ok {
+		return f(x)
 	}
 	return math.NaN()
 }
