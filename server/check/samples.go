@@ -264,26 +264,7 @@ func scoreAlone(ctx context.Context, in Input, name string, rollouts []*rewardv1
 // id, or its prompt when it has none, and a row with neither a group of its
 // own (as server.Service aggregates).
 func groupIndex(rollouts []*rewardv1.Rollout) [][]int {
-	index := make(map[string]int)
-	var groups [][]int
-	for i, r := range rollouts {
-		key := r.GetGroup()
-		if key == "" {
-			key = r.GetPrompt()
-		}
-		if key == "" {
-			groups = append(groups, []int{i})
-			continue
-		}
-		g, ok := index[key]
-		if !ok {
-			g = len(groups)
-			index[key] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
-	}
-	return groups
+	return scorers.GroupIndices(len(rollouts), func(i int) string { return cmp.Or(rollouts[i].GetGroup(), rollouts[i].GetPrompt()) })
 }
 
 // looseRows returns the rows with neither a group nor a prompt.
