@@ -15,144 +15,114 @@ import (
 	"github.com/rewardd/rewardd/server/jsonl"
 )
 
-// protoCodec is grpc's proto codec with three differences. A ScoreRequest,
-// the message the server spends its time on, is decoded by
-// decodeScoreRequest (proto.Unmarshal's result, with far fewer
-// allocations), falling back to proto.Unmarshal for anything unusual. A
-// request that does not decode reaches its handler as an INVALID_ARGUMENT
-// error (see scoreRequest) rather than grpc's INTERNAL. And when a message
-// does not decode because a string field holds invalid UTF-8 (which proto3
-// forbids, and which a buggy client can still send), the error names the
-// field and the offset, e.g. "rollouts[3].completion: invalid UTF-8 at byte
-// 17", instead of only saying that some string field is invalid.
+// protoCodec is grpc's proto codec (newGRPCServer forces it on the server
+// with grpc.ForceServerCodecV2) with three differences, all for the
+// messages the server spends its time on:
 //
-// The unary Score request is also decoded into a buffer that is used again
-// for a later request (see scoreRequest.release), not a fresh one each time.
+//   - A ScoreRequest is decoded by decodeScoreRequest (proto.Unmarshal's
+//     result with far fewer allocations: its strings are substrings of one
+//     copy of the message), falling back to proto.Unmarshal for anything
+//     unusual.
+//   - A ScoreRequest that does not decode is not an error of the codec
+//     (grpc would answer INTERNAL, which says the server is at fault): the
+//     codec records why in its receipts, and the handler answers
+//     INVALID_ARGUMENT. When a string field holds invalid UTF-8 the error
+//     names the field and the offset, e.g. "rollouts[3].completion: invalid
+//     UTF-8 at byte 17".
+//   - A ScoreResponse is encoded by marshalResponse, which writes the
+//     errors maps by hand, into a buffer of grpc's pool.
 type protoCodec struct {
 	encoding.CodecV2
-	// bufs holds *requestMemory: buffers a Score request's bytes were
-	// copied into, with the messages it was decoded into, free to take for
-	// the next one, so that a request's memory is not faulted in afresh
-	// (bench/README.md, "Memory reused between requests"). The pool is
-	// emptied by garbage collection: buffers a burst of large requests
-	// left behind are gone after two GC cycles without them.
-	bufs *sync.Pool
+	receipts *receipts
 }
 
 func newProtoCodec() protoCodec {
-	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), bufs: new(sync.Pool)}
+	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), receipts: &receipts{m: make(map[*rewardv1.ScoreRequest]receipt)}}
 }
 
-// scoreRequest is what the Score and ScoreStream handlers receive: the
-// decoded request, or why its bytes do not decode. grpc reports a codec
-// error as INTERNAL, which says the server is at fault and which clients
-// may retry on every replica; bytes that do not decode are the client's
-// mistake, INVALID_ARGUMENT, so the codec hands the error to the handler
-// instead.
-//
-// The strings of msg may be substrings of a buffer the codec lends: after
-// release, nothing of msg, and nothing made from it without a copy, may be
-// used (the buffer holds the next request).
-//
-// With a ticket, the codec reserves the memory the request takes before it
-// takes it (its copy, its decoded messages), and gives back what of the
-// receive reservation the message did not need; err is then a *MemoryError
-// when that does not fit.
-type scoreRequest struct {
-	msg *rewardv1.ScoreRequest
-	err error // a *RequestError when the message does not decode
-
-	t       *ticket // the request's; nil when nothing is reserved
-	receive int64   // what t holds for the message's bytes as they arrive
-	wire    int     // the message's size, set by Unmarshal
-
-	mem  *requestMemory // lent by the codec; nil when msg owns its strings
-	bufs *sync.Pool
+// receipt is what the codec learned decoding one ScoreRequest that its
+// handler needs: the message's size, the memory the decoded message holds,
+// and why it does not decode (a *RequestError), if it does not.
+type receipt struct {
+	wire  int
+	holds int64
+	err   error
 }
 
-// release gives the request's memory back to the codec.
-func (r *scoreRequest) release() {
-	if r.mem != nil {
-		r.bufs.Put(r.mem)
-	}
-	r.mem, r.msg = nil, nil
+// receipts are the receipts of the ScoreRequests the codec decoded whose
+// handler has not taken them yet. Every ScoreRequest the codec decodes is
+// handed to a handler (grpc calls the unary handler once the message is
+// decoded; ScoreStream receives its own), and each handler takes its
+// message's receipt before anything else, so the map holds only the
+// messages being handed over (TestReceiptsAreTaken).
+type receipts struct {
+	mu sync.Mutex
+	m  map[*rewardv1.ScoreRequest]receipt
+}
+
+func (rs *receipts) put(req *rewardv1.ScoreRequest, r receipt) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.m[req] = r
+}
+
+// take returns req's receipt and forgets it. A message the codec did not
+// decode (a caller within the process) has an empty receipt.
+func (rs *receipts) take(req *rewardv1.ScoreRequest) receipt {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r := rs.m[req]
+	delete(rs.m, req)
+	return r
+}
+
+// pending is how many receipts no handler has taken.
+func (rs *receipts) pending() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.m)
 }
 
 func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	req, ok := v.(*scoreRequest)
+	req, ok := v.(*rewardv1.ScoreRequest)
 	if !ok {
-		return c.unmarshal(data, v)
+		return c.fallback(data, v)
 	}
-	req.msg = new(rewardv1.ScoreRequest)
-	req.wire = data.Len()
-	size := int64(data.Len())
-	if req.t != nil {
-		if err := req.t.reserve(size + size/4); err != nil {
-			req.err = err
-			return nil
-		}
-		req.t.shrink(req.receive - size)
-	}
-	rm, _ := c.bufs.Get().(*requestMemory)
-	if rm == nil {
-		rm = new(requestMemory)
-	}
-	if cap(rm.buf) < data.Len() {
-		// A quarter more than this request needs, so that the next
-		// requests, which a trainer makes of the same size give or take
-		// the lengths of their completions, fit in it too: a buffer too
-		// small for the request at hand is dropped, and a new one is
-		// faulted in page by page.
-		rm.buf = make([]byte, data.Len(), data.Len()+data.Len()/4)
-	}
-	rm.buf = rm.buf[:data.Len()]
-	data.CopyTo(rm.buf)
-	if req.t != nil {
-		// The strings proto.Unmarshal would copy are reserved too; the
-		// decoder that shares the buffer gives them back.
-		if err := req.t.reserve(decodeCost(len(rm.buf), protoShape(rm.buf))); err != nil {
-			c.bufs.Put(rm)
-			req.err = err
-			return nil
+	// Materialize copies the message into a buffer of its own, which the
+	// decoded strings then share: the request holds its copy and what
+	// decoding adds.
+	b := data.Materialize()
+	r := receipt{wire: len(b), holds: int64(len(b)) + decodeCost(len(b), protoShape(b))}
+	if !decodeScoreRequest(b, req) {
+		proto.Reset(req)
+		if err := c.fallback(data, req); err != nil {
+			r.err = invalid("the request does not decode as a reward.v1.ScoreRequest: %v", err)
 		}
 	}
-	if decodeScoreRequest(rm.buf, req.msg, rm) {
-		req.mem, req.bufs = rm, c.bufs
-		if req.t != nil {
-			req.t.shrink(size)
-		}
-		return nil
-	}
-	// proto.Unmarshal copies what it keeps: the memory is free again.
-	c.bufs.Put(rm)
-	proto.Reset(req.msg)
-	if err := c.fallback(data, req.msg); err != nil {
-		req.err = invalid("the request does not decode as a reward.v1.ScoreRequest: %v", err)
-	}
+	c.receipts.put(req, r)
 	return nil
 }
 
-// encodedResponse is a response already in its wire form (see
-// scoreHandler); Marshal sends it as it is.
-type encodedResponse struct{ mem.Buffer }
-
 func (c protoCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if r, ok := v.(encodedResponse); ok {
-		return mem.BufferSlice{r.Buffer}, nil
+	resp, ok := v.(*rewardv1.ScoreResponse)
+	if !ok {
+		return c.CodecV2.Marshal(v)
 	}
-	return c.CodecV2.Marshal(v)
-}
-
-func (c protoCodec) unmarshal(data mem.BufferSlice, v any) error {
-	if req, ok := v.(*rewardv1.ScoreRequest); ok {
-		// Materialize copies the message into a buffer of its own, which
-		// the decoded strings then share.
-		if decodeScoreRequest(data.Materialize(), req, nil) {
-			return nil
+	pool := mem.DefaultBufferPool()
+	var buf *[]byte
+	b, err := marshalResponse(resp, func(size int) []byte {
+		buf = pool.Get(size)
+		return *buf
+	})
+	if err != nil {
+		if buf != nil {
+			pool.Put(buf)
 		}
-		proto.Reset(req)
+		return nil, err
 	}
-	return c.fallback(data, v)
+	// grpc gives the buffer back to the pool once it is written.
+	*buf = b
+	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
 // fallback decodes with proto.Unmarshal, naming the field when a string is

@@ -141,23 +141,27 @@ limits: {max_rollouts: 50000}
 
 		// gRPC: the codec's copy, the decoded request, the scoring.
 		before := live()
-		in := new(scoreRequest)
-		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, in); err != nil || in.err != nil {
-			t.Fatalf("%s: decode: %v %v", name, err, in.err)
+		in := new(rewardv1.ScoreRequest)
+		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, in); err != nil {
+			t.Fatalf("%s: decode: %v", name, err)
 		}
-		resp, err := svc.Score(context.Background(), in.msg)
+		receipt := codec.receipts.take(in)
+		if receipt.err != nil {
+			t.Fatalf("%s: decode: %v", name, receipt.err)
+		}
+		resp, err := svc.Score(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		held := live() - before
-		reserved := int64(len(wire)+len(wire)/4) + decodeCost(len(wire), protoShape(wire)) + scoringCost(n, tasks) + expansion
+		reserved := receipt.holds + scoringCost(n, tasks) + expansion
 		if held > reserved {
 			t.Errorf("%s over gRPC: holds %d bytes, reserved %d", name, held, reserved)
 		}
 		t.Logf("%-36s gRPC: %6.1f MiB message, holds %6.1f MiB, reserves %6.1f MiB", name, float64(len(wire))/(1<<20), float64(held)/(1<<20), float64(reserved)/(1<<20))
 		runtime.KeepAlive(resp)
-		in.release()
-		resp = nil
+		runtime.KeepAlive(in)
+		in, resp = nil, nil
 
 		// JSON: the body, the decoded request, the scoring.
 		before = live()
