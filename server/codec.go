@@ -16,64 +16,57 @@ import (
 )
 
 // protoCodec is grpc's proto codec (newGRPCServer forces it on the server
-// with grpc.ForceServerCodecV2) with three differences, all for the
+// with grpc.ForceServerCodecV2) with two differences, both for the
 // messages the server spends its time on:
 //
-//   - A ScoreRequest is decoded by decodeScoreRequest (proto.Unmarshal's
-//     result with far fewer allocations: its strings are substrings of one
-//     copy of the message), falling back to proto.Unmarshal for anything
-//     unusual.
-//   - A ScoreRequest that does not decode is not an error of the codec
-//     (grpc would answer INTERNAL, which says the server is at fault): the
-//     codec records why in its receipts, and the handler answers
-//     INVALID_ARGUMENT. When a string field holds invalid UTF-8 the error
-//     names the field and the offset, e.g. "rollouts[3].completion: invalid
-//     UTF-8 at byte 17".
+//   - A ScoreRequest is not decoded by the codec: Unmarshal keeps the
+//     message's bytes in its receipts, and the handler decodes them
+//     (grpcService.received, decodeRequest) once the request's admission
+//     has reserved the memory decoding takes, and answers bytes that do
+//     not decode with INVALID_ARGUMENT (an error of the codec would reach
+//     the client as grpc's INTERNAL, which says the server is at fault).
 //   - A ScoreResponse is encoded by marshalResponse, which writes the
 //     errors maps by hand, into a buffer of grpc's pool.
+//
+// Other messages that do not decode because a string field holds invalid
+// UTF-8 get an error naming the field and the offset.
 type protoCodec struct {
 	encoding.CodecV2
 	receipts *receipts
 }
 
 func newProtoCodec() protoCodec {
-	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), receipts: &receipts{m: make(map[*rewardv1.ScoreRequest]receipt)}}
+	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), receipts: &receipts{m: make(map[*rewardv1.ScoreRequest]mem.BufferSlice)}}
 }
 
-// receipt is what the codec learned decoding one ScoreRequest that its
-// handler needs: the message's size, the memory the decoded message holds,
-// and why it does not decode (a *RequestError), if it does not.
-type receipt struct {
-	wire  int
-	holds int64
-	err   error
-}
-
-// receipts are the receipts of the ScoreRequests the codec decoded whose
-// handler has not taken them yet. Every ScoreRequest the codec decodes is
-// handed to a handler (grpc calls the unary handler once the message is
-// decoded; ScoreStream receives its own), and each handler takes its
-// message's receipt before anything else, so the map holds only the
-// messages being handed over (TestReceiptsAreTaken).
+// receipts hold the bytes of the ScoreRequests grpc asked the codec to
+// decode, by message, until the message's handler takes them. Every such
+// message is handed to a handler (grpc calls the unary handler once the
+// message is in; ScoreStream receives its own), and each handler takes its
+// message's bytes before anything else (TestReceiptsAreTaken), so the map
+// holds only the messages being handed over. The bytes are grpc's buffers,
+// referenced until the taker frees them.
 type receipts struct {
 	mu sync.Mutex
-	m  map[*rewardv1.ScoreRequest]receipt
+	m  map[*rewardv1.ScoreRequest]mem.BufferSlice
 }
 
-func (rs *receipts) put(req *rewardv1.ScoreRequest, r receipt) {
+func (rs *receipts) put(req *rewardv1.ScoreRequest, data mem.BufferSlice) {
+	data.Ref()
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.m[req] = r
+	rs.m[req] = data
 }
 
-// take returns req's receipt and forgets it. A message the codec did not
-// decode (a caller within the process) has an empty receipt.
-func (rs *receipts) take(req *rewardv1.ScoreRequest) receipt {
+// take returns the bytes received for req, which the caller frees, and
+// forgets them. ok is false for a message the codec did not receive (one
+// made within the process).
+func (rs *receipts) take(req *rewardv1.ScoreRequest) (data mem.BufferSlice, ok bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	r := rs.m[req]
+	data, ok = rs.m[req]
 	delete(rs.m, req)
-	return r
+	return data, ok
 }
 
 // pending is how many receipts no handler has taken.
@@ -84,23 +77,30 @@ func (rs *receipts) pending() int {
 }
 
 func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	req, ok := v.(*rewardv1.ScoreRequest)
-	if !ok {
-		return c.fallback(data, v)
+	if req, ok := v.(*rewardv1.ScoreRequest); ok {
+		c.receipts.put(req, data)
+		return nil
 	}
-	// Materialize copies the message into a buffer of its own, which the
-	// decoded strings then share: the request holds its copy and what
-	// decoding adds.
-	b := data.Materialize()
-	r := receipt{wire: len(b), holds: int64(len(b)) + decodeCost(len(b), protoShape(b))}
-	if !decodeScoreRequest(b, req) {
-		proto.Reset(req)
-		if err := c.fallback(data, req); err != nil {
-			r.err = invalid("the request does not decode as a reward.v1.ScoreRequest: %v", err)
-		}
+	return c.fallback(data, v)
+}
+
+// decodeRequest decodes b, the wire form of a ScoreRequest, into the empty
+// req: with decodeScoreRequest, whose strings are substrings of b, or for
+// what it does not handle with proto.Unmarshal. Bytes that do not decode
+// are a *RequestError, which names the field when a string is not UTF-8.
+func decodeRequest(b []byte, req *rewardv1.ScoreRequest) error {
+	if decodeScoreRequest(b, req) {
+		return nil
 	}
-	c.receipts.put(req, r)
-	return nil
+	proto.Reset(req)
+	err := proto.Unmarshal(b, req)
+	if err == nil {
+		return nil
+	}
+	if where := invalidUTF8(b, req.ProtoReflect().Descriptor(), ""); where != "" {
+		err = fmt.Errorf("%s (%w)", where, err)
+	}
+	return invalid("the request does not decode as a reward.v1.ScoreRequest: %v", err)
 }
 
 func (c protoCodec) Marshal(v any) (mem.BufferSlice, error) {

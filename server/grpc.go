@@ -100,8 +100,8 @@ func newGRPCService(svc *Service, m *transportMetrics, log *zap.Logger, auth *Au
 }
 
 // Score scores one batch. The tap has admitted the call (its ticket is in
-// ctx, holding limits.max_message_bytes for the message) and the codec has
-// decoded req.
+// ctx, holding limits.max_message_bytes for the message) and req is yet to
+// be decoded from the bytes the codec received (received).
 func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
 	// The message is in: the read timeout no longer applies.
 	stopReadTimeout(ctx)
@@ -111,23 +111,34 @@ func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*r
 	return g.svc.Score(ctx, req)
 }
 
-// received takes req's receipt from the codec and moves t's reservation
-// from the message as it arrives (limits.max_message_bytes) to what the
-// decoded request holds. It fails with the receipt's *RequestError when
-// the message does not decode, or a *MemoryError when the decoded request
-// does not fit in the budget. A nil t (no tap) reserves nothing.
+// received decodes req from the bytes the codec received for it. With a
+// ticket t (the call's, holding limits.max_message_bytes for the bytes as
+// they arrived), it first reserves what decoding holds: the copy the
+// request's strings share, and what decodeCost bounds; then it gives back
+// the arrival's reservation. It fails with a *MemoryError when that does
+// not fit, or a *RequestError when the bytes do not decode. A message the
+// codec did not receive is left as it is.
 func (g *grpcService) received(t *ticket, req *rewardv1.ScoreRequest) error {
-	r := g.codec.receipts.take(req)
-	if r.err != nil {
-		return r.err
-	}
-	if t == nil {
+	data, ok := g.codec.receipts.take(req)
+	if !ok {
 		return nil
 	}
-	receive := int64(g.svc.limits().MaxMessageBytes)
-	err := t.reserve(r.holds)
-	t.shrink(receive)
-	return err
+	if t != nil {
+		if err := t.reserve(int64(data.Len())); err != nil {
+			data.Free()
+			return err
+		}
+	}
+	b := data.Materialize()
+	data.Free()
+	if t != nil {
+		err := t.reserve(decodeCost(len(b), protoShape(b)))
+		t.shrink(int64(g.svc.limits().MaxMessageBytes))
+		if err != nil {
+			return err
+		}
+	}
+	return decodeRequest(b, req)
 }
 
 func (g *grpcService) ListFunctions(ctx context.Context, req *rewardv1.ListFunctionsRequest) (*rewardv1.ListFunctionsResponse, error) {

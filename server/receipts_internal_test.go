@@ -30,8 +30,8 @@ func (wireCodec) Unmarshal(data []byte, v any) error {
 }
 func (wireCodec) Name() string { return "proto" }
 
-// TestReceiptsAreTaken: every ScoreRequest the codec decodes has its
-// receipt taken by its handler, whether it decodes or not, over Score and
+// TestReceiptsAreTaken: the bytes the codec receives for every ScoreRequest
+// are taken by its handler, whether they decode or not, over Score and
 // ScoreStream, so the codec keeps nothing of a call once it is answered.
 func TestReceiptsAreTaken(t *testing.T) {
 	cfg, err := config.Load("t.yml", []byte("functions:\n  - {name: accuracy, kind: exact_match, reference_field: answer}\n"), builtin.Registry())
