@@ -27,9 +27,6 @@ import (
 //     the client as grpc's INTERNAL, which says the server is at fault).
 //   - A ScoreResponse is encoded by marshalResponse, which writes the
 //     errors maps by hand, into a buffer of grpc's pool.
-//
-// Other messages that do not decode because a string field holds invalid
-// UTF-8 get an error naming the field and the offset.
 type protoCodec struct {
 	encoding.CodecV2
 	receipts *receipts
@@ -81,7 +78,7 @@ func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		c.receipts.put(req, data)
 		return nil
 	}
-	return c.fallback(data, v)
+	return c.CodecV2.Unmarshal(data, v)
 }
 
 // decodeRequest decodes b, the wire form of a ScoreRequest, into the empty
@@ -123,21 +120,6 @@ func (c protoCodec) Marshal(v any) (mem.BufferSlice, error) {
 	// grpc gives the buffer back to the pool once it is written.
 	*buf = b
 	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
-}
-
-// fallback decodes with proto.Unmarshal, naming the field when a string is
-// not UTF-8.
-func (c protoCodec) fallback(data mem.BufferSlice, v any) error {
-	err := c.CodecV2.Unmarshal(data, v)
-	if err == nil {
-		return nil
-	}
-	if m, ok := v.(proto.Message); ok {
-		if where := invalidUTF8(data.Materialize(), m.ProtoReflect().Descriptor(), ""); where != "" {
-			return fmt.Errorf("%s (%w)", where, err)
-		}
-	}
-	return err
 }
 
 // invalidUTF8 walks the wire encoding of a message of type md and returns
