@@ -137,7 +137,7 @@ limits: {max_rollouts: 50000}
 		expansion := expansionCost(req)
 		req = nil
 
-		// gRPC: the codec's copy, the decoded request, the scoring.
+		// gRPC: the handler's copy, the decoded request, the scoring.
 		before := live()
 		in := new(rewardv1.ScoreRequest)
 		b := append([]byte(nil), wire...) // grpcService.received's copy

@@ -38,16 +38,9 @@ func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest) bool {
 		return true
 	}
 	d := wireDecoder{b: b, s: unsafe.String(&b[0], len(b))}
-	n := 0
-	for i := 0; i < len(b); {
-		num, typ, _, _, next := d.field(i, len(b))
-		if next < 0 {
-			return false
-		}
-		if num == 2 && typ == protowire.BytesType {
-			n++
-		}
-		i = next
+	n, ok := d.rolloutCount()
+	if !ok {
+		return false
 	}
 	if n > 0 {
 		d.rollouts, m.Rollouts = make([]rewardv1.Rollout, n), make([]*rewardv1.Rollout, 0, n)
@@ -114,6 +107,23 @@ func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest) bool {
 		}
 	}
 	return true
+}
+
+// rolloutCount counts the rollouts of the ScoreRequest in d.b, or returns
+// false when its fields do not parse.
+func (d *wireDecoder) rolloutCount() (int, bool) {
+	n := 0
+	for i := 0; i < len(d.b); {
+		num, typ, _, _, next := d.field(i, len(d.b))
+		if next < 0 {
+			return 0, false
+		}
+		if num == 2 && typ == protowire.BytesType {
+			n++
+		}
+		i = next
+	}
+	return n, true
 }
 
 // wireDecoder reads the wire form in b; s is the same bytes as a string,
