@@ -15,159 +15,111 @@ import (
 	"github.com/rewardd/rewardd/server/jsonl"
 )
 
-// protoCodec is grpc's proto codec with three differences. A ScoreRequest,
-// the message the server spends its time on, is decoded by
-// decodeScoreRequest (proto.Unmarshal's result, with far fewer
-// allocations), falling back to proto.Unmarshal for anything unusual. A
-// request that does not decode reaches its handler as an INVALID_ARGUMENT
-// error (see scoreRequest) rather than grpc's INTERNAL. And when a message
-// does not decode because a string field holds invalid UTF-8 (which proto3
-// forbids, and which a buggy client can still send), the error names the
-// field and the offset, e.g. "rollouts[3].completion: invalid UTF-8 at byte
-// 17", instead of only saying that some string field is invalid.
+// protoCodec is grpc's proto codec (newGRPCServer forces it on the server
+// with grpc.ForceServerCodecV2) with two differences, both for the
+// messages the server spends its time on:
 //
-// The unary Score request is also decoded into a buffer that is used again
-// for a later request (see scoreRequest.release), not a fresh one each time.
+//   - A ScoreRequest is not decoded by the codec: Unmarshal keeps the
+//     message's bytes in its receipts, and the handler decodes them
+//     (grpcService.received, decodeRequest) once the request's admission
+//     has reserved the memory decoding takes, and answers bytes that do
+//     not decode with INVALID_ARGUMENT (an error of the codec would reach
+//     the client as grpc's INTERNAL, which says the server is at fault).
+//   - A ScoreResponse is encoded by marshalResponse, which writes the
+//     errors maps by hand, into a buffer of grpc's pool.
 type protoCodec struct {
 	encoding.CodecV2
-	// bufs holds *requestMemory: buffers a Score request's bytes were
-	// copied into, with the messages it was decoded into, free to take for
-	// the next one, so that a request's memory is not faulted in afresh
-	// (bench/README.md, "Memory reused between requests"). The pool is
-	// emptied by garbage collection: buffers a burst of large requests
-	// left behind are gone after two GC cycles without them.
-	bufs *sync.Pool
+	receipts *receipts
 }
 
 func newProtoCodec() protoCodec {
-	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), bufs: new(sync.Pool)}
+	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), receipts: &receipts{m: make(map[*rewardv1.ScoreRequest]mem.BufferSlice)}}
 }
 
-// scoreRequest is what the Score and ScoreStream handlers receive: the
-// decoded request, or why its bytes do not decode. grpc reports a codec
-// error as INTERNAL, which says the server is at fault and which clients
-// may retry on every replica; bytes that do not decode are the client's
-// mistake, INVALID_ARGUMENT, so the codec hands the error to the handler
-// instead.
-//
-// The strings of msg may be substrings of a buffer the codec lends: after
-// release, nothing of msg, and nothing made from it without a copy, may be
-// used (the buffer holds the next request).
-//
-// With a ticket, the codec reserves the memory the request takes before it
-// takes it (its copy, its decoded messages), and gives back what of the
-// receive reservation the message did not need; err is then a *MemoryError
-// when that does not fit.
-type scoreRequest struct {
-	msg *rewardv1.ScoreRequest
-	err error // a *RequestError when the message does not decode
-
-	t       *ticket // the request's; nil when nothing is reserved
-	receive int64   // what t holds for the message's bytes as they arrive
-	wire    int     // the message's size, set by Unmarshal
-
-	mem  *requestMemory // lent by the codec; nil when msg owns its strings
-	bufs *sync.Pool
+// receipts hold the bytes of the ScoreRequests grpc asked the codec to
+// decode, by message, until the message's handler takes them. Every such
+// message is handed to a handler (grpc calls the unary handler once the
+// message is in; ScoreStream receives its own), and each handler takes its
+// message's bytes before anything else (TestReceiptsAreTaken), so the map
+// holds only the messages being handed over. The bytes are grpc's buffers,
+// referenced until the taker frees them.
+type receipts struct {
+	mu sync.Mutex
+	m  map[*rewardv1.ScoreRequest]mem.BufferSlice
 }
 
-// release gives the request's memory back to the codec.
-func (r *scoreRequest) release() {
-	if r.mem != nil {
-		r.bufs.Put(r.mem)
-	}
-	r.mem, r.msg = nil, nil
+func (rs *receipts) put(req *rewardv1.ScoreRequest, data mem.BufferSlice) {
+	data.Ref()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.m[req] = data
+}
+
+// take returns the bytes received for req, which the caller frees, and
+// forgets them. ok is false for a message the codec did not receive (one
+// made within the process).
+func (rs *receipts) take(req *rewardv1.ScoreRequest) (data mem.BufferSlice, ok bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	data, ok = rs.m[req]
+	delete(rs.m, req)
+	return data, ok
+}
+
+// pending is how many receipts no handler has taken.
+func (rs *receipts) pending() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.m)
 }
 
 func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	req, ok := v.(*scoreRequest)
-	if !ok {
-		return c.unmarshal(data, v)
-	}
-	req.msg = new(rewardv1.ScoreRequest)
-	req.wire = data.Len()
-	size := int64(data.Len())
-	if req.t != nil {
-		if err := req.t.reserve(size + size/4); err != nil {
-			req.err = err
-			return nil
-		}
-		req.t.shrink(req.receive - size)
-	}
-	rm, _ := c.bufs.Get().(*requestMemory)
-	if rm == nil {
-		rm = new(requestMemory)
-	}
-	if cap(rm.buf) < data.Len() {
-		// A quarter more than this request needs, so that the next
-		// requests, which a trainer makes of the same size give or take
-		// the lengths of their completions, fit in it too: a buffer too
-		// small for the request at hand is dropped, and a new one is
-		// faulted in page by page.
-		rm.buf = make([]byte, data.Len(), data.Len()+data.Len()/4)
-	}
-	rm.buf = rm.buf[:data.Len()]
-	data.CopyTo(rm.buf)
-	if req.t != nil {
-		// The strings proto.Unmarshal would copy are reserved too; the
-		// decoder that shares the buffer gives them back.
-		if err := req.t.reserve(decodeCost(len(rm.buf), protoShape(rm.buf))); err != nil {
-			c.bufs.Put(rm)
-			req.err = err
-			return nil
-		}
-	}
-	if decodeScoreRequest(rm.buf, req.msg, rm) {
-		req.mem, req.bufs = rm, c.bufs
-		if req.t != nil {
-			req.t.shrink(size)
-		}
+	if req, ok := v.(*rewardv1.ScoreRequest); ok {
+		c.receipts.put(req, data)
 		return nil
 	}
-	// proto.Unmarshal copies what it keeps: the memory is free again.
-	c.bufs.Put(rm)
-	proto.Reset(req.msg)
-	if err := c.fallback(data, req.msg); err != nil {
-		req.err = invalid("the request does not decode as a reward.v1.ScoreRequest: %v", err)
-	}
-	return nil
+	return c.CodecV2.Unmarshal(data, v)
 }
 
-// encodedResponse is a response already in its wire form (see
-// scoreHandler); Marshal sends it as it is.
-type encodedResponse struct{ mem.Buffer }
-
-func (c protoCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if r, ok := v.(encodedResponse); ok {
-		return mem.BufferSlice{r.Buffer}, nil
+// decodeRequest decodes b, the wire form of a ScoreRequest, into the empty
+// req: with decodeScoreRequest, whose strings are substrings of b, or for
+// what it does not handle with proto.Unmarshal. Bytes that do not decode
+// are a *RequestError, which names the field when a string is not UTF-8.
+func decodeRequest(b []byte, req *rewardv1.ScoreRequest) error {
+	if decodeScoreRequest(b, req) {
+		return nil
 	}
-	return c.CodecV2.Marshal(v)
-}
-
-func (c protoCodec) unmarshal(data mem.BufferSlice, v any) error {
-	if req, ok := v.(*rewardv1.ScoreRequest); ok {
-		// Materialize copies the message into a buffer of its own, which
-		// the decoded strings then share.
-		if decodeScoreRequest(data.Materialize(), req, nil) {
-			return nil
-		}
-		proto.Reset(req)
-	}
-	return c.fallback(data, v)
-}
-
-// fallback decodes with proto.Unmarshal, naming the field when a string is
-// not UTF-8.
-func (c protoCodec) fallback(data mem.BufferSlice, v any) error {
-	err := c.CodecV2.Unmarshal(data, v)
+	proto.Reset(req)
+	err := proto.Unmarshal(b, req)
 	if err == nil {
 		return nil
 	}
-	if m, ok := v.(proto.Message); ok {
-		if where := invalidUTF8(data.Materialize(), m.ProtoReflect().Descriptor(), ""); where != "" {
-			return fmt.Errorf("%s (%w)", where, err)
-		}
+	if where := invalidUTF8(b, req.ProtoReflect().Descriptor(), ""); where != "" {
+		err = fmt.Errorf("%s (%w)", where, err)
 	}
-	return err
+	return invalid("the request does not decode as a reward.v1.ScoreRequest: %v", err)
+}
+
+func (c protoCodec) Marshal(v any) (mem.BufferSlice, error) {
+	resp, ok := v.(*rewardv1.ScoreResponse)
+	if !ok {
+		return c.CodecV2.Marshal(v)
+	}
+	pool := mem.DefaultBufferPool()
+	var buf *[]byte
+	b, err := marshalResponse(resp, func(size int) []byte {
+		buf = pool.Get(size)
+		return *buf
+	})
+	if err != nil {
+		if buf != nil {
+			pool.Put(buf)
+		}
+		return nil, err
+	}
+	// grpc gives the buffer back to the pool once it is written.
+	*buf = b
+	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
 // invalidUTF8 walks the wire encoding of a message of type md and returns

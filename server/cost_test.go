@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -124,7 +123,6 @@ limits: {max_rollouts: 50000}
 		t.Fatal(err)
 	}
 	svc := srv.Service()
-	codec := newProtoCodec()
 	tasks := len(cfg.Functions)
 	for name, req := range costShapes() {
 		wire, err := proto.Marshal(req)
@@ -139,25 +137,26 @@ limits: {max_rollouts: 50000}
 		expansion := expansionCost(req)
 		req = nil
 
-		// gRPC: the codec's copy, the decoded request, the scoring.
+		// gRPC: the handler's copy, the decoded request, the scoring.
 		before := live()
-		in := new(scoreRequest)
-		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, in); err != nil || in.err != nil {
-			t.Fatalf("%s: decode: %v %v", name, err, in.err)
+		in := new(rewardv1.ScoreRequest)
+		b := append([]byte(nil), wire...) // grpcService.received's copy
+		if err := decodeRequest(b, in); err != nil {
+			t.Fatalf("%s: decode: %v", name, err)
 		}
-		resp, err := svc.Score(context.Background(), in.msg)
+		resp, err := svc.Score(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		held := live() - before
-		reserved := int64(len(wire)+len(wire)/4) + decodeCost(len(wire), protoShape(wire)) + scoringCost(n, tasks) + expansion
+		reserved := int64(len(wire)) + decodeCost(len(wire), protoShape(wire)) + scoringCost(n, tasks) + expansion
 		if held > reserved {
 			t.Errorf("%s over gRPC: holds %d bytes, reserved %d", name, held, reserved)
 		}
 		t.Logf("%-36s gRPC: %6.1f MiB message, holds %6.1f MiB, reserves %6.1f MiB", name, float64(len(wire))/(1<<20), float64(held)/(1<<20), float64(reserved)/(1<<20))
 		runtime.KeepAlive(resp)
-		in.release()
-		resp = nil
+		runtime.KeepAlive(in)
+		in, resp, b = nil, nil, nil
 
 		// JSON: the body, the decoded request, the scoring.
 		before = live()

@@ -14,8 +14,6 @@ import (
 
 // decodeScoreRequest decodes b, the wire form of a ScoreRequest, into the
 // empty message m as proto.Unmarshal would, for the shapes trainers send.
-// The Rollout messages are taken from mem when it is not nil (and then live
-// as long as mem's next use), and allocated otherwise.
 // It is the server's hot path: proto.Unmarshal spends most of a Score call
 // allocating a string per field and a map entry per row column (about 14
 // allocations per rollout, 40% of the CPU of a loopback load); this makes
@@ -34,26 +32,18 @@ import (
 // expands it.
 //
 // Whatever keeps a request's string beyond the request must strings.Clone
-// it: a unary Score request's b holds the next request once this one is
-// answered (protoCodec.bufs), and any other b would stay alive whole.
-func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest, mem *requestMemory) bool {
+// it, or it keeps the whole of b alive.
+func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest) bool {
 	if len(b) == 0 {
 		return true
 	}
 	d := wireDecoder{b: b, s: unsafe.String(&b[0], len(b))}
-	n := 0
-	for i := 0; i < len(b); {
-		num, typ, _, _, next := d.field(i, len(b))
-		if next < 0 {
-			return false
-		}
-		if num == 2 && typ == protowire.BytesType {
-			n++
-		}
-		i = next
+	n, ok := d.rolloutCount()
+	if !ok {
+		return false
 	}
 	if n > 0 {
-		d.rollouts, m.Rollouts = mem.rollouts(n)
+		d.rollouts, m.Rollouts = make([]rewardv1.Rollout, n), make([]*rewardv1.Rollout, 0, n)
 	}
 	for i := 0; i < len(b); {
 		num, typ, vs, ve, next := d.field(i, len(b))
@@ -119,29 +109,21 @@ func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest, mem *requestMemory) 
 	return true
 }
 
-// requestMemory is the memory one request is decoded into, used again for a
-// later request (see protoCodec.bufs).
-type requestMemory struct {
-	buf  []byte // the request's wire form
-	slab []rewardv1.Rollout
-	ptrs []*rewardv1.Rollout
-}
-
-// rollouts returns n empty Rollouts and an empty slice with room for n
-// pointers, from mem's slabs when they are large enough. A nil mem
-// allocates them.
-func (mem *requestMemory) rollouts(n int) ([]rewardv1.Rollout, []*rewardv1.Rollout) {
-	if mem == nil {
-		return make([]rewardv1.Rollout, n), make([]*rewardv1.Rollout, 0, n)
+// rolloutCount counts the rollouts of the ScoreRequest in d.b, or returns
+// false when its fields do not parse.
+func (d *wireDecoder) rolloutCount() (int, bool) {
+	n := 0
+	for i := 0; i < len(d.b); {
+		num, typ, _, _, next := d.field(i, len(d.b))
+		if next < 0 {
+			return 0, false
+		}
+		if num == 2 && typ == protowire.BytesType {
+			n++
+		}
+		i = next
 	}
-	if cap(mem.slab) < n {
-		mem.slab = make([]rewardv1.Rollout, n)
-		mem.ptrs = make([]*rewardv1.Rollout, 0, n)
-	} else {
-		mem.slab = mem.slab[:n]
-		clear(mem.slab)
-	}
-	return mem.slab, mem.ptrs[:0]
+	return n, true
 }
 
 // wireDecoder reads the wire form in b; s is the same bytes as a string,

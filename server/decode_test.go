@@ -19,25 +19,6 @@ type decodeCase struct {
 	fast bool
 }
 
-// usedMemory returns memory every case decodeScoreRequest decodes itself
-// was decoded into, all at once (concatenated messages merge), as the codec
-// lends memory a larger request used before.
-func usedMemory(t testing.TB, cases []decodeCase) *requestMemory {
-	t.Helper()
-	var full []byte
-	for _, c := range cases {
-		if c.fast {
-			full = append(full, c.wire...)
-		}
-	}
-	mem := new(requestMemory)
-	var m rewardv1.ScoreRequest
-	if !decodeScoreRequest(append([]byte(nil), full...), &m, mem) {
-		t.Fatal("the cases decodeScoreRequest decodes, concatenated, did not decode")
-	}
-	return mem
-}
-
 // decodeCases are requests of every shape decodeScoreRequest meets, and
 // whether it decodes them itself (fast) or leaves them to proto.Unmarshal.
 func decodeCases(t testing.TB) []decodeCase {
@@ -136,7 +117,7 @@ func TestDecodeSharesGroupFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got rewardv1.ScoreRequest
-	if !decodeScoreRequest(wire, &got, nil) {
+	if !decodeScoreRequest(wire, &got) {
 		t.Fatal("not decoded by decodeScoreRequest")
 	}
 	if !proto.Equal(&got, req) {
@@ -155,28 +136,19 @@ func TestDecodeSharesGroupFields(t *testing.T) {
 
 // TestDecodeScoreRequest: whatever decodeScoreRequest decodes equals what
 // proto.Unmarshal decodes from the same bytes, and it decodes the shapes
-// trainers send itself rather than leaving them to the slow path. Each case
-// is decoded twice: into fresh memory, and into memory a larger request was
-// decoded into, as the server reuses it, so nothing of an earlier request
-// may show in a later one.
+// trainers send itself rather than leaving them to the slow path.
 func TestDecodeScoreRequest(t *testing.T) {
-	cases := decodeCases(t)
-	for _, c := range cases {
+	for _, c := range decodeCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			var want rewardv1.ScoreRequest
 			wantErr := proto.Unmarshal(c.wire, &want)
-			for _, m := range []struct {
-				name string
-				mem  *requestMemory
-			}{{"fresh", nil}, {"reused", usedMemory(t, cases)}} {
-				var got rewardv1.ScoreRequest
-				fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got, m.mem)
-				if fast != c.fast {
-					t.Fatalf("%s memory: decoded itself: %v, want %v (proto.Unmarshal: %v)", m.name, fast, c.fast, wantErr)
-				}
-				if fast && (wantErr != nil || !proto.Equal(&got, &want)) {
-					t.Fatalf("%s memory: decoded\n%v\nproto.Unmarshal: %v\n%v", m.name, &got, wantErr, &want)
-				}
+			var got rewardv1.ScoreRequest
+			fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got)
+			if fast != c.fast {
+				t.Fatalf("decoded itself: %v, want %v (proto.Unmarshal: %v)", fast, c.fast, wantErr)
+			}
+			if fast && (wantErr != nil || !proto.Equal(&got, &want)) {
+				t.Fatalf("decoded\n%v\nproto.Unmarshal: %v\n%v", &got, wantErr, &want)
 			}
 		})
 	}
@@ -184,18 +156,16 @@ func TestDecodeScoreRequest(t *testing.T) {
 
 // FuzzDecodeScoreRequest: on any bytes, decodeScoreRequest either declines
 // or gives exactly what proto.Unmarshal gives; it never accepts what
-// proto.Unmarshal refuses. The bytes are decoded into memory a full request
-// was decoded into first, as the server reuses it.
+// proto.Unmarshal refuses.
 func FuzzDecodeScoreRequest(f *testing.F) {
-	cases := decodeCases(f)
-	for _, c := range cases {
+	for _, c := range decodeCases(f) {
 		f.Add(c.wire)
 	}
 	f.Fuzz(func(t *testing.T, wire []byte) {
 		var want rewardv1.ScoreRequest
 		wantErr := proto.Unmarshal(wire, &want)
 		var got rewardv1.ScoreRequest
-		if !decodeScoreRequest(append([]byte(nil), wire...), &got, usedMemory(t, cases)) {
+		if !decodeScoreRequest(append([]byte(nil), wire...), &got) {
 			return
 		}
 		if wantErr != nil {
@@ -255,11 +225,10 @@ func BenchmarkDecodeScoreRequest(b *testing.B) {
 	}{{"decodeScoreRequest", wire}, {"decodeScoreRequest+expand/prompt-once", onceWire}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			mem := new(requestMemory) // as the codec lends it
 			for b.Loop() {
 				var m rewardv1.ScoreRequest
-				mem.buf = append(mem.buf[:0], c.wire...)
-				if !decodeScoreRequest(mem.buf, &m, mem) {
+				// The codec decodes a copy of grpc's bytes.
+				if !decodeScoreRequest(append([]byte(nil), c.wire...), &m) {
 					b.Fatal("declined")
 				}
 				if err := expand(&m); err != nil {

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
@@ -37,19 +36,17 @@ const (
 	readBuffer = 256 << 10
 )
 
-// newGRPCServer returns a gRPC server exposing svc as reward.v1.RewardService,
-// the standard health service and reflection (so grpcurl works). Errors are
-// mapped to statuses in one interceptor, panics are recovered in another.
-// auth (nil for none) guards the RewardService methods, checked when a
-// call's headers arrive, before anything of it is read (see tap); extra
-// options (TLS credentials) come from the caller.
-func newGRPCServer(svc *Service, m *transportMetrics, log *zap.Logger, auth *Auth, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
-	g := &grpcService{svc: svc, m: m, log: log, auth: auth}
-	lim := svc.limits()
+// newGRPCServer returns a gRPC server exposing g as reward.v1.RewardService,
+// the standard health service and reflection (so grpcurl works), with g's
+// codec and tap. Errors are mapped to statuses in one interceptor, panics
+// are recovered in another; extra options (TLS credentials) come from the
+// caller.
+func newGRPCServer(g *grpcService, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+	lim, m, log := g.svc.limits(), g.m, g.log
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(lim.MaxMessageBytes),
 		grpc.MaxSendMsgSize(lim.MaxMessageBytes),
-		grpc.ForceServerCodecV2(newProtoCodec()),
+		grpc.ForceServerCodecV2(g.codec),
 		grpc.InTapHandle(g.tap),
 		// A fixed stream window bounds what a client sends of a request
 		// before the handler reads it: a refused request costs at most
@@ -72,7 +69,7 @@ func newGRPCServer(svc *Service, m *transportMetrics, log *zap.Logger, auth *Aut
 		grpc.ChainStreamInterceptor(recoverStream(log)),
 	}, opts...)
 	gs := grpc.NewServer(opts...)
-	gs.RegisterService(rewardServiceDesc(), g)
+	rewardv1.RegisterRewardServiceServer(gs, g)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(rewardv1.RewardService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -85,83 +82,63 @@ func newGRPCServer(svc *Service, m *transportMetrics, log *zap.Logger, auth *Aut
 // HTTP/2 settings).
 const handshakeTimeout = 10 * time.Second
 
-// grpcService adapts Service to the generated interface.
+// grpcService is RewardService: the generated handlers call its methods.
 type grpcService struct {
 	rewardv1.UnimplementedRewardServiceServer
-	svc  *Service
-	m    *transportMetrics
-	log  *zap.Logger
-	auth *Auth
+	svc   *Service
+	codec protoCodec
+	m     *transportMetrics
+	log   *zap.Logger
+	auth  *Auth
 }
 
+// newGRPCService returns RewardService over svc. auth (nil for none)
+// guards its methods, checked when a call's headers arrive, before
+// anything of it is read (see tap).
+func newGRPCService(svc *Service, m *transportMetrics, log *zap.Logger, auth *Auth) *grpcService {
+	return &grpcService{svc: svc, codec: newProtoCodec(), m: m, log: log, auth: auth}
+}
+
+// Score scores one batch. The tap has admitted the call (its ticket is in
+// ctx, holding limits.max_message_bytes for the message) and req is yet to
+// be decoded from the bytes the codec received (received).
 func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
+	// The message is in: the read timeout no longer applies.
+	stopReadTimeout(ctx)
+	if err := g.received(ticketFrom(ctx), req); err != nil {
+		return nil, err
+	}
 	return g.svc.Score(ctx, req)
 }
 
-// rewardServiceDesc is the generated description of RewardService with
-// the Score handler replaced by scoreHandler.
-func rewardServiceDesc() *grpc.ServiceDesc {
-	desc := rewardv1.RewardService_ServiceDesc
-	desc.Methods = slices.Clone(desc.Methods)
-	for i := range desc.Methods {
-		if desc.Methods[i].MethodName == "Score" {
-			desc.Methods[i].Handler = scoreHandler
+// received decodes req from the bytes the codec received for it. With a
+// ticket t (the call's, holding limits.max_message_bytes for the bytes as
+// they arrived), it first reserves what decoding holds: the copy the
+// request's strings share, and what decodeCost bounds; then it gives back
+// the arrival's reservation. It fails with a *MemoryError when that does
+// not fit, or a *RequestError when the bytes do not decode. A message the
+// codec did not receive is left as it is.
+func (g *grpcService) received(t *ticket, req *rewardv1.ScoreRequest) error {
+	data, ok := g.codec.receipts.take(req)
+	if !ok {
+		return nil
+	}
+	if t != nil {
+		if err := t.reserve(int64(data.Len())); err != nil {
+			data.Free()
+			return err
 		}
 	}
-	return &desc
-}
-
-// scoreHandler is the generated Score handler, except that it decodes into
-// a scoreRequest, so that a request that does not decode, or whose memory
-// does not fit in the budget, is answered with the codec's INVALID_ARGUMENT
-// or RESOURCE_EXHAUSTED (through the interceptors, like any error of the
-// handler) instead of grpc's INTERNAL, and that the request's strings may
-// live in a buffer the codec lends (see protoCodec.bufs). The buffer goes
-// back when the interceptors are done (they see errors made from the
-// request); the response is encoded before that, inside the handler
-// (Service.scoreEncoded), because grpc would encode it after this returns
-// and it quotes the request (batch_id, inline function names), and its
-// columns are memory the next call uses. The encoding goes out from a
-// buffer of grpc's pool. The call's ticket, taken by the tap, gives its
-// count slot back when the work is done and its memory when the call ends.
-func scoreHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-	in := &scoreRequest{t: ticketFrom(ctx), receive: int64(srv.(*grpcService).svc.limits().MaxMessageBytes)}
-	err := dec(in)
-	// The message is in (or will not come): the read timeout no longer
-	// applies, and grpc has given its copy of the bytes back.
-	stopReadTimeout(ctx)
-	if in.t != nil {
-		in.t.shrink(int64(in.wire))
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer in.release()
-	handler := func(ctx context.Context, _ any) (any, error) {
-		if in.err != nil {
-			return nil, in.err
-		}
-		pool := mem.DefaultBufferPool()
-		var buf *[]byte
-		b, err := srv.(*grpcService).svc.scoreEncoded(ctx, in.msg, func(size int) []byte {
-			buf = pool.Get(size)
-			return *buf
-		})
+	b := data.Materialize()
+	data.Free()
+	if t != nil {
+		err := t.reserve(decodeCost(len(b), protoShape(b)))
+		t.shrink(int64(g.svc.limits().MaxMessageBytes))
 		if err != nil {
-			if buf != nil {
-				pool.Put(buf)
-			}
-			return nil, err
+			return err
 		}
-		// grpc gives the buffer back to the pool once it is written.
-		*buf = b
-		return encodedResponse{mem.NewBuffer(buf, pool)}, nil
 	}
-	if interceptor == nil {
-		return handler(ctx, in.msg)
-	}
-	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: rewardv1.RewardService_Score_FullMethodName}
-	return interceptor(ctx, in.msg, info, handler)
+	return decodeRequest(b, req)
 }
 
 func (g *grpcService) ListFunctions(ctx context.Context, req *rewardv1.ListFunctionsRequest) (*rewardv1.ListFunctionsResponse, error) {
@@ -222,8 +199,9 @@ func recoverStream(log *zap.Logger) grpc.StreamServerInterceptor {
 // unauthenticated client never holds an admission slot or has its body
 // read. It admits a Score call: a count slot, and the memory its message
 // may take as it arrives (limits.max_message_bytes: grpc reads a whole
-// message before any handler sees its length; the handler gives back what
-// the message did not need), refusing it at once when either is full; and
+// message before any handler sees its length; Score then holds what the
+// decoded message does instead, see received), refusing it at once when
+// either is full; and
 // it ends the call if its message has not arrived within
 // limits.read_timeout. A ScoreStream gets a context its handler can end
 // (its idle and write timeouts).

@@ -104,7 +104,7 @@ func New(opts Options) (*Server, error) {
 	if opts.TLS != nil {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
-	s.grpc, s.health = newGRPCServer(svc, tm, opts.Log, opts.Auth, grpcOpts...)
+	s.grpc, s.health = newGRPCServer(newGRPCService(svc, tm, opts.Log, opts.Auth), grpcOpts...)
 	s.handler = newHTTPHandler(svc, tm, opts.Registry, &s.ready, opts.Log, opts.Auth, opts.RunCode)
 	s.http = s.httpConns.httpServer(s.handler, cfg.Limits, opts.TLS, opts.Log)
 	s.ready.Set(true)

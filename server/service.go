@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
 
 	"go.uber.org/zap"
 
@@ -37,79 +36,6 @@ type Service struct {
 	log    *zap.Logger
 	// served indexes cfg.Functions by name.
 	served map[string]*scorers.Function
-	// scratch holds *scratch, the memory of Score calls that are done.
-	scratch sync.Pool
-}
-
-// scratch is the memory one Score call scores in: the rollouts as the
-// scorers see them and their results. Nothing of it outlives the call (the
-// response copies the results), so the next call takes it from
-// Service.scratch rather than allocating it again (bench/README.md,
-// "Memory reused between requests").
-type scratch struct {
-	rollouts []scorers.Rollout
-	ptrs     []*scorers.Rollout
-	results  []scorers.Result   // len(tasks) columns of len(ptrs), end to end
-	columns  [][]scorers.Result // the columns of results
-	// The response's columns, when it is encoded before sc is given back
-	// (Service.scoreEncoded).
-	values []float64
-	status []rewardv1.ScoreStatus
-}
-
-// takeScratch returns scratch for up to n rollouts, with no rollouts yet.
-func (s *Service) takeScratch(n int) *scratch {
-	sc, _ := s.scratch.Get().(*scratch)
-	if sc == nil {
-		sc = new(scratch)
-	}
-	if cap(sc.rollouts) < n {
-		sc.rollouts = make([]scorers.Rollout, 0, n)
-		sc.ptrs = make([]*scorers.Rollout, 0, n)
-	}
-	sc.rollouts, sc.ptrs = sc.rollouts[:0], sc.ptrs[:0]
-	return sc
-}
-
-// add appends a rollout.
-func (sc *scratch) add(r scorers.Rollout) {
-	sc.rollouts = append(sc.rollouts, r)
-	sc.ptrs = append(sc.ptrs, &sc.rollouts[len(sc.rollouts)-1])
-}
-
-// resultColumns returns a column of results per task, one for every rollout.
-func (sc *scratch) resultColumns(tasks int) [][]scorers.Result {
-	n := len(sc.ptrs)
-	if cap(sc.results) < tasks*n {
-		sc.results = make([]scorers.Result, tasks*n)
-	}
-	sc.results = sc.results[:tasks*n]
-	if cap(sc.columns) < tasks {
-		sc.columns = make([][]scorers.Result, tasks)
-	}
-	sc.columns = sc.columns[:tasks]
-	for k := range sc.columns {
-		sc.columns[k] = sc.results[k*n : (k+1)*n : (k+1)*n]
-	}
-	return sc.columns
-}
-
-// responseColumns returns room for n values and n statuses.
-func (sc *scratch) responseColumns(n int) ([]float64, []rewardv1.ScoreStatus) {
-	if cap(sc.values) < n {
-		sc.values, sc.status = make([]float64, n), make([]rewardv1.ScoreStatus, n)
-	}
-	return sc.values[:n], sc.status[:n]
-}
-
-// giveScratch takes sc back, dropping what it refers to (the request's
-// strings and fields, the results' reasons) so the pool keeps nothing else
-// alive.
-func (s *Service) giveScratch(sc *scratch) {
-	clear(sc.rollouts)
-	clear(sc.results)
-	sc.results = sc.results[:0]
-	s.scratch.Put(sc)
 }
 
 // newService returns a service for cfg. reg compiles the functions requests
@@ -148,35 +74,9 @@ func (s *Service) weight(name string) float64 { return s.cfg.Weights[name] }
 // countUnscorable counts n rollouts aggregated with no function's score.
 func (s *Service) countUnscorable(n int) { s.m.unscorable.Add(float64(n)) }
 
-// Score scores one batch.
+// Score scores one batch. The response may share strings with req (its
+// batch_id, and what a scorer's reason quotes of a rollout).
 func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
-	sc := s.takeScratch(len(req.GetRollouts()))
-	defer s.giveScratch(sc)
-	return s.score(ctx, req, sc, false)
-}
-
-// scoreEncoded scores one batch and returns the response in its wire form,
-// in the buffer alloc returns (called once, with the size needed). The
-// response's value and status columns are then scratch memory too, as
-// nothing keeps them once encoded.
-func (s *Service) scoreEncoded(ctx context.Context, req *rewardv1.ScoreRequest, alloc func(size int) []byte) ([]byte, error) {
-	sc := s.takeScratch(len(req.GetRollouts()))
-	defer s.giveScratch(sc)
-	resp, err := s.score(ctx, req, sc, true)
-	if err != nil {
-		return nil, err
-	}
-	b, err := marshalResponse(resp, alloc)
-	if err != nil {
-		return nil, fmt.Errorf("encode the response: %w", err)
-	}
-	return b, nil
-}
-
-// score scores one batch in sc; with columns set, the response's value and
-// status columns are sc's too, and live only as long as sc is not given
-// back.
-func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scratch, columns bool) (*rewardv1.ScoreResponse, error) {
 	ctx, cancel := context.WithTimeout(scorers.WithMemo(ctx), s.cfg.Limits.RequestTimeout)
 	defer cancel()
 
@@ -204,25 +104,13 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scr
 	if err := expand(req); err != nil {
 		return nil, err
 	}
-	// Rollouts over a per-rollout limit get an Error in every function and
-	// are not scored; the rest of the batch is.
-	var rejected map[int]string
-	for i, r := range req.GetRollouts() {
-		if reason := s.rolloutProblem(r); reason != "" {
-			if rejected == nil {
-				rejected = make(map[int]string)
-			}
-			rejected[i] = reason
-			continue
-		}
-		sc.add(scorers.Rollout{
-			ID: r.GetId(), Group: r.GetGroup(), Prompt: r.GetPrompt(), Completion: r.GetCompletion(),
-			Fields: r.GetFields().GetFields(),
-		})
+	ptrs, rejected := s.rollouts(req)
+	results := make([][]scorers.Result, len(tasks))
+	all := make([]scorers.Result, len(tasks)*len(ptrs))
+	for k := range results {
+		results[k] = all[k*len(ptrs) : (k+1)*len(ptrs) : (k+1)*len(ptrs)]
 	}
-
-	results := sc.resultColumns(len(tasks))
-	err = s.engine.Score(ctx, s.cfg.Limits.MaxRequestWork, tasks, sc.ptrs, results)
+	err = s.engine.Score(ctx, s.cfg.Limits.MaxRequestWork, tasks, ptrs, results)
 	// The work is done: the slot goes back before the answer is written, so
 	// that a client sending its next request the moment it has this answer
 	// finds it free. The memory stays reserved until the answer is written.
@@ -239,13 +127,7 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scr
 		ConfigFingerprint: s.cfg.Fingerprint,
 		Functions:         make([]*rewardv1.FunctionScores, len(tasks)),
 	}
-	var values []float64
-	var status []rewardv1.ScoreStatus
-	if columns {
-		values, status = sc.responseColumns(len(tasks) * n)
-	} else {
-		values, status = make([]float64, len(tasks)*n), make([]rewardv1.ScoreStatus, len(tasks)*n)
-	}
+	values, status := make([]float64, len(tasks)*n), make([]rewardv1.ScoreStatus, len(tasks)*n)
 	for k, t := range tasks {
 		resp.Functions[k] = functionScores(t.Function.Name, results[k], values[k*n:(k+1)*n:(k+1)*n], status[k*n:(k+1)*n:(k+1)*n], !req.GetOmitOkReasons())
 	}
@@ -253,6 +135,33 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, sc *scr
 		return nil, err
 	}
 	return resp, nil
+}
+
+// rollouts returns the request's rollouts as the scorers see them, but for
+// those over a per-rollout limit, which are rejected with their reason (by
+// index in the request): they get an Error in every function and are not
+// scored; the rest of the batch is.
+func (s *Service) rollouts(req *rewardv1.ScoreRequest) ([]*scorers.Rollout, map[int]string) {
+	var rejected map[int]string
+	rollouts := make([]scorers.Rollout, 0, len(req.GetRollouts()))
+	for i, r := range req.GetRollouts() {
+		if reason := s.rolloutProblem(r); reason != "" {
+			if rejected == nil {
+				rejected = make(map[int]string)
+			}
+			rejected[i] = reason
+			continue
+		}
+		rollouts = append(rollouts, scorers.Rollout{
+			ID: r.GetId(), Group: r.GetGroup(), Prompt: r.GetPrompt(), Completion: r.GetCompletion(),
+			Fields: r.GetFields().GetFields(),
+		})
+	}
+	ptrs := make([]*scorers.Rollout, len(rollouts))
+	for i := range rollouts {
+		ptrs[i] = &rollouts[i]
+	}
+	return ptrs, rejected
 }
 
 // validate checks the request against the limits; the error names the

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/server/config"
 )
 
 // streamWindow is how many batches of one stream are scored at a time. While
@@ -48,119 +49,162 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 	}
 	ctx, cancel := context.WithCancel(tc)
 	defer cancel()
-	lim := g.svc.limits()
-
-	var (
-		sendMu  sync.Mutex
-		sendErr error
-		wg      conc.WaitGroup
-		window  = make(chan struct{}, streamWindow)
-		groups  = newGroupSet(maxStreamGroups)
-	)
-	send := func(resp *rewardv1.ScoreResponse) {
-		sendMu.Lock()
-		defer sendMu.Unlock()
-		if sendErr != nil {
-			return
-		}
-		stop := tc.expireAfter(lim.WriteTimeout, func() { g.m.timeouts.WithLabelValues("write").Inc() })
-		sendErr = stream.Send(resp)
-		if !stop() {
-			sendErr = &timeoutError{fmt.Sprintf("the client did not take an answer within %v (limits.write_timeout)", lim.WriteTimeout)}
-		}
-		if sendErr != nil {
-			cancel()
-		}
-	}
-
+	s := &scoreStream{g: g, stream: stream, tc: tc, ctx: ctx, cancel: cancel, lim: g.svc.limits(),
+		window: make(chan struct{}, streamWindow), groups: newGroupSet(maxStreamGroups)}
 	var recvErr error
 	for {
-		t := g.svc.ticket()
-		if err := t.reserveWait(ctx, int64(lim.MaxMessageBytes)); err != nil {
-			t.release()
-			if ctx.Err() == nil {
-				recvErr = toStatus(g.log, "ScoreStream", err).Err()
-			}
-			break
-		}
-		in := &scoreRequest{t: t, receive: int64(lim.MaxMessageBytes)}
-		stop := tc.expireAfter(lim.StreamIdleTimeout, func() { g.m.timeouts.WithLabelValues("stream_idle").Inc() })
-		err := stream.RecvMsg(in)
-		idle := !stop()
-		t.shrink(int64(in.wire))
+		t, req, err := s.next()
 		if err != nil {
-			t.release()
-			if errors.Is(err, io.EOF) {
-				break // the client is done sending: finish what is in flight
-			}
-			// A stream cut for idling has had its status sent by grpc
-			// already (DEADLINE_EXCEEDED, "context deadline exceeded"): the
-			// reason is in the log and the stage in the metrics.
 			recvErr = err
-			if idle {
-				g.log.Debug("stream idle: ended", zap.Duration("stream_idle_timeout", lim.StreamIdleTimeout))
-			}
-			cancel()
 			break
 		}
-		if in.err != nil {
-			t.release()
-			var me *MemoryError
-			if errors.As(in.err, &me) {
-				// Which batch it was cannot be known, but the stream
-				// can go on: the message was read and dropped.
-				st := toStatus(g.log, "ScoreStream", in.err)
-				g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
-				send(&rewardv1.ScoreResponse{ErrorCode: int32(st.Code()), ErrorMessage: st.Message()})
-				continue
-			}
-			// Which batch it was cannot be known: the stream ends.
-			recvErr = toStatus(g.log, "ScoreStream", in.err).Err()
-			cancel()
+		if req == nil || !s.start(t, req) {
 			break
 		}
-		req := in.msg
-		if dup, batch := groups.addAll(req); dup != "" {
-			t.release()
-			st := toStatus(g.log, "ScoreStream", invalid("batch %q: group %q was already sent in batch %q on this stream: send each group whole, in one message", req.GetBatchId(), dup, batch))
-			g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
-			send(&rewardv1.ScoreResponse{BatchId: req.GetBatchId(), ErrorCode: int32(st.Code()), ErrorMessage: st.Message()})
-			continue
-		}
-		select {
-		case window <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			t.release()
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-window }()
-			defer t.release()
-			start := time.Now()
-			resp, err := g.svc.Score(withTicket(ctx, t), req)
-			st := toStatus(g.log, "ScoreStream", err)
-			g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
-			g.m.requestDuration.WithLabelValues("ScoreStream").Observe(time.Since(start).Seconds())
-			if st.Code() != codes.OK {
-				if ctx.Err() != nil {
-					return // the stream is gone; nobody reads the answer
-				}
-				resp = &rewardv1.ScoreResponse{BatchId: req.GetBatchId(), ErrorCode: int32(st.Code()), ErrorMessage: st.Message()}
-			}
-			send(resp)
-		})
 	}
-	wg.Wait()
+	s.wg.Wait()
 	switch {
 	case recvErr != nil:
 		return recvErr
-	case sendErr != nil:
-		g.log.Debug("stream send failed", zap.Error(sendErr))
-		return toStatus(g.log, "ScoreStream", sendErr).Err()
+	case s.sendErr != nil:
+		g.log.Debug("stream send failed", zap.Error(s.sendErr))
+		return toStatus(g.log, "ScoreStream", s.sendErr).Err()
 	}
 	return stream.Context().Err()
+}
+
+// scoreStream is one ScoreStream call: its batches in flight (wg, at most
+// streamWindow of them) and the sending of their answers, one at a time.
+type scoreStream struct {
+	g      *grpcService
+	stream rewardv1.RewardService_ScoreStreamServer
+	tc     *timedContext // the stream's timeouts
+	ctx    context.Context
+	cancel context.CancelFunc // ends the stream's work
+	lim    config.Limits
+	window chan struct{}
+	groups *groupSet
+	wg     conc.WaitGroup
+
+	sendMu  sync.Mutex
+	sendErr error // the first send that failed; nothing is sent after it
+}
+
+// next reads the stream's next batch, with a ticket of its own holding its
+// memory. It answers a batch refused alone (it does not fit in the memory
+// budget, or it sends a group an earlier batch sent) and reads on. It
+// returns a nil request when the stream ends without an error of its own
+// (the client is done sending, or the stream was cancelled), and the error
+// that ends the stream otherwise.
+func (s *scoreStream) next() (*ticket, *rewardv1.ScoreRequest, error) {
+	for {
+		t := s.g.svc.ticket()
+		if err := t.reserveWait(s.ctx, int64(s.lim.MaxMessageBytes)); err != nil {
+			t.release()
+			if s.ctx.Err() != nil {
+				return nil, nil, nil
+			}
+			return nil, nil, toStatus(s.g.log, "ScoreStream", err).Err()
+		}
+		req := new(rewardv1.ScoreRequest)
+		if err := s.recv(req); err != nil {
+			t.release()
+			if errors.Is(err, io.EOF) {
+				return nil, nil, nil // the client is done sending: finish what is in flight
+			}
+			s.cancel()
+			return nil, nil, err
+		}
+		err := s.g.received(t, req)
+		var me *MemoryError
+		switch {
+		case errors.As(err, &me):
+			// The message was read and dropped: the stream goes on.
+			t.release()
+			s.answerError(req.GetBatchId(), err)
+			continue
+		case err != nil:
+			// Which batch it was cannot be known: the stream ends.
+			t.release()
+			s.cancel()
+			return nil, nil, toStatus(s.g.log, "ScoreStream", err).Err()
+		}
+		if dup, batch := s.groups.addAll(req); dup != "" {
+			t.release()
+			s.answerError(req.GetBatchId(), invalid("batch %q: group %q was already sent in batch %q on this stream: send each group whole, in one message", req.GetBatchId(), dup, batch))
+			continue
+		}
+		return t, req, nil
+	}
+}
+
+// recv receives the next message into req, within
+// limits.stream_idle_timeout. A stream cut for idling has had its status
+// sent by grpc already (DEADLINE_EXCEEDED, "context deadline exceeded"):
+// the reason is in the log and the stage in the metrics.
+func (s *scoreStream) recv(req *rewardv1.ScoreRequest) error {
+	stop := s.tc.expireAfter(s.lim.StreamIdleTimeout, func() { s.g.m.timeouts.WithLabelValues("stream_idle").Inc() })
+	err := s.stream.RecvMsg(req)
+	if idle := !stop(); idle && err != nil {
+		s.g.log.Debug("stream idle: ended", zap.Duration("stream_idle_timeout", s.lim.StreamIdleTimeout))
+	}
+	return err
+}
+
+// start scores req once the window has room, and sends its answer; t is
+// released when it is sent. It returns false, with t released, when the
+// stream ended first.
+func (s *scoreStream) start(t *ticket, req *rewardv1.ScoreRequest) bool {
+	select {
+	case s.window <- struct{}{}:
+	case <-s.ctx.Done():
+	}
+	if s.ctx.Err() != nil {
+		t.release()
+		return false
+	}
+	s.wg.Go(func() {
+		defer func() { <-s.window }()
+		defer t.release()
+		start := time.Now()
+		resp, err := s.g.svc.Score(withTicket(s.ctx, t), req)
+		st := toStatus(s.g.log, "ScoreStream", err)
+		s.g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
+		s.g.m.requestDuration.WithLabelValues("ScoreStream").Observe(time.Since(start).Seconds())
+		if st.Code() != codes.OK {
+			if s.ctx.Err() != nil {
+				return // the stream is gone; nobody reads the answer
+			}
+			resp = &rewardv1.ScoreResponse{BatchId: req.GetBatchId(), ErrorCode: int32(st.Code()), ErrorMessage: st.Message()}
+		}
+		s.send(resp)
+	})
+	return true
+}
+
+// answerError answers a batch refused before scoring with err's status.
+func (s *scoreStream) answerError(batchID string, err error) {
+	st := toStatus(s.g.log, "ScoreStream", err)
+	s.g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
+	s.send(&rewardv1.ScoreResponse{BatchId: batchID, ErrorCode: int32(st.Code()), ErrorMessage: st.Message()})
+}
+
+// send sends resp, unless a send failed before, within
+// limits.write_timeout. A send that fails ends the stream's work.
+func (s *scoreStream) send(resp *rewardv1.ScoreResponse) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.sendErr != nil {
+		return
+	}
+	stop := s.tc.expireAfter(s.lim.WriteTimeout, func() { s.g.m.timeouts.WithLabelValues("write").Inc() })
+	s.sendErr = s.stream.Send(resp)
+	if !stop() {
+		s.sendErr = &timeoutError{fmt.Sprintf("the client did not take an answer within %v (limits.write_timeout)", s.lim.WriteTimeout)}
+	}
+	if s.sendErr != nil {
+		s.cancel()
+	}
 }
 
 // groupSet remembers the group ids seen on a stream, forgetting the oldest

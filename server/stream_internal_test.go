@@ -9,11 +9,10 @@ import (
 )
 
 // TestGroupSetHoldsNoRequestMemory (finding: the stream's group set kept
-// strings cut from pooled request buffers): the set must not change when
-// the buffer its requests were decoded from holds the next request. The
-// group ids of the first request are overwritten in place by the second's,
-// as the codec's buffer pool does; the set still knows the first request's
-// group and batch.
+// strings cut from request buffers, and so every recent request's whole
+// buffer): the set must not refer to the buffer its requests were decoded
+// from. The group ids of the first request are overwritten in place by the
+// second's; the set still knows the first request's group and batch.
 func TestGroupSetHoldsNoRequestMemory(t *testing.T) {
 	wire := func(batch, group string) []byte {
 		b, err := proto.Marshal(&rewardv1.ScoreRequest{BatchId: batch, Rollouts: []*rewardv1.Rollout{{Group: group, Completion: "x"}}})
@@ -25,7 +24,7 @@ func TestGroupSetHoldsNoRequestMemory(t *testing.T) {
 	set := newGroupSet(16)
 	buf := wire("batch-a", "group-1")
 	var first rewardv1.ScoreRequest
-	if !decodeScoreRequest(buf, &first, nil) {
+	if !decodeScoreRequest(buf, &first) {
 		t.Fatal("decode")
 	}
 	if dup, _ := set.addAll(&first); dup != "" {
@@ -33,7 +32,7 @@ func TestGroupSetHoldsNoRequestMemory(t *testing.T) {
 	}
 	copy(buf, wire("batch-b", "group-2")) // the buffer holds the next request
 	var second rewardv1.ScoreRequest
-	if !decodeScoreRequest(buf, &second, nil) {
+	if !decodeScoreRequest(buf, &second) {
 		t.Fatal("decode")
 	}
 	if dup, _ := set.addAll(&second); dup != "" {
