@@ -227,6 +227,27 @@ func (p *python) writeRows(name string, batches ...[]Row) (string, error) {
 	return path, f.Close()
 }
 
+// runOnRows writes the rows of batches to a file, runs the Python script on
+// it (with --rows and args) and decodes its JSON output into out.
+func (s *session) runOnRows(ctx context.Context, batches []batch, out any, script string, args ...string) error {
+	rowSets := make([][]Row, len(batches))
+	for i, b := range batches {
+		rowSets[i] = b.rows
+	}
+	path, err := s.py.writeRows("rows.jsonl", rowSets...)
+	if err != nil {
+		return err
+	}
+	data, err := s.py.run(ctx, append([]string{script, "--rows", path}, args...)...)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s output: %w", script, err)
+	}
+	return nil
+}
+
 // throughputOut is trl_rewards.py's output.
 type throughputOut struct {
 	Python           string                `json:"python"`
@@ -245,25 +266,12 @@ type throughputOut struct {
 // and, in process, r.PerFunction; for a full point also the agreement and
 // the end-to-end client.
 func (s *session) baselines(ctx context.Context, opts Options, kind pointKind, batches []batch, r *Result) error {
-	rowSets := make([][]Row, len(batches))
-	for i, b := range batches {
-		rowSets[i] = b.rows
-	}
-	path, err := s.py.writeRows("rows.jsonl", rowSets...)
-	if err != nil {
-		return err
-	}
-	args := []string{"trl_rewards.py", "--rows", path, "--batch-size", strconv.Itoa(opts.BatchSize),
-		"--functions", strings.Join(s.functions, ",")}
-	args = append(args, runLength(opts)...)
 	s.say("python baseline: TRL-style functions in process, batch %d …", opts.BatchSize)
-	out, err := s.py.run(ctx, args...)
+	var t throughputOut
+	args := append([]string{"--batch-size", strconv.Itoa(opts.BatchSize), "--functions", strings.Join(s.functions, ",")}, runLength(opts)...)
+	err := s.runOnRows(ctx, batches, &t, "trl_rewards.py", args...)
 	if err != nil {
 		return err
-	}
-	var t throughputOut
-	if err := json.Unmarshal(out, &t); err != nil {
-		return fmt.Errorf("trl_rewards.py output: %w", err)
 	}
 	b := &Baseline{
 		Python: t.Python, Batches: t.Batches, Rollouts: t.Rollouts, WallSeconds: t.WallSeconds, CPUSeconds: t.CPUSeconds,

@@ -177,13 +177,25 @@ func (o *Options) fill() error {
 	return nil
 }
 
-// check fills defaults and validates.
+// check fills defaults, compiles the scenario's config and validates.
 func (o *Options) check() error {
+	o.fillDefaults()
+	if err := o.compileScenarioConfig(); err != nil {
+		return err
+	}
+	if err := o.checkFunctions(); err != nil {
+		return err
+	}
+	return o.checkSizes()
+}
+
+// fillDefaults sets each option left at zero to its default, the scenario's
+// where it has its own.
+func (o *Options) fillDefaults() {
 	d := Defaults()
 	if o.Scenario == "" {
 		o.Scenario = d.Scenario
 	}
-	code := isCode(o.Scenario)
 	if o.Data == "" {
 		switch o.Scenario {
 		case HumanEval:
@@ -232,6 +244,11 @@ func (o *Options) check() error {
 			o.Functions = []string{CPFunctions["cpp"], CPFunctions["python"]}
 		}
 	}
+}
+
+// compileScenarioConfig compiles the scenario's config for the in-process
+// server when none is given.
+func (o *Options) compileScenarioConfig() error {
 	if o.Addr == "" && o.Config == nil {
 		if name, data := ScenarioConfig(o.Scenario); data != nil {
 			if o.Registry == nil {
@@ -244,6 +261,13 @@ func (o *Options) check() error {
 			o.Config = cfg
 		}
 	}
+	return nil
+}
+
+// checkFunctions checks that the functions asked for suit the scenario and
+// the baseline.
+func (o *Options) checkFunctions() error {
+	code := isCode(o.Scenario)
 	switch {
 	case code && o.CompletionLength > 0:
 		return fmt.Errorf("the %s scenario sends programs as they are: no completion length", o.Scenario)
@@ -261,6 +285,12 @@ func (o *Options) check() error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkSizes checks the counts and sizes, and that they fit the in-process
+// server's limits.
+func (o *Options) checkSizes() error {
 	switch {
 	case o.BatchSize < 1 || o.GroupSize < 1 || o.Clients < 1 || o.Workers < 1:
 		return errors.New("batch size, group size, clients and workers must be at least 1")

@@ -124,16 +124,7 @@ func TestBenchAccountsForEveryRequest(t *testing.T) {
 
 	// Each of the 7 distinct batches was sent once: accuracy is 1 on the
 	// rows left right and 0 on the wrong ones, nothing is n/a or an error.
-	sc, err := newScenario(&opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	right := 0
-	for _, row := range sc.rows(0, opts.Requests*opts.BatchSize) {
-		if !row.Wrong {
-			right++
-		}
-	}
+	right := rightRows(t, opts, opts.Requests*opts.BatchSize)
 	for _, o := range r.Outcomes {
 		if o.OK+o.NotApplicable+o.Error != r.Rollouts {
 			t.Errorf("%s: %d+%d+%d outcomes for %d rollouts", o.Function, o.OK, o.NotApplicable, o.Error, r.Rollouts)
@@ -250,110 +241,100 @@ func TestBenchHumanEval(t *testing.T) {
 	}
 	reg := codeRegistry(t)
 
-	t.Run("agree", func(t *testing.T) {
-		opts := Options{
-			Scenario: HumanEval, Data: humanEvalPath, Wrong: 0.25, BatchSize: 16, GroupSize: 1, Clients: 1,
-			Requests: 1, Seed: 1, Registry: reg, Workers: 2, Python: pythonPath,
-		}
-		r, err := Run(context.Background(), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var text bytes.Buffer
-		if err := r.WriteText(&text); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("report:\n%s", text.String())
-		if r.Requests.Sent != 1 || r.Requests.OK != 1 || r.Rollouts != 16 {
-			t.Fatalf("requests %+v, %d rollouts; want 1 OK request of 16", r.Requests, r.Rollouts)
-		}
-		if len(r.Functions) != 1 || r.Functions[0] != "tests" {
-			t.Errorf("functions %v, want the scenario's [tests]", r.Functions)
-		}
-		sc, err := newScenario(&opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		canonical := 0
-		for _, row := range sc.rows(0, 16) {
-			if !row.Wrong {
-				canonical++
-			}
-		}
-		if canonical == 16 || canonical == 0 {
-			t.Fatalf("%d canonical rows of 16: the test wants both kinds", canonical)
-		}
-		if o := r.Outcomes[0]; o.OK != 16 || math.Abs(o.MeanOK-float64(canonical)/16) > 1e-9 {
-			t.Errorf("outcomes %+v, want 16 OK with mean %d/16 (the canonical ones pass)", o, canonical)
-		}
-		c := r.Code
-		if c == nil || c.Timed != 16 || c.Latency == nil || c.Latency.P50 <= 0 || c.SubmissionsPerSecond <= 0 || c.Errors != 0 {
-			t.Fatalf("code result %+v, want 16 timed submissions, no errors", c)
-		}
-		b := r.Baseline
-		if b == nil || b.Rollouts != 16 || b.Batches != 1 || b.RolloutsPerSecond <= 0 || b.SubmissionLatency == nil || b.SubmissionLatency.P50 <= 0 {
-			t.Fatalf("baseline %+v, want one batch of 16 submissions", b)
-		}
-		a := b.Agreement
-		if a == nil || a.Compared != 16 || a.Agree != 16 || len(a.Examples) != 0 {
-			t.Fatalf("agreement %+v, want 16 of 16", a)
-		}
-		if p := a.Passes; p.Canonical != canonical || p.RewarddPassed != canonical || p.PythonPassed != canonical ||
-			p.RewarddCanonicalPassed != canonical || p.PythonCanonicalPassed != canonical {
-			t.Errorf("passes %+v, want every canonical solution (%d) and nothing else passed on both sides", p, canonical)
-		}
-		if r.Ratios == nil || r.Ratios.Throughput <= 0 {
-			t.Errorf("ratios %+v, want a throughput ratio", r.Ratios)
-		}
-		if !strings.Contains(text.String(), "16 of 16 rollouts with the same score") {
-			t.Errorf("text report does not state the agreement")
-		}
-		checkSVG(t, r.WriteSVG)
-	})
+	t.Run("agree", func(t *testing.T) { testHumanEvalAgrees(t, reg) })
+	t.Run("disagreements are reported", func(t *testing.T) { testHumanEvalDisagreements(t, reg) })
+}
 
-	t.Run("disagreements are reported", func(t *testing.T) {
-		// Two programs the naive runner passes and rewardd refuses: one
-		// returns an int subclass (rewardd accepts only built-in values),
-		// one depends on __name__ being "__main__" (python -c).
-		data := filepath.Join(t.TempDir(), "crafted.jsonl")
-		var rows bytes.Buffer
-		for _, r := range []map[string]string{
-			{"task_id": "crafted/0", "prompt": "def f():\n", "canonical_solution": "    class X(int):\n        pass\n    return X(1)\n",
-				"test": "def check(candidate):\n    assert candidate() == 1\n", "entry_point": "f"},
-			{"task_id": "crafted/1", "prompt": "def g():\n", "canonical_solution": "    return __name__\n",
-				"test": "def check(candidate):\n    assert candidate() == '__main__'\n", "entry_point": "g"},
-		} {
-			line, _ := json.Marshal(r)
-			rows.Write(append(line, '\n'))
+// testHumanEvalAgrees: on HumanEval rows, a quarter of them broken, rewardd
+// and the naive runner agree on every rollout, and the report says so.
+func testHumanEvalAgrees(t *testing.T, reg scorers.Registry) {
+	opts := Options{
+		Scenario: HumanEval, Data: humanEvalPath, Wrong: 0.25, BatchSize: 16, GroupSize: 1, Clients: 1,
+		Requests: 1, Seed: 1, Registry: reg, Workers: 2, Python: pythonPath,
+	}
+	r, text := runLogged(t, opts)
+	if r.Requests.Sent != 1 || r.Requests.OK != 1 || r.Rollouts != 16 {
+		t.Fatalf("requests %+v, %d rollouts; want 1 OK request of 16", r.Requests, r.Rollouts)
+	}
+	if len(r.Functions) != 1 || r.Functions[0] != "tests" {
+		t.Errorf("functions %v, want the scenario's [tests]", r.Functions)
+	}
+	canonical := rightRows(t, opts, 16)
+	if canonical == 16 || canonical == 0 {
+		t.Fatalf("%d canonical rows of 16: the test wants both kinds", canonical)
+	}
+	if o := r.Outcomes[0]; o.OK != 16 || math.Abs(o.MeanOK-float64(canonical)/16) > 1e-9 {
+		t.Errorf("outcomes %+v, want 16 OK with mean %d/16 (the canonical ones pass)", o, canonical)
+	}
+	c := r.Code
+	if c == nil || c.Timed != 16 || c.Latency == nil || c.Latency.P50 <= 0 || c.SubmissionsPerSecond <= 0 || c.Errors != 0 {
+		t.Fatalf("code result %+v, want 16 timed submissions, no errors", c)
+	}
+	b := r.Baseline
+	if b == nil || b.Rollouts != 16 || b.Batches != 1 || b.RolloutsPerSecond <= 0 || b.SubmissionLatency == nil || b.SubmissionLatency.P50 <= 0 {
+		t.Fatalf("baseline %+v, want one batch of 16 submissions", b)
+	}
+	a := b.Agreement
+	if a == nil || a.Compared != 16 || a.Agree != 16 || len(a.Examples) != 0 {
+		t.Fatalf("agreement %+v, want 16 of 16", a)
+	}
+	if p := a.Passes; p.Canonical != canonical || p.RewarddPassed != canonical || p.PythonPassed != canonical ||
+		p.RewarddCanonicalPassed != canonical || p.PythonCanonicalPassed != canonical {
+		t.Errorf("passes %+v, want every canonical solution (%d) and nothing else passed on both sides", p, canonical)
+	}
+	if r.Ratios == nil || r.Ratios.Throughput <= 0 {
+		t.Errorf("ratios %+v, want a throughput ratio", r.Ratios)
+	}
+	if !strings.Contains(text, "16 of 16 rollouts with the same score") {
+		t.Errorf("text report does not state the agreement")
+	}
+	checkSVG(t, r.WriteSVG)
+}
+
+// testHumanEvalDisagreements: on crafted rows that rewardd and the naive
+// runner judge differently, the report shows each disagreement and why.
+func testHumanEvalDisagreements(t *testing.T, reg scorers.Registry) {
+	// Two programs the naive runner passes and rewardd refuses: one
+	// returns an int subclass (rewardd accepts only built-in values),
+	// one depends on __name__ being "__main__" (python -c).
+	data := filepath.Join(t.TempDir(), "crafted.jsonl")
+	var rows bytes.Buffer
+	for _, r := range []map[string]string{
+		{"task_id": "crafted/0", "prompt": "def f():\n", "canonical_solution": "    class X(int):\n        pass\n    return X(1)\n",
+			"test": "def check(candidate):\n    assert candidate() == 1\n", "entry_point": "f"},
+		{"task_id": "crafted/1", "prompt": "def g():\n", "canonical_solution": "    return __name__\n",
+			"test": "def check(candidate):\n    assert candidate() == '__main__'\n", "entry_point": "g"},
+	} {
+		line, _ := json.Marshal(r)
+		rows.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(data, rows.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{
+		Scenario: HumanEval, Data: data, BatchSize: 2, GroupSize: 1, Clients: 1,
+		Requests: 1, Seed: 1, Registry: reg, Workers: 2, Python: pythonPath,
+	}
+	r, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Baseline.Agreement
+	if a.Compared != 2 || a.Agree != 0 || len(a.Examples) != 2 || a.Passes.PythonPassed != 2 || a.Passes.RewarddPassed != 0 {
+		t.Fatalf("agreement %+v, want both rollouts to disagree (naive passes, rewardd fails)", a)
+	}
+	for _, d := range a.Examples {
+		if d.Rewardd == nil || *d.Rewardd != 0 || d.Python == nil || *d.Python != 1 || !strings.Contains(d.Detail, "crafted/") || !strings.Contains(d.Detail, "rewardd: 0/1 tests passed") {
+			t.Errorf("disagreement %+v %q, want rewardd 0, naive 1, and why", d, d.Detail)
 		}
-		if err := os.WriteFile(data, rows.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		opts := Options{
-			Scenario: HumanEval, Data: data, BatchSize: 2, GroupSize: 1, Clients: 1,
-			Requests: 1, Seed: 1, Registry: reg, Workers: 2, Python: pythonPath,
-		}
-		r, err := Run(context.Background(), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := r.Baseline.Agreement
-		if a.Compared != 2 || a.Agree != 0 || len(a.Examples) != 2 || a.Passes.PythonPassed != 2 || a.Passes.RewarddPassed != 0 {
-			t.Fatalf("agreement %+v, want both rollouts to disagree (naive passes, rewardd fails)", a)
-		}
-		for _, d := range a.Examples {
-			if d.Rewardd == nil || *d.Rewardd != 0 || d.Python == nil || *d.Python != 1 || !strings.Contains(d.Detail, "crafted/") || !strings.Contains(d.Detail, "rewardd: 0/1 tests passed") {
-				t.Errorf("disagreement %+v %q, want rewardd 0, naive 1, and why", d, d.Detail)
-			}
-		}
-		var text bytes.Buffer
-		if err := r.WriteText(&text); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(text.String(), "0 of 2 rollouts with the same score") || strings.Count(text.String(), "DISAGREE") != 2 {
-			t.Errorf("text report hides the disagreements:\n%s", text.String())
-		}
-	})
+	}
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "0 of 2 rollouts with the same score") || strings.Count(text.String(), "DISAGREE") != 2 {
+		t.Errorf("text report hides the disagreements:\n%s", text.String())
+	}
 }
 
 // TestBenchStdio runs the io-style code scenario, small: 8 submissions of 12
@@ -365,28 +346,11 @@ func TestBenchStdio(t *testing.T) {
 		Scenario: Stdio, Wrong: 0.4, BatchSize: 8, GroupSize: 1, Clients: 1,
 		Requests: 1, Seed: 1, Registry: reg, Workers: 2, Python: pythonPath,
 	}
-	r, err := Run(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text bytes.Buffer
-	if err := r.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	r, _ := runLogged(t, opts)
 	if r.Requests.OK != 1 || r.Rollouts != 8 || len(r.Functions) != 1 || r.Functions[0] != "io_tests" {
 		t.Fatalf("requests %+v, %d rollouts, functions %v; want 1 OK request of 8 for io_tests", r.Requests, r.Rollouts, r.Functions)
 	}
-	sc, err := newScenario(&opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	canonical := 0
-	for _, row := range sc.rows(0, 8) {
-		if !row.Wrong {
-			canonical++
-		}
-	}
+	canonical := rightRows(t, opts, 8)
 	c := r.Code
 	if c == nil || c.TestsPerSubmission != StdioTests || math.Abs(c.TestsPerSecond-StdioTests*c.SubmissionsPerSecond) > 1e-9 || c.Timed != 8 || c.Errors != 0 {
 		t.Fatalf("code result %+v, want 8 timed submissions of %d tests", c, StdioTests)
@@ -678,11 +642,7 @@ func TestBenchCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var text bytes.Buffer
-	if err := res.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	text := logText(t, res)
 	if len(res.Runs) != 2 {
 		t.Fatalf("%d runs, want one per language", len(res.Runs))
 	}
@@ -717,7 +677,46 @@ func TestBenchCP(t *testing.T) {
 			t.Errorf("%s: ratios %+v", lang, r.Ratios)
 		}
 	}
-	if !strings.Contains(text.String(), "cp_python") || !strings.Contains(text.String(), "naive tests/s") {
+	if !strings.Contains(text, "cp_python") || !strings.Contains(text, "naive tests/s") {
 		t.Errorf("the report has no side-by-side table")
 	}
+}
+
+// rightRows counts the rows that are not wrong among the first n the
+// scenario of opts sends.
+func rightRows(t *testing.T, opts Options, n int) int {
+	t.Helper()
+	sc, err := newScenario(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right := 0
+	for _, row := range sc.rows(0, n) {
+		if !row.Wrong {
+			right++
+		}
+	}
+	return right
+}
+
+// runLogged runs the benchmark of opts and logs its text report, which it
+// also returns.
+func runLogged(t *testing.T, opts Options) (*Result, string) {
+	t.Helper()
+	r, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, logText(t, r)
+}
+
+// logText logs the text report of r and returns it.
+func logText(t *testing.T, r interface{ WriteText(io.Writer) error }) string {
+	t.Helper()
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	return text.String()
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -331,17 +330,39 @@ type naiveOut struct {
 // once over every distinct batch), and compares its pass/fail with rewardd's
 // on every rollout of the distinct batches that rewardd answered.
 func (s *session) codeBaseline(ctx context.Context, opts Options, batches []batch, kept []*rewardv1.ScoreResponse, reasons map[string]string, r *Result) error {
-	rowSets := make([][]Row, len(batches))
-	for i, b := range batches {
-		rowSets[i] = b.rows
-	}
-	path, err := s.py.writeRows("rows.jsonl", rowSets...)
+	style := map[string]string{HumanEval: "assert", Stdio: "io", CP: "cp"}[s.sc.name]
+	n, err := s.runNaive(ctx, opts, style, batches)
 	if err != nil {
 		return err
 	}
+	b := naiveBaseline(n, style)
+	r.Baseline = b
+	r.Ratios = &Ratios{Throughput: ratio(r.EvaluationsPerSecond, b.RolloutsPerSecond)}
+	if c := r.Code; c != nil {
+		r.Ratios.TestsPerSecond = ratio(c.TestsPerSecond, b.TestsPerSecond)
+		if c.CPUSeconds > 0 && n.CPUSeconds > 0 {
+			r.Ratios.PerCPUSecond = ratio(float64(r.Evaluations)/c.CPUSeconds, float64(n.Rollouts)/n.CPUSeconds)
+			r.Ratios.PerCPUBasis = "process tree"
+			r.Ratios.CPUPerTest = ratio(b.CPUMsPerTest, c.CPUMsPerTest)
+		}
+	}
+	if c := r.Code; c != nil && c.OtherCPUSeconds > 0.1*c.MachineCPUSeconds+1 {
+		r.Notes = append(r.Notes, fmt.Sprintf("the machine was not quiet: other processes used %.1f s of CPU during the rewardd phase (%.0f%% of the machine's busy time); its figures are not clean",
+			c.OtherCPUSeconds, 100*ratio(c.OtherCPUSeconds, c.MachineCPUSeconds)))
+	}
+	if b.OtherCPUSeconds > 0.1*n.MachineCPU+1 {
+		r.Notes = append(r.Notes, fmt.Sprintf("the machine was not quiet: other processes used %.1f s of CPU during the naive runner's phase (%.0f%% of the machine's busy time); its figures are not clean",
+			b.OtherCPUSeconds, 100*ratio(b.OtherCPUSeconds, n.MachineCPU)))
+	}
+	b.Agreement = codeAgreement(batches, kept, reasons, n)
+	return nil
+}
+
+// runNaive runs naive_runner.py in the given style (assert, io or cp) on
+// the rows of batches.
+func (s *session) runNaive(ctx context.Context, opts Options, style string, batches []batch) (*naiveOut, error) {
 	timeout := sandbox.DefaultLimits().WallSeconds
-	style := map[string]string{HumanEval: "assert", Stdio: "io", CP: "cp"}[s.sc.name]
-	args := []string{"naive_runner.py", "--style", style, "--rows", path, "--batch-size", strconv.Itoa(opts.BatchSize),
+	args := []string{"--style", style, "--batch-size", strconv.Itoa(opts.BatchSize),
 		"--workers", "2", "--timeout", strconv.FormatFloat(timeout, 'f', -1, 64)}
 	if style == "cp" {
 		args = append(args, "--time-limit", strconv.FormatFloat(s.cp.TimeLimitSeconds, 'f', -1, 64),
@@ -349,14 +370,15 @@ func (s *session) codeBaseline(ctx context.Context, opts Options, batches []batc
 	}
 	args = append(args, runLength(opts)...)
 	s.say("python baseline: naive subprocess.run runner, 2 threads, batch %d …", opts.BatchSize)
-	out, err := s.py.run(ctx, args...)
-	if err != nil {
-		return err
+	n := new(naiveOut)
+	if err := s.runOnRows(ctx, batches, n, "naive_runner.py", args...); err != nil {
+		return nil, err
 	}
-	var n naiveOut
-	if err := json.Unmarshal(out, &n); err != nil {
-		return fmt.Errorf("naive_runner.py output: %w", err)
-	}
+	return n, nil
+}
+
+// naiveBaseline is the baseline's figures from the naive runner's output.
+func naiveBaseline(n *naiveOut, style string) *Baseline {
 	b := &Baseline{
 		Python: n.Python, Batches: n.Batches, Rollouts: n.Rollouts, WallSeconds: n.WallSeconds, CPUSeconds: n.CPUSeconds,
 		PeakRSSBytes: n.PeakRSS, Runner: "naive_runner.py: subprocess.run([sys.executable, \"-c\", program + test + check(entry_point)]) per submission",
@@ -376,27 +398,14 @@ func (s *session) codeBaseline(ctx context.Context, opts Options, batches []batc
 	b.Latency = latencyOf(seconds(n.Latencies))
 	sl := latencyOf(seconds(n.Submission))
 	b.SubmissionLatency, b.SubmissionCDF = &sl, cdf(seconds(n.Submission), 100)
-	r.Baseline = b
-	r.Ratios = &Ratios{Throughput: ratio(r.EvaluationsPerSecond, b.RolloutsPerSecond)}
 	b.OtherCPUSeconds = max(0, n.MachineCPU-n.CPUSeconds)
-	if c := r.Code; c != nil {
-		r.Ratios.TestsPerSecond = ratio(c.TestsPerSecond, b.TestsPerSecond)
-		if c.CPUSeconds > 0 && n.CPUSeconds > 0 {
-			r.Ratios.PerCPUSecond = ratio(float64(r.Evaluations)/c.CPUSeconds, float64(n.Rollouts)/n.CPUSeconds)
-			r.Ratios.PerCPUBasis = "process tree"
-			r.Ratios.CPUPerTest = ratio(b.CPUMsPerTest, c.CPUMsPerTest)
-		}
-	}
-	if c := r.Code; c != nil && c.OtherCPUSeconds > 0.1*c.MachineCPUSeconds+1 {
-		r.Notes = append(r.Notes, fmt.Sprintf("the machine was not quiet: other processes used %.1f s of CPU during the rewardd phase (%.0f%% of the machine's busy time); its figures are not clean",
-			c.OtherCPUSeconds, 100*ratio(c.OtherCPUSeconds, c.MachineCPUSeconds)))
-	}
-	if b.OtherCPUSeconds > 0.1*n.MachineCPU+1 {
-		r.Notes = append(r.Notes, fmt.Sprintf("the machine was not quiet: other processes used %.1f s of CPU during the naive runner's phase (%.0f%% of the machine's busy time); its figures are not clean",
-			b.OtherCPUSeconds, 100*ratio(b.OtherCPUSeconds, n.MachineCPU)))
-	}
+	return b
+}
 
-	// Agreement: every rollout of every distinct batch rewardd answered.
+// codeAgreement compares rewardd's pass/fail with the naive runner's on
+// every rollout of every distinct batch rewardd answered (kept[j] answers
+// batches[j]; nil where it did not).
+func codeAgreement(batches []batch, kept []*rewardv1.ScoreResponse, reasons map[string]string, n *naiveOut) *Agreement {
 	a := &Agreement{Passes: &PassCounts{}}
 	for j, resp := range kept {
 		if resp == nil {
@@ -409,30 +418,13 @@ func (s *session) codeBaseline(ctx context.Context, opts Options, batches []batc
 				continue // the runner did not get to it
 			}
 			var mine *float64
-			st := fs.GetStatus()[i]
-			if st == rewardv1.ScoreStatus_SCORE_STATUS_OK {
+			if fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK {
 				x := fs.GetValues()[i]
 				mine = &x
 			}
-			theirs := v.Score
 			a.Compared++
-			p := a.Passes
-			if !row.Wrong {
-				p.Canonical++
-			}
-			mePassed := mine != nil && *mine == 1
-			if mePassed {
-				p.RewarddPassed++
-				if !row.Wrong {
-					p.RewarddCanonicalPassed++
-				}
-			}
-			if v.Score == 1 {
-				p.PythonPassed++
-				if !row.Wrong {
-					p.PythonCanonicalPassed++
-				}
-			}
+			a.Passes.count(row.Wrong, mine != nil && *mine == 1, v.Score == 1)
+			theirs := v.Score
 			if mine != nil && math.Abs(*mine-theirs) < 1e-9 {
 				a.Agree++
 				continue
@@ -449,8 +441,27 @@ func (s *session) codeBaseline(ctx context.Context, opts Options, batches []batc
 			}
 		}
 	}
-	b.Agreement = a
-	return nil
+	return a
+}
+
+// count counts one rollout: whether it is a broken one (not canonical), and
+// whether rewardd and the Python runner passed it.
+func (p *PassCounts) count(wrong, rewarddPassed, pythonPassed bool) {
+	if !wrong {
+		p.Canonical++
+	}
+	if rewarddPassed {
+		p.RewarddPassed++
+		if !wrong {
+			p.RewarddCanonicalPassed++
+		}
+	}
+	if pythonPassed {
+		p.PythonPassed++
+		if !wrong {
+			p.PythonCanonicalPassed++
+		}
+	}
 }
 
 func orNone(s string) string {

@@ -155,6 +155,14 @@ func (s *SweepResult) WriteSVG(w io.Writer) error {
 	if len(s.Points) == 0 {
 		return c.end()
 	}
+	xa := s.xAxis(xname)
+	s.drawCost(c, xa)
+	s.drawLatency(c, xa)
+	return c.end()
+}
+
+// xAxis is the swept setting's axis, a tick at each point.
+func (s *SweepResult) xAxis(xname string) axis {
 	xs := make([]float64, len(s.Points))
 	for i, p := range s.Points {
 		xs[i] = float64(p.X)
@@ -170,7 +178,12 @@ func (s *SweepResult) WriteSVG(w io.Writer) error {
 			return fmt.Sprintf("%dB", int(v))
 		}
 	}
+	return xa
+}
 
+// drawCost draws the left panel: rewardd's CPU and wall time per rollout,
+// and the Python baseline's.
+func (s *SweepResult) drawCost(c *canvas, xa axis) {
 	series := []struct {
 		name   string
 		get    func(SweepPoint) float64
@@ -210,8 +223,11 @@ func (s *SweepResult) WriteSVG(w io.Writer) error {
 		c.dots(left, left.xa, left.ya, pts, palette[i])
 		c.legend(left, i, sr.name, palette[i], sr.dashed)
 	}
+}
 
-	lo, hi = math.Inf(1), 0.0
+// drawLatency draws the right panel: the p50 and p99 request latency.
+func (s *SweepResult) drawLatency(c *canvas, xa axis) {
+	lo, hi := math.Inf(1), 0.0
 	for _, p := range s.Points {
 		if p.Result.Latency.P50 > 0 {
 			lo = min(lo, p.Result.Latency.P50)
@@ -235,7 +251,6 @@ func (s *SweepResult) WriteSVG(w io.Writer) error {
 		c.dots(right, right.xa, right.ya, pts, palette[i])
 		c.legend(right, i, q.name, palette[i], false)
 	}
-	return c.end()
 }
 
 // axis maps values to a panel's extent.

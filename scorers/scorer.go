@@ -143,6 +143,30 @@ type GroupScorer interface {
 	ScoreGroup(ctx context.Context, group []*Rollout, out []Result)
 }
 
+// GroupIndices lists the indices 0 to n-1 of each group, in order of first
+// appearance, as GroupScorer defines groups: key(i) is rollout i's Group,
+// or its Prompt when it has none; a rollout whose key is "" is a group of
+// its own.
+func GroupIndices(n int, key func(i int) string) [][]int {
+	var groups [][]int
+	index := make(map[string]int)
+	for i := range n {
+		k := key(i)
+		if k == "" {
+			groups = append(groups, []int{i})
+			continue
+		}
+		g, ok := index[k]
+		if !ok {
+			g = len(groups)
+			index[k] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
 type yieldKey struct{}
 
 // Yield lets the process's other requests use the worker, if one that has

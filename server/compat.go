@@ -56,11 +56,38 @@ func (s *stringOrList) UnmarshalJSON(b []byte) error {
 // weighted sum of the functions (TRL's nansum); extra_logs holds each
 // function's scores, null where it gave none, and "errors" says why.
 func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte) error {
-	var raw map[string]json.RawMessage
-	if err := decodeJSON(body, &raw); err != nil {
+	in, err := decodeRewardRequest(body)
+	if err != nil {
 		return err
 	}
-	var in struct{ Query, Prompts, Labels *stringOrList }
+	labelField := r.URL.Query().Get("label_field")
+	if labelField == "" {
+		labelField = "answer"
+	}
+	req, err := in.scoreRequest(labelField)
+	if err != nil {
+		return err
+	}
+	resp, err := c.svc.Score(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
+	writeJSON(w, rewardAnswer(resp, rewards, unscorable, in.Query.single))
+	return nil
+}
+
+// rewardRequest is OpenRLHF's remote reward request.
+type rewardRequest struct{ Query, Prompts, Labels *stringOrList }
+
+// decodeRewardRequest decodes and checks a remote reward request: a query,
+// and prompts and labels, if any, one per query.
+func decodeRewardRequest(body []byte) (*rewardRequest, error) {
+	var raw map[string]json.RawMessage
+	if err := decodeJSON(body, &raw); err != nil {
+		return nil, err
+	}
+	in := new(rewardRequest)
 	for key, dst := range map[string]**stringOrList{"query": &in.Query, "prompts": &in.Prompts, "labels": &in.Labels} {
 		v, ok := raw[key]
 		if !ok || string(v) == "null" {
@@ -68,30 +95,32 @@ func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 		*dst = new(stringOrList)
 		if err := json.Unmarshal(v, *dst); err != nil {
-			return invalid("request body: %q: %v", key, err)
+			return nil, invalid("request body: %q: %v", key, err)
 		}
 	}
 	if in.Query == nil {
-		return invalid(`request body: "query" is missing`)
+		return nil, invalid(`request body: "query" is missing`)
 	}
 	n := len(in.Query.vals)
 	if in.Prompts != nil && len(in.Prompts.vals) != n {
-		return invalid(`request body: "prompts" has %d entries, "query" has %d`, len(in.Prompts.vals), n)
+		return nil, invalid(`request body: "prompts" has %d entries, "query" has %d`, len(in.Prompts.vals), n)
 	}
 	if in.Labels != nil && len(in.Labels.vals) != n {
-		return invalid(`request body: "labels" has %d entries, "query" has %d`, len(in.Labels.vals), n)
+		return nil, invalid(`request body: "labels" has %d entries, "query" has %d`, len(in.Labels.vals), n)
 	}
-	labelField := r.URL.Query().Get("label_field")
-	if labelField == "" {
-		labelField = "answer"
-	}
-	req := &rewardv1.ScoreRequest{Rollouts: make([]*rewardv1.Rollout, n)}
+	return in, nil
+}
+
+// scoreRequest is in as rollouts: a query's response is the query minus
+// its prompt, and its label goes into the row field labelField.
+func (in *rewardRequest) scoreRequest(labelField string) (*rewardv1.ScoreRequest, error) {
+	req := &rewardv1.ScoreRequest{Rollouts: make([]*rewardv1.Rollout, len(in.Query.vals))}
 	for i, q := range in.Query.vals {
 		ro := &rewardv1.Rollout{Completion: q}
 		if in.Prompts != nil {
 			p := in.Prompts.vals[i]
 			if !strings.HasPrefix(q, p) {
-				return invalid(`request body: query[%d] does not start with prompts[%d]: the response is the query minus its prompt`, i, i)
+				return nil, invalid(`request body: query[%d] does not start with prompts[%d]: the response is the query minus its prompt`, i, i)
 			}
 			ro.Prompt, ro.Completion = p, q[len(p):]
 		}
@@ -100,12 +129,14 @@ func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 		req.Rollouts[i] = ro
 	}
-	resp, err := c.svc.Score(r.Context(), req)
-	if err != nil {
-		return err
-	}
+	return req, nil
+}
 
-	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
+// rewardAnswer is the answer to a remote reward request: rewards and scores
+// both the weighted sums, each function's scores and outcomes, and the
+// errors, reasons and unscorable rows where there are any; single for a
+// request of one sample, answered with values rather than lists.
+func rewardAnswer(resp *rewardv1.ScoreResponse, rewards []*float64, unscorable []int, single bool) map[string]any {
 	logs := make(map[string]any, len(resp.GetFunctions()))
 	outcomes := make(map[string]any, len(resp.GetFunctions()))
 	errs := make(map[string]map[int32]string)
@@ -122,7 +153,7 @@ func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 	}
 	out := map[string]any{"rewards": rewards, "scores": rewards, "extra_logs": logs, "outcomes": outcomes}
-	if in.Query.single {
+	if single {
 		for k, v := range logs {
 			logs[k] = v.([]*float64)[0]
 			outcomes[k] = outcomes[k].([]string)[0]
@@ -138,8 +169,7 @@ func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte)
 	if len(unscorable) > 0 {
 		out["unscorable"] = unscorable
 	}
-	writeJSON(w, out)
-	return nil
+	return out
 }
 
 // verify answers a NeMo Gym resources server's verify request: the body

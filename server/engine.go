@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -252,29 +253,9 @@ func (e *Engine) plan(tasks []Task, rollouts []*scorers.Rollout) []span {
 }
 
 // groupIndices lists the rollouts of each group, in order of first
-// appearance. A rollout's group is its Group, or its Prompt when it has none,
-// as aggregation defines it; a rollout with neither is a group of its own.
+// appearance (scorers.GroupIndices).
 func groupIndices(rollouts []*scorers.Rollout) [][]int {
-	var groups [][]int
-	index := make(map[string]int)
-	for i, r := range rollouts {
-		key := r.Group
-		if key == "" {
-			key = r.Prompt
-		}
-		if key == "" {
-			groups = append(groups, []int{i})
-			continue
-		}
-		g, ok := index[key]
-		if !ok {
-			g = len(groups)
-			index[key] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
-	}
-	return groups
+	return scorers.GroupIndices(len(rollouts), func(i int) string { return cmp.Or(rollouts[i].Group, rollouts[i].Prompt) })
 }
 
 // runChunk scores rollouts with one function into out, recording metrics

@@ -265,13 +265,8 @@ func TestEngineGroupScorer(t *testing.T) {
 // alternate them.
 func TestEngineSharesWorkersFairly(t *testing.T) {
 	e, _ := newTestEngine(t, 1)
-	var mu sync.Mutex
-	var order []string
-	record := func(s string) {
-		mu.Lock()
-		order = append(order, s)
-		mu.Unlock()
-	}
+	var order recorder
+	record := order.record
 	first := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
@@ -295,24 +290,10 @@ func TestEngineSharesWorkersFairly(t *testing.T) {
 		}
 		return rs
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if _, err := score(context.Background(), e, []Task{task("h", heavy)}, long(6)); err != nil {
-			t.Error(err)
-		}
-	})
-	<-first
-	wg.Go(func() {
-		if _, err := score(context.Background(), e, []Task{task("l", light)}, long(6)); err != nil {
-			t.Error(err)
-		}
-	})
 	// The small request waits for the one slot before the large one's
 	// first span ends.
-	awaitWaiter(t, e)
-	close(release)
-	wg.Wait()
-	if got, want := strings.Join(order, ""), "HLLLLLLHHHHH"; got != want {
+	scoreWhileBusy(t, e, task("h", heavy), long(6), first, task("l", light), long(6), release)
+	if got, want := order.joined(""), "HLLLLLLHHHHH"; got != want {
 		t.Errorf("spans ran in the order %s, want %s", got, want)
 	}
 }
@@ -355,13 +336,8 @@ func TestEngineWorkBudget(t *testing.T) {
 // would wait for the whole rollout.
 func TestEngineYieldLetsWaitingRequestsIn(t *testing.T) {
 	e, _ := newTestEngine(t, 1)
-	var mu sync.Mutex
-	var order []string
-	record := func(s string) {
-		mu.Lock()
-		order = append(order, s)
-		mu.Unlock()
-	}
+	var order recorder
+	record := order.record
 	started := make(chan struct{})
 	waiting := make(chan struct{})
 	long := func(ctx context.Context, _ *scorers.Rollout) scorers.Result {
@@ -378,22 +354,8 @@ func TestEngineYieldLetsWaitingRequestsIn(t *testing.T) {
 		record("short")
 		return scorers.Score(1)
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if _, err := score(context.Background(), e, []Task{task("long", long)}, rollouts(1)); err != nil {
-			t.Error(err)
-		}
-	})
-	<-started
-	wg.Go(func() {
-		if _, err := score(context.Background(), e, []Task{task("short", short)}, rollouts(1)); err != nil {
-			t.Error(err)
-		}
-	})
-	awaitWaiter(t, e)
-	close(waiting)
-	wg.Wait()
-	if got, want := strings.Join(order, ", "), "long starts, short, long ends"; got != want {
+	scoreWhileBusy(t, e, task("long", long), rollouts(1), started, task("short", short), rollouts(1), waiting)
+	if got, want := order.joined(", "), "long starts, short, long ends"; got != want {
 		t.Errorf("order %q, want %q", got, want)
 	}
 }
@@ -414,4 +376,47 @@ func awaitWaiter(t *testing.T, e *Engine) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// scoreWhileBusy scores busyRollouts with busy and, once started is
+// closed, waiterRollouts with waiter; when the second request waits for a
+// worker it closes release, and it returns when both requests have ended.
+func scoreWhileBusy(t *testing.T, e *Engine, busy Task, busyRollouts []*scorers.Rollout, started <-chan struct{},
+	waiter Task, waiterRollouts []*scorers.Rollout, release chan struct{}) {
+	t.Helper()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := score(context.Background(), e, []Task{busy}, busyRollouts); err != nil {
+			t.Error(err)
+		}
+	})
+	<-started
+	wg.Go(func() {
+		if _, err := score(context.Background(), e, []Task{waiter}, waiterRollouts); err != nil {
+			t.Error(err)
+		}
+	})
+	awaitWaiter(t, e)
+	close(release)
+	wg.Wait()
+}
+
+// recorder records events from several goroutines, in the order they
+// happen.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) record(event string) {
+	r.mu.Lock()
+	r.events = append(r.events, event)
+	r.mu.Unlock()
+}
+
+// joined is the events so far, sep between them.
+func (r *recorder) joined(sep string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.events, sep)
 }

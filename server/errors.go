@@ -67,30 +67,27 @@ func toStatus(log *zap.Logger, method string, err error) *status.Status {
 	return status.New(codes.Internal, "internal error")
 }
 
-// httpStatus maps a gRPC code to the HTTP status of the JSON endpoints.
+// httpStatuses maps gRPC codes to the HTTP statuses of the JSON endpoints.
+var httpStatuses = map[codes.Code]int{
+	codes.OK:                 http.StatusOK,
+	codes.InvalidArgument:    http.StatusBadRequest,
+	codes.OutOfRange:         http.StatusBadRequest,
+	codes.FailedPrecondition: http.StatusBadRequest,
+	codes.NotFound:           http.StatusNotFound,
+	codes.ResourceExhausted:  http.StatusTooManyRequests,
+	codes.Unauthenticated:    http.StatusUnauthorized,
+	codes.PermissionDenied:   http.StatusForbidden,
+	codes.DeadlineExceeded:   http.StatusGatewayTimeout,
+	codes.Canceled:           499, // client closed request
+	codes.Unavailable:        http.StatusServiceUnavailable,
+	codes.Unimplemented:      http.StatusNotImplemented,
+}
+
+// httpStatus maps a gRPC code to the HTTP status of the JSON endpoints:
+// 500 for a code httpStatuses does not list.
 func httpStatus(c codes.Code) int {
-	switch c {
-	case codes.OK:
-		return http.StatusOK
-	case codes.InvalidArgument, codes.OutOfRange, codes.FailedPrecondition:
-		return http.StatusBadRequest
-	case codes.NotFound:
-		return http.StatusNotFound
-	case codes.ResourceExhausted:
-		return http.StatusTooManyRequests
-	case codes.Unauthenticated:
-		return http.StatusUnauthorized
-	case codes.PermissionDenied:
-		return http.StatusForbidden
-	case codes.DeadlineExceeded:
-		return http.StatusGatewayTimeout
-	case codes.Canceled:
-		return 499 // client closed request
-	case codes.Unavailable:
-		return http.StatusServiceUnavailable
-	case codes.Unimplemented:
-		return http.StatusNotImplemented
-	default:
-		return http.StatusInternalServerError
+	if s, ok := httpStatuses[c]; ok {
+		return s
 	}
+	return http.StatusInternalServerError
 }

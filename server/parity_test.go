@@ -63,57 +63,11 @@ func TestAggregationParity(t *testing.T) {
 		"batch": rewardv1.AggregationScale_AGGREGATION_SCALE_BATCH,
 		"none":  rewardv1.AggregationScale_AGGREGATION_SCALE_NONE,
 	}
-	type refCase struct {
-		Mode    string       `json:"mode"`
-		Scale   string       `json:"scale"`
-		Weights []float64    `json:"weights"`
-		Groups  []string     `json:"groups"`
-		Scores  [][]*float64 `json:"scores"`
-	}
 	rng := rand.New(rand.NewPCG(2026, 12))
 	var cases []refCase
 	var answers []*rewardv1.ScoreResponse
 	for c := range 120 {
-		rc := refCase{Mode: []string{"sum_then_normalize", "normalize_then_sum", "hatchery"}[c%3], Scale: "group"}
-		if rc.Mode == "sum_then_normalize" {
-			rc.Scale = []string{"group", "batch", "none"}[rng.IntN(3)]
-		}
-		nfunc := 1 + rng.IntN(4)
-		for g := range 1 + rng.IntN(8) {
-			for range 2 + rng.IntN(15) {
-				rc.Groups = append(rc.Groups, fmt.Sprintf("q%d", g))
-			}
-		}
-		rng.Shuffle(len(rc.Groups), func(i, j int) { rc.Groups[i], rc.Groups[j] = rc.Groups[j], rc.Groups[i] })
-		req := &rewardv1.ScoreRequest{BatchId: fmt.Sprint(c), Aggregation: &rewardv1.Aggregation{
-			Mode: modes[rc.Mode], Scale: scales[rc.Scale], Weights: map[string]float64{}}}
-		nanRate := []float64{0, 0.1, 0.5}[rng.IntN(3)]
-		rc.Scores = make([][]*float64, nfunc)
-		for k := range nfunc {
-			name := fmt.Sprintf("f%d", k)
-			params, _ := structpb.NewStruct(map[string]any{"field": name})
-			req.Inline = append(req.Inline, &rewardv1.FunctionSpec{Name: name, Kind: "fixed", Params: params})
-			w := 1.0
-			if rc.Mode != "hatchery" {
-				w = math.Round(4*rng.Float64()*100) / 100
-			}
-			rc.Weights = append(rc.Weights, w)
-			req.Aggregation.Weights[name] = w
-			rc.Scores[k] = make([]*float64, len(rc.Groups))
-		}
-		for i, g := range rc.Groups {
-			fields := map[string]*structpb.Value{}
-			for k := range nfunc {
-				if rng.Float64() < nanRate {
-					fields[fmt.Sprintf("f%d", k)] = structpb.NewNullValue()
-					continue
-				}
-				v := float64(rng.IntN(5)) / 4
-				rc.Scores[k][i] = &v
-				fields[fmt.Sprintf("f%d", k)] = structpb.NewNumberValue(v)
-			}
-			req.Rollouts = append(req.Rollouts, &rewardv1.Rollout{Group: g, Completion: "x", Fields: &structpb.Struct{Fields: fields}})
-		}
+		rc, req := randomParityCase(rng, c, modes, scales)
 		resp, err := st.client.Score(context.Background(), req)
 		if err != nil {
 			t.Fatalf("case %d: %v", c, err)
@@ -122,27 +76,10 @@ func TestAggregationParity(t *testing.T) {
 		answers = append(answers, resp)
 	}
 
-	in, _ := json.Marshal(map[string]any{"cases": cases})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "aggregate/testdata/trl_reference.py")
-	cmd.Stdin = bytes.NewReader(in)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		Results []struct {
-			Rewards, Advantages []*float64
-		}
-	}
-	if err := json.Unmarshal(out, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := runTRLReference(t, python, cases)
 	compared := 0
 	for c, resp := range answers {
-		want := ref.Results[c]
+		want := ref[c]
 		for i := range cases[c].Groups {
 			for _, pair := range [][2]any{{resp.Rewards[i], want.Rewards[i]}, {resp.Advantages[i], want.Advantages[i]}} {
 				got, w := pair[0].(float64), pair[1].(*float64)
@@ -159,3 +96,84 @@ func TestAggregationParity(t *testing.T) {
 	}
 	t.Logf("%d rollouts in %d batches agree with the NumPy reference", compared, len(answers))
 }
+
+// refCase is one batch as trl_reference.py reads it.
+type refCase struct {
+	Mode    string       `json:"mode"`
+	Scale   string       `json:"scale"`
+	Weights []float64    `json:"weights"`
+	Groups  []string     `json:"groups"`
+	Scores  [][]*float64 `json:"scores"`
+}
+
+// randomParityCase draws batch c: its mode (in turn), scale, 1–4 inline
+// "fixed" functions with their weights, and shuffled groups of 2–16
+// rollouts whose scores are quarters or null; it returns the batch as the
+// reference reads it and as a Score request.
+func randomParityCase(rng *rand.Rand, c int, modes map[string]rewardv1.AggregationMode, scales map[string]rewardv1.AggregationScale) (refCase, *rewardv1.ScoreRequest) {
+	rc := refCase{Mode: []string{"sum_then_normalize", "normalize_then_sum", "hatchery"}[c%3], Scale: "group"}
+	if rc.Mode == "sum_then_normalize" {
+		rc.Scale = []string{"group", "batch", "none"}[rng.IntN(3)]
+	}
+	nfunc := 1 + rng.IntN(4)
+	for g := range 1 + rng.IntN(8) {
+		for range 2 + rng.IntN(15) {
+			rc.Groups = append(rc.Groups, fmt.Sprintf("q%d", g))
+		}
+	}
+	rng.Shuffle(len(rc.Groups), func(i, j int) { rc.Groups[i], rc.Groups[j] = rc.Groups[j], rc.Groups[i] })
+	req := &rewardv1.ScoreRequest{BatchId: fmt.Sprint(c), Aggregation: &rewardv1.Aggregation{
+		Mode: modes[rc.Mode], Scale: scales[rc.Scale], Weights: map[string]float64{}}}
+	nanRate := []float64{0, 0.1, 0.5}[rng.IntN(3)]
+	rc.Scores = make([][]*float64, nfunc)
+	for k := range nfunc {
+		name := fmt.Sprintf("f%d", k)
+		params, _ := structpb.NewStruct(map[string]any{"field": name})
+		req.Inline = append(req.Inline, &rewardv1.FunctionSpec{Name: name, Kind: "fixed", Params: params})
+		w := 1.0
+		if rc.Mode != "hatchery" {
+			w = math.Round(4*rng.Float64()*100) / 100
+		}
+		rc.Weights = append(rc.Weights, w)
+		req.Aggregation.Weights[name] = w
+		rc.Scores[k] = make([]*float64, len(rc.Groups))
+	}
+	for i, g := range rc.Groups {
+		fields := map[string]*structpb.Value{}
+		for k := range nfunc {
+			if rng.Float64() < nanRate {
+				fields[fmt.Sprintf("f%d", k)] = structpb.NewNullValue()
+				continue
+			}
+			v := float64(rng.IntN(5)) / 4
+			rc.Scores[k][i] = &v
+			fields[fmt.Sprintf("f%d", k)] = structpb.NewNumberValue(v)
+		}
+		req.Rollouts = append(req.Rollouts, &rewardv1.Rollout{Group: g, Completion: "x", Fields: &structpb.Struct{Fields: fields}})
+	}
+	return rc, req
+}
+
+// runTRLReference runs trl_reference.py on cases and returns its rewards
+// and advantages per case (null for NaN).
+func runTRLReference(t *testing.T, python string, cases []refCase) []refResult {
+	t.Helper()
+	in, _ := json.Marshal(map[string]any{"cases": cases})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, "aggregate/testdata/trl_reference.py")
+	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct{ Results []refResult }
+	if err := json.Unmarshal(out, &ref); err != nil {
+		t.Fatal(err)
+	}
+	return ref.Results
+}
+
+// refResult is trl_reference.py's answer on one case.
+type refResult struct{ Rewards, Advantages []*float64 }

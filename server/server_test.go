@@ -319,30 +319,29 @@ func TestInvalidUTF8(t *testing.T) {
 
 func get(t *testing.T, url string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, out
+	return readResponse(t)(http.Get(url))
 }
 
 func post(t *testing.T, url string, body []byte) (int, []byte) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	return readResponse(t)(http.Post(url, "application/json", bytes.NewReader(body)))
+}
+
+// readResponse returns a function that reads a response's status and body,
+// failing t on an error.
+func readResponse(t *testing.T) func(*http.Response, error) (int, []byte) {
+	return func(resp *http.Response, err error) (int, []byte) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, out
 	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, out
 }
 
 // TestHTTPMatchesGRPC posts the same request as JSON and checks the numbers

@@ -439,56 +439,15 @@ func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewa
 	if ra == nil && ca == nil {
 		return nil
 	}
-	var spec aggregate.Spec
-	var err error
-	switch {
-	case ra.GetMode() != rewardv1.AggregationMode_AGGREGATION_MODE_UNSPECIFIED:
-		spec.Mode, err = aggregate.ParseMode(strings.ToLower(strings.TrimPrefix(ra.GetMode().String(), "AGGREGATION_MODE_")))
-	case ca != nil:
-		spec.Mode, err = aggregate.ParseMode(ca.Mode)
-		if err == nil && ra.GetScale() == rewardv1.AggregationScale_AGGREGATION_SCALE_UNSPECIFIED {
-			spec.Scale, err = aggregate.ParseScale(ca.Scale)
-		}
-	default:
-		return invalid("aggregation: no mode given and the server config sets none (sum_then_normalize, normalize_then_sum or hatchery)")
-	}
-	if err == nil && ra.GetScale() != rewardv1.AggregationScale_AGGREGATION_SCALE_UNSPECIFIED {
-		spec.Scale, err = aggregate.ParseScale(strings.ToLower(strings.TrimPrefix(ra.GetScale().String(), "AGGREGATION_SCALE_")))
-	}
+	spec, err := aggregationSpec(ra, ca)
 	if err != nil {
-		return invalid("aggregation: %v", err)
+		return err
 	}
-
-	// Hatchery sums the functions unweighted: the config's weights, which
-	// are for its own mode, are not applied (the answer says so), and a
-	// weight the request gives is refused by name.
-	spec.Weights = make([]float64, len(tasks))
-	inRequest := make(map[string]bool, len(tasks))
 	var unweighted []string
-	for k, t := range tasks {
-		name := t.Function.Name
-		inRequest[name] = true
-		spec.Weights[k] = 1
-		if w, ok := s.cfg.Weights[name]; ok && t.Label != InlineLabel {
-			if spec.Mode != aggregate.Hatchery {
-				spec.Weights[k] = w
-			} else if w != 1 {
-				unweighted = append(unweighted, fmt.Sprintf("%s: %v", name, w))
-			}
-		}
-		if w, ok := ra.GetWeights()[name]; ok {
-			if spec.Mode == aggregate.Hatchery && w != 1 {
-				return invalid("aggregation.weights[%q] is %v: mode hatchery sums the functions unweighted, as Axolotl's Hatchery trainer does (leave the weight out, or ask for another mode)", name, w)
-			}
-			spec.Weights[k] = w
-		}
+	spec.Weights, unweighted, err = s.aggregationWeights(ra, tasks, spec.Mode)
+	if err != nil {
+		return err
 	}
-	for name := range ra.GetWeights() {
-		if !inRequest[name] {
-			return invalid("aggregation.weights: %q is not a function of this request", name)
-		}
-	}
-
 	groups := make([]string, len(req.GetRollouts()))
 	for i, r := range req.GetRollouts() {
 		if groups[i] = r.GetGroup(); groups[i] == "" {
@@ -515,6 +474,65 @@ func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewa
 		resp.Warnings = append(resp.Warnings, w)
 	}
 	return nil
+}
+
+// aggregationSpec is the mode and scale of the aggregation: the request's
+// where it gives them, else the config's.
+func aggregationSpec(ra *rewardv1.Aggregation, ca *config.Aggregation) (aggregate.Spec, error) {
+	var spec aggregate.Spec
+	var err error
+	switch {
+	case ra.GetMode() != rewardv1.AggregationMode_AGGREGATION_MODE_UNSPECIFIED:
+		spec.Mode, err = aggregate.ParseMode(strings.ToLower(strings.TrimPrefix(ra.GetMode().String(), "AGGREGATION_MODE_")))
+	case ca != nil:
+		spec.Mode, err = aggregate.ParseMode(ca.Mode)
+		if err == nil && ra.GetScale() == rewardv1.AggregationScale_AGGREGATION_SCALE_UNSPECIFIED {
+			spec.Scale, err = aggregate.ParseScale(ca.Scale)
+		}
+	default:
+		return spec, invalid("aggregation: no mode given and the server config sets none (sum_then_normalize, normalize_then_sum or hatchery)")
+	}
+	if err == nil && ra.GetScale() != rewardv1.AggregationScale_AGGREGATION_SCALE_UNSPECIFIED {
+		spec.Scale, err = aggregate.ParseScale(strings.ToLower(strings.TrimPrefix(ra.GetScale().String(), "AGGREGATION_SCALE_")))
+	}
+	if err != nil {
+		return spec, invalid("aggregation: %v", err)
+	}
+	return spec, nil
+}
+
+// aggregationWeights is the weight of each task's function in mode: the
+// request's, else the config's (inline functions have none), else 1.
+// Hatchery sums the functions unweighted: the config's weights, which are
+// for its own mode, are not applied (unweighted lists them, for the
+// answer to say so), and a weight the request gives is refused by name.
+func (s *Service) aggregationWeights(ra *rewardv1.Aggregation, tasks []Task, mode aggregate.Mode) (weights []float64, unweighted []string, err error) {
+	weights = make([]float64, len(tasks))
+	inRequest := make(map[string]bool, len(tasks))
+	for k, t := range tasks {
+		name := t.Function.Name
+		inRequest[name] = true
+		weights[k] = 1
+		if w, ok := s.cfg.Weights[name]; ok && t.Label != InlineLabel {
+			if mode != aggregate.Hatchery {
+				weights[k] = w
+			} else if w != 1 {
+				unweighted = append(unweighted, fmt.Sprintf("%s: %v", name, w))
+			}
+		}
+		if w, ok := ra.GetWeights()[name]; ok {
+			if mode == aggregate.Hatchery && w != 1 {
+				return nil, nil, invalid("aggregation.weights[%q] is %v: mode hatchery sums the functions unweighted, as Axolotl's Hatchery trainer does (leave the weight out, or ask for another mode)", name, w)
+			}
+			weights[k] = w
+		}
+	}
+	for name := range ra.GetWeights() {
+		if !inRequest[name] {
+			return nil, nil, invalid("aggregation.weights: %q is not a function of this request", name)
+		}
+	}
+	return weights, unweighted, nil
 }
 
 // looseWarning says which rollouts have neither a group nor a prompt: each

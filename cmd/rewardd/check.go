@@ -13,6 +13,7 @@ import (
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/check"
 	"github.com/rewardd/rewardd/server/config"
+	"github.com/rewardd/rewardd/server/jsonl"
 )
 
 // runCheck validates a config before training: every function compiles;
@@ -68,33 +69,15 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	in := check.Input{ConfigName: name, Service: srv.Service()}
 
 	if *samples != "" {
-		src := stdin
-		if *samples != "-" {
-			f, err := os.Open(*samples)
-			if err != nil {
-				return cli.Usagef("%v", err)
-			}
-			defer f.Close()
-			src = f
-		}
 		in.SamplesName = *samples
-		if in.Rows, in.Malformed, err = check.ReadSamples(src, cfg.Limits.MaxMessageBytes); err != nil {
-			return fmt.Errorf("read %s: %w", *samples, err)
+		if in.Rows, in.Malformed, err = readSamples(*samples, stdin, cfg.Limits.MaxMessageBytes); err != nil {
+			return err
 		}
 	}
-
 	if *addr != "" {
-		if err := checkAddr(*addr, *caFile != ""); err != nil {
-			return err
-		}
-		opts, err := cli.DialOptions(*tokenFile, *caFile)
+		conn, err := dialLive(*addr, *tokenFile, *caFile)
 		if err != nil {
 			return err
-		}
-		opts = append(opts, connectionHints(*addr, *caFile != ""))
-		conn, err := grpc.NewClient(*addr, opts...)
-		if err != nil {
-			return cli.Usagef("--addr %q: %v", *addr, err)
 		}
 		defer conn.Close()
 		in.Live, in.LiveAddr = conn, *addr
@@ -105,6 +88,42 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	return writeReport(report, *asJSON, *strict, stdout)
+}
+
+// readSamples reads the sample rows of the file name, or of stdin for "-".
+func readSamples(name string, stdin io.Reader, maxLine int) ([]*jsonl.Row, []*jsonl.LineError, error) {
+	src := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, nil, cli.Usagef("%v", err)
+		}
+		defer f.Close()
+		src = f
+	}
+	rows, malformed, err := check.ReadSamples(src, maxLine)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return rows, malformed, nil
+}
+
+// dialLive connects to the live server at addr, with the bearer token in
+// tokenFile and TLS verified with caFile, when given.
+func dialLive(addr, tokenFile, caFile string) (*grpc.ClientConn, error) {
+	if err := checkAddr(addr, caFile != ""); err != nil {
+		return nil, err
+	}
+	opts, err := cli.DialOptions(tokenFile, caFile)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, connectionHints(addr, caFile != ""))
+	conn, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		return nil, cli.Usagef("--addr %q: %v", addr, err)
+	}
+	return conn, nil
 }
 
 // writeReport writes the check's report, as JSON or as a table and its

@@ -185,15 +185,13 @@ func toRollout(row map[string]any) *rewardv1.Rollout {
 		Fields: &structpb.Struct{Fields: fields}}
 }
 
-// TestScoreMatchesServe scores the same rows with `rewardd score` and with a
-// running `rewardd serve`, and checks the numbers are equal; malformed lines
-// are reported by number and the others still scored.
-func TestScoreMatchesServe(t *testing.T) {
-	rows := gsm8kRows(t, 300)
-	srv := startServer(t)
-	req := &rewardv1.ScoreRequest{}
+// withBadLines returns rows as a Score request and as JSONL with two
+// malformed lines among them (badLines holds their numbers: an
+// unterminated string and invalid UTF-8).
+func withBadLines(rows []map[string]any) (req *rewardv1.ScoreRequest, jsonl []byte, badLines map[int]bool) {
+	req = &rewardv1.ScoreRequest{}
 	var in bytes.Buffer
-	badLines := map[int]bool{}
+	badLines = map[int]bool{}
 	for i, row := range rows {
 		req.Rollouts = append(req.Rollouts, toRollout(row))
 		line, _ := json.Marshal(row)
@@ -208,6 +206,16 @@ func TestScoreMatchesServe(t *testing.T) {
 			badLines[23] = true
 		}
 	}
+	return req, in.Bytes(), badLines
+}
+
+// TestScoreMatchesServe scores the same rows with `rewardd score` and with a
+// running `rewardd serve`, and checks the numbers are equal; malformed lines
+// are reported by number and the others still scored.
+func TestScoreMatchesServe(t *testing.T) {
+	rows := gsm8kRows(t, 300)
+	srv := startServer(t)
+	req, in, badLines := withBadLines(rows)
 	resp, err := srv.client(t).Score(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +223,7 @@ func TestScoreMatchesServe(t *testing.T) {
 
 	dir := t.TempDir()
 	inPath, outPath := filepath.Join(dir, "rows.jsonl"), filepath.Join(dir, "scores.jsonl")
-	if err := os.WriteFile(inPath, in.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(inPath, in, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, stderr, exit := runRewardd(t, "", "score", "--in", inPath, "--out", outPath)

@@ -307,7 +307,24 @@ func (s *set) checkContainer(d *appsv1.Deployment, pod *corev1.PodSpec, ct *core
 		s.errorf(d, kind, "%s: image %q: name a tag or digest other than latest", where, ct.Image)
 	}
 
-	// Ports: named, unique, valid.
+	s.checkPorts(d, ct)
+	s.checkResources(d, ct)
+	s.checkSecurityContext(d, pod, ct)
+	s.checkProbes(d, ct)
+	for _, m := range ct.VolumeMounts {
+		if volumes[m.Name] == nil {
+			s.errorf(d, kind, "%s: volumeMount %q: no such volume", where, m.Name)
+		}
+		if !m.ReadOnly {
+			s.errorf(d, kind, "%s: volumeMount %q is writable: config and secrets are mounted read-only", where, m.Name)
+		}
+	}
+}
+
+// checkPorts: the container's ports are named, unique and valid.
+func (s *set) checkPorts(d *appsv1.Deployment, ct *corev1.Container) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
 	names := map[string]bool{}
 	for _, p := range ct.Ports {
 		if p.Name == "" {
@@ -325,8 +342,13 @@ func (s *set) checkContainer(d *appsv1.Deployment, pod *corev1.PodSpec, ct *core
 			s.errorf(d, kind, "%s: port %s: %s", where, p.Name, strings.Join(errs, "; "))
 		}
 	}
+}
 
-	// Resources: requests and limits for CPU and memory, limits ≥ requests.
+// checkResources: requests and limits for CPU and memory, limits ≥
+// requests, and a GOMEMLIMIT, if set, below the memory limit.
+func (s *set) checkResources(d *appsv1.Deployment, ct *corev1.Container) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
 	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		req, okReq := ct.Resources.Requests[r]
 		lim, okLim := ct.Resources.Limits[r]
@@ -352,10 +374,13 @@ func (s *set) checkContainer(d *appsv1.Deployment, pod *corev1.PodSpec, ct *core
 			}
 		}
 	}
+}
 
-	s.checkSecurityContext(d, pod, ct)
-
-	// Probes: both present, each on a port the container declares.
+// checkProbes: readiness and liveness probes both present, each probe on a
+// port the container declares.
+func (s *set) checkProbes(d *appsv1.Deployment, ct *corev1.Container) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
 	if ct.ReadinessProbe == nil {
 		s.errorf(d, kind, "%s: no readinessProbe", where)
 	}
@@ -384,15 +409,6 @@ func (s *set) checkContainer(d *appsv1.Deployment, pod *corev1.PodSpec, ct *core
 			s.errorf(d, kind, "%s: %s on port %s, which the container does not declare", where, name, port.String())
 		}
 	}
-
-	for _, m := range ct.VolumeMounts {
-		if volumes[m.Name] == nil {
-			s.errorf(d, kind, "%s: volumeMount %q: no such volume", where, m.Name)
-		}
-		if !m.ReadOnly {
-			s.errorf(d, kind, "%s: volumeMount %q is writable: config and secrets are mounted read-only", where, m.Name)
-		}
-	}
 }
 
 // checkSecurityContext enforces the container's privileges: none at all for
@@ -411,14 +427,46 @@ func (s *set) checkSecurityContext(d *appsv1.Deployment, pod *corev1.PodSpec, ct
 	if psc == nil {
 		psc = &corev1.PodSecurityContext{}
 	}
-	nonRoot := sc.RunAsNonRoot
-	if nonRoot == nil {
-		nonRoot = psc.RunAsNonRoot
+	s.checkNoPrivilege(d, ct)
+	e := effectiveSecurity{nonRoot: sc.RunAsNonRoot, uid: sc.RunAsUser, seccomp: sc.SeccompProfile, apparmor: sc.AppArmorProfile}
+	if e.nonRoot == nil {
+		e.nonRoot = psc.RunAsNonRoot
 	}
-	uid := sc.RunAsUser
-	if uid == nil {
-		uid = psc.RunAsUser
+	if e.uid == nil {
+		e.uid = psc.RunAsUser
 	}
+	if sc.Capabilities != nil {
+		e.add = sc.Capabilities.Add
+	}
+	if e.seccomp == nil {
+		e.seccomp = psc.SeccompProfile
+	}
+	if e.apparmor == nil {
+		e.apparmor = psc.AppArmorProfile
+	}
+	if s.CodeExec {
+		s.checkCodeExecSecurity(d, pod, ct, e)
+	} else {
+		s.checkStringScorerSecurity(d, ct, e)
+	}
+}
+
+// effectiveSecurity is a container's security settings, the pod's where the
+// container sets none.
+type effectiveSecurity struct {
+	nonRoot  *bool
+	uid      *int64
+	add      []corev1.Capability
+	seccomp  *corev1.SeccompProfile
+	apparmor *corev1.AppArmorProfile
+}
+
+// checkNoPrivilege: what no replica may have: privileged mode, privilege
+// escalation, a writable root, an unmasked /proc, capabilities not dropped.
+func (s *set) checkNoPrivilege(d *appsv1.Deployment, ct *corev1.Container) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
+	sc := ct.SecurityContext
 	if sc.Privileged != nil && *sc.Privileged {
 		s.errorf(d, kind, "%s: privileged", where)
 	}
@@ -434,46 +482,65 @@ func (s *set) checkSecurityContext(d *appsv1.Deployment, pod *corev1.PodSpec, ct
 	if sc.Capabilities == nil || !containsCap(sc.Capabilities.Drop, "ALL") {
 		s.errorf(d, kind, "%s: capabilities.drop must hold ALL", where)
 	}
-	var add []corev1.Capability
-	if sc.Capabilities != nil {
-		add = sc.Capabilities.Add
-	}
-	seccomp := sc.SeccompProfile
-	if seccomp == nil {
-		seccomp = psc.SeccompProfile
-	}
-	apparmor := sc.AppArmorProfile
-	if apparmor == nil {
-		apparmor = psc.AppArmorProfile
-	}
+}
 
-	if !s.CodeExec {
-		if nonRoot == nil || !*nonRoot {
-			s.errorf(d, kind, "%s: runAsNonRoot must be true", where)
-		}
-		if uid != nil && *uid == 0 {
-			s.errorf(d, kind, "%s: runAsUser 0", where)
-		}
-		if len(add) > 0 {
-			s.errorf(d, kind, "%s: capabilities.add %v: the string scorers need none (code_exec replicas are deploy/kubernetes-code-exec)", where, add)
-		}
-		if seccomp == nil || seccomp.Type != corev1.SeccompProfileTypeRuntimeDefault {
-			s.errorf(d, kind, "%s: seccompProfile must be RuntimeDefault (container or pod)", where)
-		}
-		if apparmor != nil && apparmor.Type != corev1.AppArmorProfileTypeRuntimeDefault {
-			s.errorf(d, kind, "%s: appArmorProfile %s: the string scorers need the runtime's default", where, apparmor.Type)
-		}
-		return
+// checkStringScorerSecurity: a string-scoring replica runs as non-root with
+// no capabilities and the runtime's default seccomp and AppArmor profiles.
+func (s *set) checkStringScorerSecurity(d *appsv1.Deployment, ct *corev1.Container, e effectiveSecurity) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
+	if e.nonRoot == nil || !*e.nonRoot {
+		s.errorf(d, kind, "%s: runAsNonRoot must be true", where)
 	}
+	if e.uid != nil && *e.uid == 0 {
+		s.errorf(d, kind, "%s: runAsUser 0", where)
+	}
+	if len(e.add) > 0 {
+		s.errorf(d, kind, "%s: capabilities.add %v: the string scorers need none (code_exec replicas are deploy/kubernetes-code-exec)", where, e.add)
+	}
+	if e.seccomp == nil || e.seccomp.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		s.errorf(d, kind, "%s: seccompProfile must be RuntimeDefault (container or pod)", where)
+	}
+	if e.apparmor != nil && e.apparmor.Type != corev1.AppArmorProfileTypeRuntimeDefault {
+		s.errorf(d, kind, "%s: appArmorProfile %s: the string scorers need the runtime's default", where, e.apparmor.Type)
+	}
+}
 
-	// code_exec: root, for the sandbox to make namespaces and mounts and
-	// drop its programs to uids of their own.
-	if uid == nil || *uid != 0 {
+// checkCodeExecSecurity: a code_exec replica runs as root, for the sandbox
+// to make namespaces and mounts and drop its programs to uids of their own,
+// with exactly CodeExecCapabilities, on the sandbox's architecture.
+func (s *set) checkCodeExecSecurity(d *appsv1.Deployment, pod *corev1.PodSpec, ct *corev1.Container, e effectiveSecurity) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
+	if e.uid == nil || *e.uid != 0 {
 		s.errorf(d, kind, "%s: runAsUser must be 0 (container or pod): the sandbox needs root", where)
 	}
-	if nonRoot != nil && *nonRoot {
+	if e.nonRoot != nil && *e.nonRoot {
 		s.errorf(d, kind, "%s: runAsNonRoot true: the sandbox needs root, the kubelet would refuse to start it", where)
 	}
+	s.checkCodeExecCapabilities(d, ct, e.add)
+	switch {
+	case e.seccomp == nil:
+		s.errorf(d, kind, "%s: no seccompProfile: set RuntimeDefault (it allows the sandbox's calls to a holder of SYS_ADMIN) or a Localhost profile", where)
+	case e.seccomp.Type == corev1.SeccompProfileTypeUnconfined:
+		s.errorf(d, kind, "%s: seccompProfile Unconfined: RuntimeDefault allows what the sandbox needs to a holder of SYS_ADMIN and keeps the runtime's filter around its programs; on an old runtime, a Localhost profile", where)
+	}
+	if e.apparmor == nil || e.apparmor.Type == corev1.AppArmorProfileTypeRuntimeDefault {
+		s.errorf(d, kind, "%s: appArmorProfile must be Unconfined or Localhost: the runtime's default AppArmor profile denies the sandbox's mounts", where)
+	}
+	if pod.HostUsers != nil && !*pod.HostUsers {
+		s.errorf(d, kind, "hostUsers: false: a pod user namespace maps 65,536 ids, and the sandbox's per-slot uids (1,000,000 and up) lie outside it")
+	}
+	if arch := pod.NodeSelector["kubernetes.io/arch"]; arch != s.Sandbox.Arch {
+		s.errorf(d, kind, "nodeSelector kubernetes.io/arch %q, want %q: the sandbox's seccomp filter admits %s syscalls only (scorers/codeexec/sandbox/confine_linux.go)", arch, s.Sandbox.Arch, s.Sandbox.Arch)
+	}
+}
+
+// checkCodeExecCapabilities: add holds exactly CodeExecCapabilities, each
+// once and spelt as the API accepts it.
+func (s *set) checkCodeExecCapabilities(d *appsv1.Deployment, ct *corev1.Container, add []corev1.Capability) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
 	seen := map[string]bool{}
 	for _, c := range add {
 		name := string(c)
@@ -491,21 +558,6 @@ func (s *set) checkSecurityContext(d *appsv1.Deployment, pod *corev1.PodSpec, ct
 		if !seen[c] {
 			s.errorf(d, kind, "%s: capabilities.add lacks %s, which the sandbox needs for %s", where, c, CodeExecCapabilities[c])
 		}
-	}
-	switch {
-	case seccomp == nil:
-		s.errorf(d, kind, "%s: no seccompProfile: set RuntimeDefault (it allows the sandbox's calls to a holder of SYS_ADMIN) or a Localhost profile", where)
-	case seccomp.Type == corev1.SeccompProfileTypeUnconfined:
-		s.errorf(d, kind, "%s: seccompProfile Unconfined: RuntimeDefault allows what the sandbox needs to a holder of SYS_ADMIN and keeps the runtime's filter around its programs; on an old runtime, a Localhost profile", where)
-	}
-	if apparmor == nil || apparmor.Type == corev1.AppArmorProfileTypeRuntimeDefault {
-		s.errorf(d, kind, "%s: appArmorProfile must be Unconfined or Localhost: the runtime's default AppArmor profile denies the sandbox's mounts", where)
-	}
-	if pod.HostUsers != nil && !*pod.HostUsers {
-		s.errorf(d, kind, "hostUsers: false: a pod user namespace maps 65,536 ids, and the sandbox's per-slot uids (1,000,000 and up) lie outside it")
-	}
-	if arch := pod.NodeSelector["kubernetes.io/arch"]; arch != s.Sandbox.Arch {
-		s.errorf(d, kind, "nodeSelector kubernetes.io/arch %q, want %q: the sandbox's seccomp filter admits %s syscalls only (scorers/codeexec/sandbox/confine_linux.go)", arch, s.Sandbox.Arch, s.Sandbox.Arch)
 	}
 }
 
@@ -539,8 +591,20 @@ func (s *set) checkRewarddArgs(d *appsv1.Deployment, ct *corev1.Container, volum
 		s.errorf(d, kind, "%s: args must start with `serve`, got %q", where, args)
 		return nil
 	}
+	flags := s.serveFlags(d, ct, args[1:])
+	s.checkListenAddrs(d, ct, flags)
+	s.checkServeFiles(d, ct, volumes, flags)
+	s.checkProbePaths(d, ct, flags)
+	return flags
+}
+
+// serveFlags reads the flags of `rewardd serve` in args into a map from
+// name to value, refusing what serve does not take.
+func (s *set) serveFlags(d *appsv1.Deployment, ct *corev1.Container, args []string) map[string]string {
+	const kind = "Deployment"
+	where := "container " + ct.Name
 	flags := map[string]string{}
-	for i := 1; i < len(args); i++ {
+	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") {
 			s.errorf(d, kind, "%s: argument %q is not a flag (rewardd serve takes no positional arguments)", where, a)
@@ -562,7 +626,14 @@ func (s *set) checkRewarddArgs(d *appsv1.Deployment, ct *corev1.Container, volum
 		}
 		flags[name] = value
 	}
+	return flags
+}
 
+// checkListenAddrs: serve listens on the declared grpc and http ports, on
+// an address other pods can reach.
+func (s *set) checkListenAddrs(d *appsv1.Deployment, ct *corev1.Container, flags map[string]string) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
 	ports := map[string]string{"grpc-addr": "grpc", "http-addr": "http"}
 	for flag, portName := range ports {
 		addr, ok := flags[flag]
@@ -585,7 +656,13 @@ func (s *set) checkRewarddArgs(d *appsv1.Deployment, ct *corev1.Container, volum
 			s.errorf(d, kind, "%s: --%s=%s but containerPort %s is %d", where, flag, addr, portName, cp.ContainerPort)
 		}
 	}
+}
 
+// checkServeFiles: the config, token and TLS files serve reads lie on the
+// mounted volumes of the right type.
+func (s *set) checkServeFiles(d *appsv1.Deployment, ct *corev1.Container, volumes map[string]*corev1.Volume, flags map[string]string) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
 	files := []struct{ flag, want string }{{"config", "configMap"}, {"auth-token-file", "secret"}}
 	if _, ok := flags["tls-cert"]; ok {
 		files = append(files, struct{ flag, want string }{"tls-cert", "secret"}, struct{ flag, want string }{"tls-key", "secret"})
@@ -600,7 +677,14 @@ func (s *set) checkRewarddArgs(d *appsv1.Deployment, ct *corev1.Container, volum
 			s.errorf(d, kind, "%s: --%s=%s: %v", where, f.flag, p, err)
 		}
 	}
+}
 
+// checkProbePaths: the HTTP probes ask /readyz and /healthz on the http
+// port in the scheme serve speaks; gRPC probes go to the grpc port, without
+// TLS.
+func (s *set) checkProbePaths(d *appsv1.Deployment, ct *corev1.Container, flags map[string]string) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
 	probes := []struct {
 		name  string
 		probe *corev1.Probe
@@ -632,7 +716,6 @@ func (s *set) checkRewarddArgs(d *appsv1.Deployment, ct *corev1.Container, volum
 			}
 		}
 	}
-	return flags
 }
 
 // fileOnVolume: the file p must lie on a volume of the wanted type mounted

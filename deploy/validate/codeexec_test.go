@@ -28,9 +28,46 @@ func TestCodeExecBuildPassesChecks(t *testing.T) {
 		t.Error(err)
 	}
 
-	// Beside the string-scoring replicas in one namespace, nothing collides
-	// and neither's selectors reach the other's pods.
 	base := build(t)
+	checkBesideBase(t, base, objs)
+
+	// The image is the code-exec one (Python inside), not the base's.
+	d := find[*appsv1.Deployment](t, objs, "rewardd-code-exec")
+	baseD := find[*appsv1.Deployment](t, base, "rewardd")
+	k, err := ReadKustomization(codeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := d.Spec.Template.Spec.Containers[0].Image
+	if len(k.Images) != 1 || k.Images[0].Name != "rewardd-code-exec" {
+		t.Fatalf("kustomization.yaml images %+v, want one, for rewardd-code-exec", k.Images)
+	}
+	if want := k.Images[0].NewName + ":" + k.Images[0].NewTag; img != want {
+		t.Errorf("image %q, want %q: the patch's image or kustomization.yaml's images: did not apply", img, want)
+	}
+	if img == baseD.Spec.Template.Spec.Containers[0].Image {
+		t.Errorf("image %q is the base's, which has no Python: point it at deploy/Dockerfile's code-exec target", img)
+	}
+
+	// The config served is the overlay's, whole.
+	want, err := os.ReadFile(filepath.Join(codeDir, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := configMap(t, objs)
+	if !strings.HasPrefix(cm.Name, "rewardd-config-code-exec-") {
+		t.Errorf("ConfigMap %s: want the generated, hash-suffixed rewardd-config-code-exec-…", cm.Name)
+	}
+	if cm.Data["config.yaml"] != string(want) {
+		t.Errorf("ConfigMap %s config.yaml is not deploy/kubernetes-code-exec/config.yaml", cm.Name)
+	}
+}
+
+// checkBesideBase: with the string-scoring replicas (base) in one
+// namespace, the code-exec ones (objs) collide in no name, and neither's
+// selectors reach the other's pods.
+func checkBesideBase(t *testing.T, base, objs []Object) {
+	t.Helper()
 	names := map[string]bool{}
 	for _, o := range base {
 		names[o.GVK.Kind+"/"+o.Name] = true
@@ -65,37 +102,6 @@ func TestCodeExecBuildPassesChecks(t *testing.T) {
 		if n != 1 {
 			t.Errorf("Service %s selects the pods of %d Deployments of the two directories, want 1", o.Name, n)
 		}
-	}
-
-	// The image is the code-exec one (Python inside), not the base's.
-	d := find[*appsv1.Deployment](t, objs, "rewardd-code-exec")
-	baseD := find[*appsv1.Deployment](t, base, "rewardd")
-	k, err := ReadKustomization(codeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img := d.Spec.Template.Spec.Containers[0].Image
-	if len(k.Images) != 1 || k.Images[0].Name != "rewardd-code-exec" {
-		t.Fatalf("kustomization.yaml images %+v, want one, for rewardd-code-exec", k.Images)
-	}
-	if want := k.Images[0].NewName + ":" + k.Images[0].NewTag; img != want {
-		t.Errorf("image %q, want %q: the patch's image or kustomization.yaml's images: did not apply", img, want)
-	}
-	if img == baseD.Spec.Template.Spec.Containers[0].Image {
-		t.Errorf("image %q is the base's, which has no Python: point it at deploy/Dockerfile's code-exec target", img)
-	}
-
-	// The config served is the overlay's, whole.
-	want, err := os.ReadFile(filepath.Join(codeDir, "config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := configMap(t, objs)
-	if !strings.HasPrefix(cm.Name, "rewardd-config-code-exec-") {
-		t.Errorf("ConfigMap %s: want the generated, hash-suffixed rewardd-config-code-exec-…", cm.Name)
-	}
-	if cm.Data["config.yaml"] != string(want) {
-		t.Errorf("ConfigMap %s config.yaml is not deploy/kubernetes-code-exec/config.yaml", cm.Name)
 	}
 }
 
@@ -150,11 +156,7 @@ func TestCodeExecChecksCatchMistakes(t *testing.T) {
 	dep := func(objs []Object) *appsv1.Deployment { return find[*appsv1.Deployment](t, objs, "rewardd-code-exec") }
 	rewardd := func(objs []Object) *corev1.Container { return &dep(objs).Spec.Template.Spec.Containers[0] }
 	sc := func(objs []Object) *corev1.SecurityContext { return rewardd(objs).SecurityContext }
-	cases := []struct {
-		name   string
-		mutate func([]Object)
-		want   string
-	}{
+	cases := []mistake{
 		{"privileged", func(o []Object) { sc(o).Privileged = ptr(true) }, "privileged"},
 		{"a capability too many", func(o []Object) {
 			sc(o).Capabilities.Add = append(sc(o).Capabilities.Add, "NET_ADMIN")
@@ -197,19 +199,7 @@ func TestCodeExecChecksCatchMistakes(t *testing.T) {
 			cm.Data["config.yaml"] = "functions:\n  - name: format\n    kind: format\n"
 		}, "no code_exec function"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			objs := buildCode(t)
-			tc.mutate(objs)
-			errs := c.Check(objs)
-			if len(errs) == 0 {
-				t.Fatalf("not caught")
-			}
-			if !slices.ContainsFunc(errs, func(e error) bool { return strings.Contains(e.Error(), tc.want) }) {
-				t.Errorf("caught, but not by the check meant (want %q): %v", tc.want, errs)
-			}
-		})
-	}
+	checkCatches(t, c, buildCode, cases)
 }
 
 // The code-exec replicas pass only the code_exec checks, and the base only

@@ -33,7 +33,24 @@ func ReadServeFacts(root string) (*ServeFacts, error) {
 		return nil, err
 	}
 	facts := &ServeFacts{Flags: map[string]string{}, Defaults: map[string]string{}}
-	helpers := map[string]bool{} // functions serve hands fs to
+	helpers := facts.readServe(f)
+	// The helpers' flags are serve's flags too.
+	if err := facts.readHelpers(fset, root, path, helpers); err != nil {
+		return nil, err
+	}
+	if len(facts.Flags) == 0 {
+		return nil, fmt.Errorf("%s: found no fs.String(\"…\") flag definitions; update ReadServeFacts", path)
+	}
+	if facts.GracePeriod <= 0 {
+		return nil, fmt.Errorf("%s: found no constant gracePeriod of the form N * time.Unit; update ReadServeFacts", path)
+	}
+	return facts, nil
+}
+
+// readServe records serve.go's flags and gracePeriod, and returns the
+// functions serve hands its flag set to.
+func (facts *ServeFacts) readServe(f *ast.File) (helpers map[string]bool) {
+	helpers = map[string]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
@@ -66,24 +83,31 @@ func ReadServeFacts(root string) (*ServeFacts, error) {
 		}
 		return true
 	})
-	// The helpers' flags are serve's flags too.
+	return helpers
+}
+
+// readHelpers records the flags the helpers define, looking for them in
+// the other files of cmd/rewardd and in internal/cli; serve is serve.go's
+// path.
+func (facts *ServeFacts) readHelpers(fset *token.FileSet, root, serve string, helpers map[string]bool) error {
+	dir := filepath.Dir(serve)
 	found := map[string]bool{}
 	others, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	shared, err := filepath.Glob(filepath.Join(root, "internal", "cli", "*.go"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	others = append(others, shared...)
 	for _, o := range others {
-		if o == path || strings.HasSuffix(o, "_test.go") || len(helpers) == 0 {
+		if o == serve || strings.HasSuffix(o, "_test.go") || len(helpers) == 0 {
 			continue
 		}
 		of, err := parser.ParseFile(fset, o, nil, 0)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, d := range of.Decls {
 			fd, ok := d.(*ast.FuncDecl)
@@ -101,16 +125,10 @@ func ReadServeFacts(root string) (*ServeFacts, error) {
 	}
 	for h := range helpers {
 		if !found[h] {
-			return nil, fmt.Errorf("%s: serve passes its flags to %s, which no other file of cmd/rewardd or internal/cli defines; update ReadServeFacts", path, h)
+			return fmt.Errorf("%s: serve passes its flags to %s, which no other file of cmd/rewardd or internal/cli defines; update ReadServeFacts", serve, h)
 		}
 	}
-	if len(facts.Flags) == 0 {
-		return nil, fmt.Errorf("%s: found no fs.String(\"…\") flag definitions; update ReadServeFacts", path)
-	}
-	if facts.GracePeriod <= 0 {
-		return nil, fmt.Errorf("%s: found no constant gracePeriod of the form N * time.Unit; update ReadServeFacts", path)
-	}
-	return facts, nil
+	return nil
 }
 
 // flag records fs.String("name", default, …) and its kin.

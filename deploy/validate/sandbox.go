@@ -84,6 +84,36 @@ func ReadSandboxFacts(root string) (*SandboxFacts, error) {
 	if err != nil {
 		return nil, err
 	}
+	if facts.DefaultMemoryMB = defaultMemoryMB(f); facts.DefaultMemoryMB <= 0 {
+		return nil, fmt.Errorf("%s: found no DefaultLimits() with a literal MemoryMB; update ReadSandboxFacts", path)
+	}
+
+	f, path, err = parse("confine_linux.go")
+	if err != nil {
+		return nil, err
+	}
+	facts.TmpfsMiB, facts.Arch = confinement(f)
+	if facts.TmpfsMiB <= 0 {
+		return nil, fmt.Errorf("%s: found no tmpfsMB constant nor unix.Mount(…, \"/tmp\", \"tmpfs\", …, \"size=…\"); update ReadSandboxFacts", path)
+	}
+	if facts.Arch == "" {
+		return nil, fmt.Errorf("%s: found no auditArchX8664 (the architecture the seccomp filter admits); update ReadSandboxFacts", path)
+	}
+
+	f, path, err = parse("metrics.go")
+	if err != nil {
+		return nil, err
+	}
+	if facts.Results = executionResults(f); len(facts.Results) == 0 {
+		return nil, fmt.Errorf("%s: found no executionResults = []string{…}; update ReadSandboxFacts", path)
+	}
+	return facts, nil
+}
+
+// defaultMemoryMB is the literal MemoryMB in job.go's DefaultLimits, 0 if
+// there is none.
+func defaultMemoryMB(f *ast.File) int {
+	mb := 0
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Name.Name != "DefaultLimits" || fd.Body == nil {
@@ -93,21 +123,20 @@ func ReadSandboxFacts(root string) (*SandboxFacts, error) {
 			if kv, ok := n.(*ast.KeyValueExpr); ok {
 				if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "MemoryMB" {
 					if lit, ok := kv.Value.(*ast.BasicLit); ok && lit.Kind == token.INT {
-						facts.DefaultMemoryMB, _ = strconv.Atoi(lit.Value)
+						mb, _ = strconv.Atoi(lit.Value)
 					}
 				}
 			}
 			return true
 		})
 	}
-	if facts.DefaultMemoryMB <= 0 {
-		return nil, fmt.Errorf("%s: found no DefaultLimits() with a literal MemoryMB; update ReadSandboxFacts", path)
-	}
+	return mb
+}
 
-	f, path, err = parse("confine_linux.go")
-	if err != nil {
-		return nil, err
-	}
+// confinement reads confine_linux.go's /tmp size in MiB (a tmpfsMB
+// constant or the size= of its tmpfs mount) and the architecture its
+// seccomp filter admits; zero values for what it does not find.
+func confinement(f *ast.File) (tmpfsMiB int, arch string) {
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
@@ -124,33 +153,28 @@ func ReadSandboxFacts(root string) (*SandboxFacts, error) {
 			if m := tmpfsSize.FindStringSubmatch(data); m != nil {
 				v, _ := strconv.ParseInt(m[1], 10, 64)
 				shift := map[string]uint{"": 0, "k": 10, "m": 20, "g": 30}[m[2]]
-				facts.TmpfsMiB = int((v<<shift + 1<<20 - 1) >> 20) // rounded up to a MiB
+				tmpfsMiB = int((v<<shift + 1<<20 - 1) >> 20) // rounded up to a MiB
 			}
 		case *ast.ValueSpec:
 			for i, id := range n.Names {
 				if id.Name == "auditArchX8664" {
-					facts.Arch = "amd64"
+					arch = "amd64"
 				}
 				if id.Name == "tmpfsMB" && i < len(n.Values) {
 					if lit, ok := n.Values[i].(*ast.BasicLit); ok && lit.Kind == token.INT {
-						facts.TmpfsMiB, _ = strconv.Atoi(lit.Value)
+						tmpfsMiB, _ = strconv.Atoi(lit.Value)
 					}
 				}
 			}
 		}
 		return true
 	})
-	if facts.TmpfsMiB <= 0 {
-		return nil, fmt.Errorf("%s: found no tmpfsMB constant nor unix.Mount(…, \"/tmp\", \"tmpfs\", …, \"size=…\"); update ReadSandboxFacts", path)
-	}
-	if facts.Arch == "" {
-		return nil, fmt.Errorf("%s: found no auditArchX8664 (the architecture the seccomp filter admits); update ReadSandboxFacts", path)
-	}
+	return tmpfsMiB, arch
+}
 
-	f, path, err = parse("metrics.go")
-	if err != nil {
-		return nil, err
-	}
+// executionResults is the string elements of metrics.go's executionResults.
+func executionResults(f *ast.File) []string {
+	var results []string
 	ast.Inspect(f, func(n ast.Node) bool {
 		vs, ok := n.(*ast.ValueSpec)
 		if !ok {
@@ -163,17 +187,14 @@ func ReadSandboxFacts(root string) (*SandboxFacts, error) {
 			if cl, ok := vs.Values[i].(*ast.CompositeLit); ok {
 				for _, e := range cl.Elts {
 					if v, ok := stringLit(e); ok {
-						facts.Results = append(facts.Results, v)
+						results = append(results, v)
 					}
 				}
 			}
 		}
 		return true
 	})
-	if len(facts.Results) == 0 {
-		return nil, fmt.Errorf("%s: found no executionResults = []string{…}; update ReadSandboxFacts", path)
-	}
-	return facts, nil
+	return results
 }
 
 // Stage is one stage of a Dockerfile.
@@ -328,28 +349,18 @@ func (s *set) checkCodeExec(d *appsv1.Deployment, pod *corev1.PodSpec, ct *corev
 	if python != SandboxPython {
 		s.errorf(d, kind, "%s: --sandbox-python %q: the code-exec image (deploy/Dockerfile, target code-exec) has Debian's python3 at %s", where, python, SandboxPython)
 	}
+	s.checkSandboxMemory(d, ct, flags, code)
+}
 
-	// Memory: Go's heap, and per slot a fork server, one submission's
-	// address space and its private /tmp.
-	slots, why := 0, ""
-	for _, f := range []string{"sandbox-slots", "workers"} {
-		if v, ok := flags[f]; ok && slots == 0 {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				s.errorf(d, kind, "%s: --%s=%s: not a count", where, f, v)
-				return
-			}
-			slots, why = n, "--"+f
-		}
-	}
-	if slots == 0 {
-		cpu, ok := ct.Resources.Limits[corev1.ResourceCPU]
-		if !ok {
-			return // checkContainer said so
-		}
-		// Go sets GOMAXPROCS (--workers' default, and so the slots') to the
-		// CPU limit rounded up, at least 2 (runtime/cgroup_linux.go).
-		slots, why = max(2, int((cpu.MilliValue()+999)/1000)), "the CPU limit "+cpu.String()
+// checkSandboxMemory: the memory limit holds Go's heap (GOMEMLIMIT) and per
+// sandbox slot a fork server, one submission's address space (the largest
+// memory_mb of the code functions) and its private /tmp.
+func (s *set) checkSandboxMemory(d *appsv1.Deployment, ct *corev1.Container, flags map[string]string, code []configFunction) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
+	slots, why, ok := s.sandboxSlots(d, ct, flags)
+	if !ok {
+		return
 	}
 	memMB := s.Sandbox.DefaultMemoryMB
 	for i, f := range code {
@@ -381,6 +392,34 @@ func (s *set) checkCodeExec(d *appsv1.Deployment, pod *corev1.PodSpec, ct *corev
 		s.errorf(d, kind, "%s: limits.memory %s (%d MiB) < %d MiB = GOMEMLIMIT %d MiB + %d slots (%s) × (fork server %d + memory_mb %d + /tmp tmpfs %d) MiB: a busy replica would be OOM-killed",
 			where, lim.String(), lim.Value()>>20, need>>20, goMem>>20, slots, why, ForkServerMiB, memMB, s.Sandbox.TmpfsMiB)
 	}
+}
+
+// sandboxSlots is how many sandbox slots serve runs, and what sets it:
+// --sandbox-slots, --workers, or the CPU limit; ok false when it cannot be
+// told (the error reported here or by checkContainer).
+func (s *set) sandboxSlots(d *appsv1.Deployment, ct *corev1.Container, flags map[string]string) (slots int, why string, ok bool) {
+	const kind = "Deployment"
+	where := "container " + ct.Name
+	for _, f := range []string{"sandbox-slots", "workers"} {
+		if v, ok := flags[f]; ok && slots == 0 {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				s.errorf(d, kind, "%s: --%s=%s: not a count", where, f, v)
+				return 0, "", false
+			}
+			slots, why = n, "--"+f
+		}
+	}
+	if slots == 0 {
+		cpu, ok := ct.Resources.Limits[corev1.ResourceCPU]
+		if !ok {
+			return 0, "", false // checkContainer said so
+		}
+		// Go sets GOMAXPROCS (--workers' default, and so the slots') to the
+		// CPU limit rounded up, at least 2 (runtime/cgroup_linux.go).
+		slots, why = max(2, int((cpu.MilliValue()+999)/1000)), "the CPU limit "+cpu.String()
+	}
+	return slots, why, true
 }
 
 // servedConfig is what checkCodeExec reads of a served config.

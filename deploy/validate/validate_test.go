@@ -248,11 +248,7 @@ func TestChecksCatchMistakes(t *testing.T) {
 		}
 		ct.Args[i] = new
 	}
-	cases := []struct {
-		name   string
-		mutate func([]Object)
-		want   string
-	}{
+	cases := []mistake{
 		{"selector does not match pods", func(o []Object) {
 			find[*appsv1.Deployment](t, o, "rewardd").Spec.Template.Labels["app.kubernetes.io/component"] = "other"
 		}, "does not match the pod template"},
@@ -353,19 +349,7 @@ func TestChecksCatchMistakes(t *testing.T) {
 			p.Spec.MinAvailable = ptr(intstr.FromInt32(2))
 		}, "no drain can proceed"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			objs := build(t)
-			tc.mutate(objs)
-			errs := c.Check(objs)
-			if len(errs) == 0 {
-				t.Fatalf("not caught")
-			}
-			if !slices.ContainsFunc(errs, func(e error) bool { return strings.Contains(e.Error(), tc.want) }) {
-				t.Errorf("caught, but not by the check meant (want %q): %v", tc.want, errs)
-			}
-		})
-	}
+	checkCatches(t, c, build, cases)
 }
 
 // Strict decoding refuses what a lax one would silently drop or misread.
@@ -537,5 +521,32 @@ func TestREADMEOverlayExample(t *testing.T) {
 	}
 	if got := configMap(t, objs).Data["config.yaml"]; got != cfg {
 		t.Errorf("the README's overlay serves %q, not its config.yaml", got)
+	}
+}
+
+// mistake is a change to the built manifests, and what the check meant to
+// catch it says.
+type mistake struct {
+	name   string
+	mutate func([]Object)
+	want   string
+}
+
+// checkCatches applies each mistake to fresh manifests from build, and
+// wants c to refuse them by the check meant.
+func checkCatches(t *testing.T, c *Checker, build func(*testing.T) []Object, cases []mistake) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := build(t)
+			tc.mutate(objs)
+			errs := c.Check(objs)
+			if len(errs) == 0 {
+				t.Fatalf("not caught")
+			}
+			if !slices.ContainsFunc(errs, func(e error) bool { return strings.Contains(e.Error(), tc.want) }) {
+				t.Errorf("caught, but not by the check meant (want %q): %v", tc.want, errs)
+			}
+		})
 	}
 }

@@ -112,37 +112,7 @@ func TestCPProblems(t *testing.T) {
 	for _, lang := range []string{"cpp", "python"} {
 		scorer[lang] = newScorer(t, cpParams(lang), p)
 	}
-	type job struct {
-		problem, lang string
-		wrong         bool
-		r             *scorers.Rollout
-	}
-	var jobs []job
-	seen := map[string]int{}
-	for i, pr := range problems {
-		seen[pr.Checker]++
-		switch {
-		case full:
-		case pr.Checker == "exact" && i%10 != 0:
-			continue
-		case pr.Checker == "special" && seen[pr.Checker] > 2:
-			continue
-		case pr.Checker != "exact" && pr.Checker != "special" && seen[pr.Checker] > 1:
-			continue
-		}
-		for _, lang := range []string{"cpp", "python"} {
-			sols, wrong := pr.Solutions[lang], pr.WrongSolutions[lang]
-			if !full {
-				sols, wrong = sols[:min(1, len(sols))], wrong[:min(1, len(wrong))]
-			}
-			for _, src := range sols {
-				jobs = append(jobs, job{pr.ID, lang, false, &scorers.Rollout{ID: pr.ID, Completion: fmt.Sprintf(fence[lang], src), Fields: pr.fields}})
-			}
-			for _, src := range wrong {
-				jobs = append(jobs, job{pr.ID, lang, true, &scorers.Rollout{ID: pr.ID, Completion: fmt.Sprintf(fence[lang], src), Fields: pr.fields}})
-			}
-		}
-	}
+	jobs := cpJobs(problems, full)
 	start := time.Now()
 	results := make([]scorers.Result, len(jobs))
 	var wg sync.WaitGroup
@@ -188,4 +158,43 @@ func TestCPProblems(t *testing.T) {
 		}
 	}
 	t.Logf("%d accepted and %d wrong solutions scored in %v (full set: %v)", accepted, wrong, time.Since(start), full)
+}
+
+// cpJob is one solution to score: accepted, or known to be wrong.
+type cpJob struct {
+	problem, lang string
+	wrong         bool
+	r             *scorers.Rollout
+}
+
+// cpJobs lists the solutions TestCPProblems scores: every one when full,
+// else the subset its documentation describes.
+func cpJobs(problems []cpProblem, full bool) []cpJob {
+	var jobs []cpJob
+	seen := map[string]int{}
+	for i, pr := range problems {
+		seen[pr.Checker]++
+		switch {
+		case full:
+		case pr.Checker == "exact" && i%10 != 0:
+			continue
+		case pr.Checker == "special" && seen[pr.Checker] > 2:
+			continue
+		case pr.Checker != "exact" && pr.Checker != "special" && seen[pr.Checker] > 1:
+			continue
+		}
+		for _, lang := range []string{"cpp", "python"} {
+			sols, wrong := pr.Solutions[lang], pr.WrongSolutions[lang]
+			if !full {
+				sols, wrong = sols[:min(1, len(sols))], wrong[:min(1, len(wrong))]
+			}
+			for _, src := range sols {
+				jobs = append(jobs, cpJob{pr.ID, lang, false, &scorers.Rollout{ID: pr.ID, Completion: fmt.Sprintf(fence[lang], src), Fields: pr.fields}})
+			}
+			for _, src := range wrong {
+				jobs = append(jobs, cpJob{pr.ID, lang, true, &scorers.Rollout{ID: pr.ID, Completion: fmt.Sprintf(fence[lang], src), Fields: pr.fields}})
+			}
+		}
+	}
+	return jobs
 }

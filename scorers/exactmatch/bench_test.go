@@ -1,7 +1,6 @@
 package exactmatch_test
 
 import (
-	"context"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -39,19 +38,11 @@ func benchRollouts(b *testing.B, style string) []*scorers.Rollout {
 // typical configuration, per style of completion.
 func BenchmarkScore(b *testing.B) {
 	s := scorertest.MustNew(b, exactmatch.New, typical)
-	ctx := context.Background()
 	for _, style := range []string{"gsm8k", "last_number", "boxed", "answer_tag", "wrong"} {
 		b.Run(style, func(b *testing.B) {
 			rs := benchRollouts(b, style)
 			b.SetBytes(int64(len(rs[0].Completion)))
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if res := s.Score(ctx, rs[i%len(rs)]); res.Outcome != scorers.OK {
-					b.Fatal(res)
-				}
-				i++
-			}
+			scorertest.Bench(b, s, rs, scorertest.IsOK)
 		})
 	}
 }
@@ -61,18 +52,7 @@ func BenchmarkScore(b *testing.B) {
 func BenchmarkScoreParallel(b *testing.B) {
 	s := scorertest.MustNew(b, exactmatch.New, typical)
 	rs := benchRollouts(b, "last_number")
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
-		i := 0
-		for pb.Next() {
-			if res := s.Score(ctx, rs[i%len(rs)]); res.Value != 1 {
-				b.Fatal(res)
-			}
-			i++
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
+	scorertest.BenchParallel(b, s, rs, scorertest.IsOne, "evals/s")
 }
 
 // BenchmarkScoreRegex is the regex extractor for comparison: the slow path.
@@ -82,13 +62,5 @@ func BenchmarkScoreRegex(b *testing.B) {
 	p.ExtractPattern = `answer is \$?(-?[\d,]*\.?\d+)`
 	s := scorertest.MustNew(b, exactmatch.New, p)
 	rs := benchRollouts(b, "last_number")
-	ctx := context.Background()
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		if res := s.Score(ctx, rs[i%len(rs)]); res.Value != 1 {
-			b.Fatal(res)
-		}
-		i++
-	}
+	scorertest.Bench(b, s, rs, scorertest.IsOne)
 }

@@ -78,16 +78,7 @@ func New(p Params) (*Scorer, error) {
 	}
 	s := &Scorer{p: p, field: p.ReferenceField, tolerance: p.Tolerance}
 	var bad scorers.ParamErrors
-	var re *extract.Regexp
-	if p.ExtractPattern != "" {
-		if !slices.Contains(p.Extract, "regex") && !slices.Contains(p.ReferenceExtract, "regex") {
-			bad.Add("extract_pattern", errors.New("is set but no extract list has regex"))
-		}
-		var err error
-		if re, err = extract.NewRegexp(p.ExtractPattern); err != nil {
-			bad.Addf("extract_pattern", "compile %q: %w", p.ExtractPattern, err)
-		}
-	}
+	re := extract.PatternParam(&bad, p.ExtractPattern, p.Extract, p.ReferenceExtract)
 	var err error
 	set := p.ExtractPattern != ""
 	s.extract, err = extractors("extract", p.Extract, re, set)

@@ -1,8 +1,11 @@
 package extract
 
 import (
+	"errors"
+	"slices"
 	"strings"
 
+	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/rematch"
 )
 
@@ -15,6 +18,25 @@ type Regexp struct {
 	// prefix is a literal that every match begins with; when the text does
 	// not contain it, the regexp engine is not run at all.
 	prefix string
+}
+
+// PatternParam compiles a scorer's extract_pattern parameter, which the
+// extractor lists share: it reports to bad a pattern that does not compile,
+// or that no list names regex for. It returns nil when pattern is "" or does
+// not compile.
+func PatternParam(bad *scorers.ParamErrors, pattern string, lists ...[]string) *Regexp {
+	if pattern == "" {
+		return nil
+	}
+	if !slices.ContainsFunc(lists, func(l []string) bool { return slices.Contains(l, "regex") }) {
+		bad.Add("extract_pattern", errors.New("is set but no extract list has regex"))
+	}
+	re, err := NewRegexp(pattern)
+	if err != nil {
+		bad.Addf("extract_pattern", "compile %q: %w", pattern, err)
+		return nil
+	}
+	return re
 }
 
 // NewRegexp compiles pattern. The answer is the submatch named "answer" if

@@ -38,15 +38,7 @@ func BenchmarkScore(b *testing.B) {
 	} {
 		b.Run(name, func(b *testing.B) {
 			s := scorertest.MustNew(b, length.New, p)
-			ctx := context.Background()
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if res := s.Score(ctx, rs[i%len(rs)]); res.Outcome != scorers.OK {
-					b.Fatal(res)
-				}
-				i++
-			}
+			scorertest.Bench(b, s, rs, scorertest.IsOK)
 		})
 	}
 }

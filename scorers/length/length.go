@@ -152,7 +152,32 @@ const (
 // reported as a scorers.ParamErrors naming each key.
 func New(p Params) (*Scorer, error) {
 	var bad scorers.ParamErrors
-	known := false // p.Mode is one of the modes
+	known := p.checkModeAndUnit(&bad)
+	p.refuseOtherModes(&bad, known)
+	p.checkRanges(&bad)
+	if err := bad.Err(); err != nil {
+		return nil, err
+	}
+	s := &Scorer{p: p, mode: p.Mode, unit: p.Unit, tokensField: p.TokensField, correctField: p.CorrectField}
+	if p.MaxLength != nil {
+		s.maxLength = *p.MaxLength
+	}
+	switch p.Mode {
+	case Overlong:
+		s.bufferLength, s.penalty = *p.BufferLength, *p.PenaltyFactor
+	case Cosine:
+		s.minCorrect, s.maxCorrect = *p.MinValueCorrect, *p.MaxValueCorrect
+		s.minWrong, s.maxWrong = *p.MinValueWrong, *p.MaxValueWrong
+	}
+	s.noCorrect = fmt.Sprintf("no correctness in field %q", s.correctField)
+	s.noTokens = fmt.Sprintf("no token count in field %q", s.tokensField)
+	return s, nil
+}
+
+// checkModeAndUnit checks the mode, unit and tokens field, filling in the
+// defaults of the last two; known reports whether the mode is one of the
+// modes.
+func (p *Params) checkModeAndUnit(bad *scorers.ParamErrors) (known bool) {
 	switch p.Mode {
 	case Overlong, Cosine, Kimi:
 		known = true
@@ -174,9 +199,13 @@ func New(p Params) (*Scorer, error) {
 	case p.Unit != Tokens && p.TokensField != "":
 		bad.Add("tokens_field", errors.New("needs unit: tokens"))
 	}
+	return known
+}
 
-	// Each parameter belongs to some modes; refuse it elsewhere, so that a
-	// typo in the mode does not silently ignore half the config.
+// refuseOtherModes refuses each parameter set for a known mode it does not
+// belong to, so that a typo in the mode does not silently ignore half the
+// config.
+func (p *Params) refuseOtherModes(bad *scorers.ParamErrors, known bool) {
 	for _, c := range []struct {
 		key   string
 		set   bool
@@ -195,16 +224,20 @@ func New(p Params) (*Scorer, error) {
 			bad.Addf(c.key, "applies only to mode %s", strings.Join(c.modes, " or "))
 		}
 	}
+}
 
+// checkRanges checks the values of the mode's parameters and fills in
+// their defaults.
+func (p *Params) checkRanges(bad *scorers.ParamErrors) {
 	if p.Mode == Overlong || p.Mode == Cosine {
 		if p.MaxLength == nil {
 			bad.Addf("max_length", "is required by mode %s", p.Mode)
 			p.MaxLength = new(1) // to check the other parameters
 		}
-		p.MaxLength = scorers.Optional(&bad, "max_length", p.MaxLength, 1, 1, math.MaxInt)
+		p.MaxLength = scorers.Optional(bad, "max_length", p.MaxLength, 1, 1, math.MaxInt)
 	}
 	if p.Mode == Overlong {
-		p.BufferLength = scorers.Optional(&bad, "buffer_length", p.BufferLength, 0, 0, *p.MaxLength)
+		p.BufferLength = scorers.Optional(bad, "buffer_length", p.BufferLength, 0, 0, *p.MaxLength)
 		if f := p.PenaltyFactor; f != nil && (!(*f > 0) || math.IsInf(*f, 0)) {
 			bad.Addf("penalty_factor", "%v is not a positive number", *f)
 		}
@@ -213,10 +246,10 @@ func New(p Params) (*Scorer, error) {
 		}
 	}
 	if p.Mode == Cosine {
-		p.MinValueCorrect = value(&bad, "min_value_correct", p.MinValueCorrect, 0.5)
-		p.MaxValueCorrect = value(&bad, "max_value_correct", p.MaxValueCorrect, 1)
-		p.MinValueWrong = value(&bad, "min_value_wrong", p.MinValueWrong, -1)
-		p.MaxValueWrong = value(&bad, "max_value_wrong", p.MaxValueWrong, -0.5)
+		p.MinValueCorrect = value(bad, "min_value_correct", p.MinValueCorrect, 0.5)
+		p.MaxValueCorrect = value(bad, "max_value_correct", p.MaxValueCorrect, 1)
+		p.MinValueWrong = value(bad, "min_value_wrong", p.MinValueWrong, -1)
+		p.MaxValueWrong = value(bad, "max_value_wrong", p.MaxValueWrong, -0.5)
 		if *p.MinValueCorrect > *p.MaxValueCorrect {
 			bad.Addf("min_value_correct", "%v exceeds max_value_correct %v", *p.MinValueCorrect, *p.MaxValueCorrect)
 		}
@@ -227,23 +260,6 @@ func New(p Params) (*Scorer, error) {
 	if (p.Mode == Cosine || p.Mode == Kimi) && p.CorrectField == "" {
 		p.CorrectField = "correct"
 	}
-	if err := bad.Err(); err != nil {
-		return nil, err
-	}
-	s := &Scorer{p: p, mode: p.Mode, unit: p.Unit, tokensField: p.TokensField, correctField: p.CorrectField}
-	if p.MaxLength != nil {
-		s.maxLength = *p.MaxLength
-	}
-	switch p.Mode {
-	case Overlong:
-		s.bufferLength, s.penalty = *p.BufferLength, *p.PenaltyFactor
-	case Cosine:
-		s.minCorrect, s.maxCorrect = *p.MinValueCorrect, *p.MaxValueCorrect
-		s.minWrong, s.maxWrong = *p.MinValueWrong, *p.MaxValueWrong
-	}
-	s.noCorrect = fmt.Sprintf("no correctness in field %q", s.correctField)
-	s.noTokens = fmt.Sprintf("no token count in field %q", s.tokensField)
-	return s, nil
 }
 
 // Params returns the parameters s runs with, defaults filled in: only those

@@ -51,7 +51,6 @@ func gsm8kRollouts(b *testing.B) []*scorers.Rollout {
 //     (the worst case of a check).
 func BenchmarkScore(b *testing.B) {
 	s := scorertest.MustNew(b, mathverify.New, mathverify.Params{})
-	ctx := context.Background()
 	for _, bc := range []struct {
 		name     string
 		rollouts func(*testing.B) []*scorers.Rollout
@@ -62,14 +61,7 @@ func BenchmarkScore(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			rs := bc.rollouts(b)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if res := s.Score(ctx, rs[i%len(rs)]); res.Outcome == scorers.NotApplicable {
-					b.Fatal(res)
-				}
-				i++
-			}
+			scorertest.Bench(b, s, rs, applies)
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checks/s")
 		})
 	}
@@ -80,19 +72,12 @@ func BenchmarkScore(b *testing.B) {
 func BenchmarkScoreParallel(b *testing.B) {
 	s := scorertest.MustNew(b, mathverify.New, mathverify.Params{})
 	rs := mixedRollouts(b)
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
-		i := 0
-		for pb.Next() {
-			if res := s.Score(ctx, rs[i%len(rs)]); res.Outcome == scorers.NotApplicable {
-				b.Fatal(res)
-			}
-			i++
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checks/s")
+	scorertest.BenchParallel(b, s, rs, applies, "checks/s")
 }
+
+// applies is a want for the benchmarks: a check of any outcome but
+// NotApplicable (the budget rollouts are Errors).
+func applies(res scorers.Result) bool { return res.Outcome != scorers.NotApplicable }
 
 // budgetRollouts are checks that exhaust the default step budget.
 func budgetRollouts(b *testing.B) []*scorers.Rollout {

@@ -101,39 +101,11 @@ func (e *evaluator) exactOp(n *node, a []value) (value, error) {
 		allExact = allExact && v.r != nil
 	}
 	if !allExact || n.kind == nFunc {
-		fs := make([]float64, len(a))
-		for i, v := range a {
-			fs[i] = v.f
-		}
-		return inexact(floatOp(n, fs)), nil
+		return inexactOp(n, a), nil
 	}
 	switch n.kind {
 	case nAdd, nSub, nMul, nDiv:
-		x, y := a[0].r, a[1].r
-		bits := ratBits(x) + ratBits(y)
-		if bits > maxExactBits {
-			return inexact(floatOp(n, []float64{a[0].f, a[1].f})), nil
-		}
-		// Multiplying (and reducing) big numbers costs about the product of
-		// their sizes in words.
-		if err := e.b.spend(ratWords(x) * ratWords(y) / 16); err != nil {
-			return value{}, err
-		}
-		r := new(big.Rat)
-		switch n.kind {
-		case nAdd:
-			r.Add(x, y)
-		case nSub:
-			r.Sub(x, y)
-		case nMul:
-			r.Mul(x, y)
-		default:
-			if y.Sign() == 0 {
-				return inexact(math.NaN()), nil
-			}
-			r.Quo(x, y)
-		}
-		return exact(r), nil
+		return e.arithmetic(n, a[0], a[1])
 	case nNeg:
 		return exact(new(big.Rat).Neg(a[0].r)), nil
 	case nAbs:
@@ -170,11 +142,46 @@ func (e *evaluator) exactOp(n *node, a []value) (value, error) {
 			}
 		}
 	}
+	return inexactOp(n, a), nil
+}
+
+// inexactOp computes n's operation in floating point.
+func inexactOp(n *node, a []value) value {
 	fs := make([]float64, len(a))
 	for i, v := range a {
 		fs[i] = v.f
 	}
-	return inexact(floatOp(n, fs)), nil
+	return inexact(floatOp(n, fs))
+}
+
+// arithmetic adds, subtracts, multiplies or divides two exact values:
+// exactly while their sizes stay within maxExactBits, and a division by
+// zero is NaN.
+func (e *evaluator) arithmetic(n *node, a, b value) (value, error) {
+	x, y := a.r, b.r
+	if ratBits(x)+ratBits(y) > maxExactBits {
+		return inexact(floatOp(n, []float64{a.f, b.f})), nil
+	}
+	// Multiplying (and reducing) big numbers costs about the product of
+	// their sizes in words.
+	if err := e.b.spend(ratWords(x) * ratWords(y) / 16); err != nil {
+		return value{}, err
+	}
+	r := new(big.Rat)
+	switch n.kind {
+	case nAdd:
+		r.Add(x, y)
+	case nSub:
+		r.Sub(x, y)
+	case nMul:
+		r.Mul(x, y)
+	default:
+		if y.Sign() == 0 {
+			return inexact(math.NaN()), nil
+		}
+		r.Quo(x, y)
+	}
+	return exact(r), nil
 }
 
 // pow raises an exact base to an exact exponent: exactly for an integer
@@ -335,46 +342,34 @@ func floatOp(n *node, a []float64) float64 {
 	return math.NaN() // a ± left unexpanded, or a structure: not a number
 }
 
+// unary holds the functions of one argument, by name.
+var unary = map[string]func(float64) float64{
+	"sin":    math.Sin,
+	"cos":    math.Cos,
+	"tan":    math.Tan,
+	"sec":    func(x float64) float64 { return 1 / math.Cos(x) },
+	"csc":    func(x float64) float64 { return 1 / math.Sin(x) },
+	"cot":    func(x float64) float64 { return 1 / math.Tan(x) },
+	"arcsin": math.Asin,
+	"arccos": math.Acos,
+	"arctan": math.Atan,
+	"sinh":   math.Sinh,
+	"cosh":   math.Cosh,
+	"tanh":   math.Tanh,
+	"exp":    math.Exp,
+	"ln":     math.Log,
+	"log":    math.Log, // natural, as in SymPy and Math-Verify
+	"lg":     math.Log10,
+	"sqrt":   math.Sqrt,
+}
+
 func function(name string, a []float64) float64 {
 	x := a[0]
-	switch name {
-	case "sin":
-		return math.Sin(x)
-	case "cos":
-		return math.Cos(x)
-	case "tan":
-		return math.Tan(x)
-	case "sec":
-		return 1 / math.Cos(x)
-	case "csc":
-		return 1 / math.Sin(x)
-	case "cot":
-		return 1 / math.Tan(x)
-	case "arcsin":
-		return math.Asin(x)
-	case "arccos":
-		return math.Acos(x)
-	case "arctan":
-		return math.Atan(x)
-	case "sinh":
-		return math.Sinh(x)
-	case "cosh":
-		return math.Cosh(x)
-	case "tanh":
-		return math.Tanh(x)
-	case "exp":
-		return math.Exp(x)
-	case "ln":
-		return math.Log(x)
-	case "lg":
-		return math.Log10(x)
-	case "log":
-		if len(a) == 2 {
-			return math.Log(x) / math.Log(a[1])
-		}
-		return math.Log(x) // natural, as in SymPy and Math-Verify
-	case "sqrt":
-		return math.Sqrt(x)
+	if name == "log" && len(a) == 2 {
+		return math.Log(x) / math.Log(a[1])
+	}
+	if f, ok := unary[name]; ok {
+		return f(x)
 	}
 	return math.NaN()
 }

@@ -572,25 +572,7 @@ func (lx *lexer) command() {
 		return
 	}
 	if c := s[i]; !isLetter(c) {
-		lx.i = i + 1
-		if lx.matrix > 0 && (isDigit(c) || c == '-' || c == '+' || c == '.') {
-			// A row break that lost one of its backslashes: -6\6.
-			lx.i = i
-			lx.emit(tComma, "")
-			return
-		}
-		switch c {
-		case ',', '!', ';', ':', ' ', '>', '%', '$', '#', '&', '(', ')', '[', ']', '\n', '\t', '\r':
-			// Spacing, escaped signs, math delimiters.
-		case '{':
-			lx.emit(tLSet, "")
-		case '}':
-			lx.emit(tRSet, "")
-		case '\\':
-			lx.emit(tComma, "")
-		default:
-			lx.fail(`unknown command \%c`, c)
-		}
+		lx.escaped(c, i)
 		return
 	}
 	j := i
@@ -632,26 +614,56 @@ func (lx *lexer) command() {
 			return
 		}
 	case "begin", "end":
-		env, ok := lx.braced()
-		if !ok {
-			return
-		}
-		open, close, isMatrix := matrixBrackets(env)
-		switch {
-		case !isMatrix:
-			lx.fail(`unsupported environment %q`, env)
-		case name == "begin":
-			lx.matrix++
-			lx.emit(open, "")
-		default:
-			lx.matrix = max(lx.matrix-1, 0)
-			lx.emit(close, "")
-		}
+		lx.environment(name == "begin")
 	default:
 		if len(name) > 20 {
 			name = name[:20] + "…"
 		}
 		lx.fail(`unknown command \%s`, name)
+	}
+}
+
+// escaped lexes a backslash followed by c, not a letter, at s[i]: spacing,
+// an escaped sign, set braces or a row break.
+func (lx *lexer) escaped(c byte, i int) {
+	lx.i = i + 1
+	if lx.matrix > 0 && (isDigit(c) || c == '-' || c == '+' || c == '.') {
+		// A row break that lost one of its backslashes: -6\6.
+		lx.i = i
+		lx.emit(tComma, "")
+		return
+	}
+	switch c {
+	case ',', '!', ';', ':', ' ', '>', '%', '$', '#', '&', '(', ')', '[', ']', '\n', '\t', '\r':
+		// Spacing, escaped signs, math delimiters.
+	case '{':
+		lx.emit(tLSet, "")
+	case '}':
+		lx.emit(tRSet, "")
+	case '\\':
+		lx.emit(tComma, "")
+	default:
+		lx.fail(`unknown command \%c`, c)
+	}
+}
+
+// environment lexes the braced name after \begin (begin true) or \end: a
+// matrix's opening or closing bracket.
+func (lx *lexer) environment(begin bool) {
+	env, ok := lx.braced()
+	if !ok {
+		return
+	}
+	open, close, isMatrix := matrixBrackets(env)
+	switch {
+	case !isMatrix:
+		lx.fail(`unsupported environment %q`, env)
+	case begin:
+		lx.matrix++
+		lx.emit(open, "")
+	default:
+		lx.matrix = max(lx.matrix-1, 0)
+		lx.emit(close, "")
 	}
 }
 

@@ -99,6 +99,39 @@ var opText = [...]string{nAdd: "+", nSub: "-", nMul: `\cdot `, nDiv: "/", nPow: 
 
 func (n *node) write(b *strings.Builder) {
 	switch n.kind {
+	case nNum, nVar, nConst, nText, nReals:
+		n.writeLeaf(b)
+	case nAdd, nSub, nMul, nDiv, nPow, nNeg, nPM, nMP, nFact:
+		n.writeOperation(b)
+	case nFunc, nSqrt, nRoot, nAbs, nFloor, nCeil, nBinom:
+		n.writeFunction(b)
+	case nList:
+		writeList(b, "", n.args, "")
+	case nSet:
+		writeList(b, `\{`, n.args, `\}`)
+	case nBracket:
+		writeList(b, string(n.open), n.args, string(n.close))
+	case nUnion:
+		writeJoined(b, n.args, func(int) string { return ` \cup ` })
+	case nRel:
+		writeJoined(b, n.args, func(i int) string {
+			if op := n.ops[i-1]; op != "in" {
+				return " " + op + " "
+			}
+			return ` \in `
+		})
+	case nRatio:
+		writeJoined(b, n.args, func(int) string { return ":" })
+		if n.name != "" {
+			b.WriteString(" " + n.name)
+		}
+	}
+}
+
+// writeLeaf writes a node without arguments: a number, variable, constant,
+// text or the reals.
+func (n *node) writeLeaf(b *strings.Builder) {
+	switch n.kind {
 	case nNum:
 		if n.name == "" {
 			b.WriteString(n.val.RatString())
@@ -115,6 +148,16 @@ func (n *node) write(b *strings.Builder) {
 		}
 	case nConst:
 		b.WriteString(map[string]string{"pi": `\pi `, "e": "e", "inf": `\infty `}[n.name])
+	case nText:
+		b.WriteString(`\text{` + n.name + "}")
+	case nReals:
+		b.WriteString(`\mathbb{R}`)
+	}
+}
+
+// writeOperation writes an arithmetic operation in parentheses.
+func (n *node) writeOperation(b *strings.Builder) {
+	switch n.kind {
 	case nAdd, nSub, nMul, nDiv, nPow:
 		b.WriteByte('(')
 		n.args[0].write(b)
@@ -137,6 +180,17 @@ func (n *node) write(b *strings.Builder) {
 			n.args[0].write(b)
 		}
 		b.WriteByte(')')
+	case nFact:
+		b.WriteByte('(')
+		n.args[0].write(b)
+		b.WriteString(")!")
+	}
+}
+
+// writeFunction writes a named function, a root, or a bracketing function
+// (absolute value, floor, ceiling, binomial).
+func (n *node) writeFunction(b *strings.Builder) {
+	switch n.kind {
 	case nFunc:
 		b.WriteString(`\` + n.name)
 		if len(n.args) == 2 {
@@ -163,50 +217,18 @@ func (n *node) write(b *strings.Builder) {
 	case nCeil:
 		writeCommand(b, `\lceil`, n.args[0])
 		b.WriteString(`\rceil `)
-	case nFact:
-		b.WriteByte('(')
-		n.args[0].write(b)
-		b.WriteString(")!")
 	case nBinom:
 		writeCommand(b, `\binom`, n.args...)
-	case nList:
-		writeList(b, "", n.args, "")
-	case nSet:
-		writeList(b, `\{`, n.args, `\}`)
-	case nBracket:
-		writeList(b, string(n.open), n.args, string(n.close))
-	case nUnion:
-		for i, a := range n.args {
-			if i > 0 {
-				b.WriteString(` \cup `)
-			}
-			a.write(b)
+	}
+}
+
+// writeJoined writes args with sep(i) before the i-th of them, i ≥ 1.
+func writeJoined(b *strings.Builder, args []*node, sep func(i int) string) {
+	for i, a := range args {
+		if i > 0 {
+			b.WriteString(sep(i))
 		}
-	case nRel:
-		for i, a := range n.args {
-			if i > 0 {
-				op := n.ops[i-1]
-				if op == "in" {
-					op = `\in`
-				}
-				b.WriteString(" " + op + " ")
-			}
-			a.write(b)
-		}
-	case nText:
-		b.WriteString(`\text{` + n.name + "}")
-	case nReals:
-		b.WriteString(`\mathbb{R}`)
-	case nRatio:
-		for i, a := range n.args {
-			if i > 0 {
-				b.WriteByte(':')
-			}
-			a.write(b)
-		}
-		if n.name != "" {
-			b.WriteString(" " + n.name)
-		}
+		a.write(b)
 	}
 }
 

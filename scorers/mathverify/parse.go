@@ -393,8 +393,38 @@ func (p *parser) primary() *node {
 		return n
 	case tLParen, tLBrack:
 		return p.bracket()
-	case tLBrace:
+	case tLBrace, tLSet, tBar, tLFloor, tLCeil:
+		return p.delimited(t.kind)
+	case tFrac:
 		p.next()
+		num := p.arg()
+		return p.mk(nDiv, num, p.arg())
+	case tBinom:
+		p.next()
+		n := p.arg()
+		return p.mk(nBinom, n, p.arg())
+	case tSqrt:
+		return p.root(t)
+	case tFunc:
+		return p.function()
+	case tEmpty:
+		p.next()
+		return p.mk(nSet)
+	case tReals:
+		p.next()
+		return p.mk(nReals)
+	}
+	p.fail("unexpected %v", t)
+	return p.bad()
+}
+
+// delimited parses what stands between a pair of delimiters opened by a
+// token of kind open: a set in braces, an absolute value, a floor or a
+// ceiling.
+func (p *parser) delimited(open tokKind) *node {
+	p.next()
+	switch open {
+	case tLBrace:
 		inner := p.list()
 		p.expect(tRBrace)
 		if inner.kind == nList { // {1, 2} written without backslashes
@@ -402,7 +432,6 @@ func (p *parser) primary() *node {
 		}
 		return inner
 	case tLSet:
-		p.next()
 		if p.peek().kind == tRSet {
 			p.next()
 			return p.mk(nSet)
@@ -415,52 +444,35 @@ func (p *parser) primary() *node {
 		}
 		return p.mk(nSet, inner)
 	case tBar:
-		p.next()
 		p.abs++
 		inner := p.sum()
 		p.abs--
 		p.expect(tBar)
 		return p.mk(nAbs, inner)
-	case tLFloor, tLCeil:
-		p.next()
-		inner := p.sum()
-		if t.kind == tLFloor {
-			p.expect(tRFloor)
-			return p.mk(nFloor, inner)
-		}
-		p.expect(tRCeil)
-		return p.mk(nCeil, inner)
-	case tFrac:
-		p.next()
-		num := p.arg()
-		return p.mk(nDiv, num, p.arg())
-	case tBinom:
-		p.next()
-		n := p.arg()
-		return p.mk(nBinom, n, p.arg())
-	case tSqrt:
-		p.next()
-		if t.text == "u" { // √2, √(x+1), √x
-			return p.mk(nSqrt, p.postfix())
-		}
-		if p.peek().kind == tLBrack { // \sqrt[3]{x}
-			p.next()
-			index := p.sum()
-			p.expect(tRBrack)
-			return p.mk(nRoot, p.arg(), index)
-		}
-		return p.mk(nSqrt, p.arg())
-	case tFunc:
-		return p.function()
-	case tEmpty:
-		p.next()
-		return p.mk(nSet)
-	case tReals:
-		p.next()
-		return p.mk(nReals)
 	}
-	p.fail("unexpected %v", t)
-	return p.bad()
+	inner := p.sum()
+	if open == tLFloor {
+		p.expect(tRFloor)
+		return p.mk(nFloor, inner)
+	}
+	p.expect(tRCeil)
+	return p.mk(nCeil, inner)
+}
+
+// root parses a square root after its token t (\sqrt or √), or an n-th root
+// written \sqrt[n]{x}.
+func (p *parser) root(t token) *node {
+	p.next()
+	if t.text == "u" { // √2, √(x+1), √x
+		return p.mk(nSqrt, p.postfix())
+	}
+	if p.peek().kind == tLBrack { // \sqrt[3]{x}
+		p.next()
+		index := p.sum()
+		p.expect(tRBrack)
+		return p.mk(nRoot, p.arg(), index)
+	}
+	return p.mk(nSqrt, p.arg())
 }
 
 // mixedFraction reports whether the integer just read is followed by a

@@ -132,12 +132,27 @@ func re2Syntax(tree *syntax.Regexp) (string, bool) {
 	return b.String(), ok
 }
 
+// re2Fixed is the RE2 text of the operators that have no arguments, flags
+// spelled out.
+var re2Fixed = map[syntax.Op]string{
+	syntax.OpNoMatch:        `[^\x00-\x{10FFFF}]`,
+	syntax.OpEmptyMatch:     `(?:)`,
+	syntax.OpAnyCharNotNL:   `[^\n]`,
+	syntax.OpAnyChar:        `(?s:.)`,
+	syntax.OpBeginLine:      `(?m:^)`,
+	syntax.OpEndLine:        `(?m:$)`,
+	syntax.OpBeginText:      `\A`,
+	syntax.OpEndText:        `\z`,
+	syntax.OpWordBoundary:   `\b`,
+	syntax.OpNoWordBoundary: `\B`,
+}
+
 func writeRE2(b *strings.Builder, re *syntax.Regexp) bool {
+	if text, ok := re2Fixed[re.Op]; ok {
+		b.WriteString(text)
+		return true
+	}
 	switch re.Op {
-	case syntax.OpNoMatch:
-		b.WriteString(`[^\x00-\x{10FFFF}]`)
-	case syntax.OpEmptyMatch:
-		b.WriteString(`(?:)`)
 	case syntax.OpLiteral:
 		b.WriteString(`(?:`)
 		for _, r := range re.Rune {
@@ -150,22 +165,6 @@ func writeRE2(b *strings.Builder, re *syntax.Regexp) bool {
 		b.WriteString(`)`)
 	case syntax.OpCharClass:
 		writeClass(b, re.Rune)
-	case syntax.OpAnyCharNotNL:
-		b.WriteString(`[^\n]`)
-	case syntax.OpAnyChar:
-		b.WriteString(`(?s:.)`)
-	case syntax.OpBeginLine:
-		b.WriteString(`(?m:^)`)
-	case syntax.OpEndLine:
-		b.WriteString(`(?m:$)`)
-	case syntax.OpBeginText:
-		b.WriteString(`\A`)
-	case syntax.OpEndText:
-		b.WriteString(`\z`)
-	case syntax.OpWordBoundary:
-		b.WriteString(`\b`)
-	case syntax.OpNoWordBoundary:
-		b.WriteString(`\B`)
 	case syntax.OpCapture:
 		b.WriteString(`(`)
 		if !writeRE2(b, re.Sub[0]) {
@@ -173,31 +172,7 @@ func writeRE2(b *strings.Builder, re *syntax.Regexp) bool {
 		}
 		b.WriteString(`)`)
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		b.WriteString(`(?:`)
-		if !writeRE2(b, re.Sub[0]) {
-			return false
-		}
-		b.WriteString(`)`)
-		switch re.Op {
-		case syntax.OpStar:
-			b.WriteString(`*`)
-		case syntax.OpPlus:
-			b.WriteString(`+`)
-		case syntax.OpQuest:
-			b.WriteString(`?`)
-		default:
-			switch {
-			case re.Max == -1:
-				fmt.Fprintf(b, `{%d,}`, re.Min)
-			case re.Max == re.Min:
-				fmt.Fprintf(b, `{%d}`, re.Min)
-			default:
-				fmt.Fprintf(b, `{%d,%d}`, re.Min, re.Max)
-			}
-		}
-		if re.Flags&syntax.NonGreedy != 0 {
-			b.WriteString(`?`)
-		}
+		return writeRepeat(b, re)
 	case syntax.OpConcat, syntax.OpAlternate:
 		b.WriteString(`(?:`)
 		for i, sub := range re.Sub {
@@ -211,6 +186,36 @@ func writeRE2(b *strings.Builder, re *syntax.Regexp) bool {
 		b.WriteString(`)`)
 	default:
 		return false
+	}
+	return true
+}
+
+// writeRepeat writes a repetition (*, +, ? or {m,n}) of re's one argument.
+func writeRepeat(b *strings.Builder, re *syntax.Regexp) bool {
+	b.WriteString(`(?:`)
+	if !writeRE2(b, re.Sub[0]) {
+		return false
+	}
+	b.WriteString(`)`)
+	switch re.Op {
+	case syntax.OpStar:
+		b.WriteString(`*`)
+	case syntax.OpPlus:
+		b.WriteString(`+`)
+	case syntax.OpQuest:
+		b.WriteString(`?`)
+	default:
+		switch {
+		case re.Max == -1:
+			fmt.Fprintf(b, `{%d,}`, re.Min)
+		case re.Max == re.Min:
+			fmt.Fprintf(b, `{%d}`, re.Min)
+		default:
+			fmt.Fprintf(b, `{%d,%d}`, re.Min, re.Max)
+		}
+	}
+	if re.Flags&syntax.NonGreedy != 0 {
+		b.WriteString(`?`)
 	}
 	return true
 }

@@ -1,7 +1,6 @@
 package repetition_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -51,16 +50,8 @@ func BenchmarkScore(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s := scorertest.MustNew(b, repetition.New, c.p)
-			ctx := context.Background()
 			b.SetBytes(int64(len(c.rs[0].Completion)))
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if res := s.Score(ctx, c.rs[i%len(c.rs)]); res.Outcome != scorers.OK {
-					b.Fatal(res)
-				}
-				i++
-			}
+			scorertest.Bench(b, s, c.rs, scorertest.IsOK)
 		})
 	}
 }
@@ -70,16 +61,5 @@ func BenchmarkScore(b *testing.B) {
 func BenchmarkScoreParallel(b *testing.B) {
 	plain, _ := loadGSM8K(b)
 	s := scorertest.MustNew(b, repetition.New, repetition.Params{})
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
-		i := 0
-		for pb.Next() {
-			if res := s.Score(ctx, plain[i%len(plain)]); res.Outcome != scorers.OK {
-				b.Fatal(res)
-			}
-			i++
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
+	scorertest.BenchParallel(b, s, plain, scorertest.IsOK, "evals/s")
 }

@@ -1,7 +1,6 @@
 package similarity_test
 
 import (
-	"context"
 	"regexp"
 	"testing"
 
@@ -35,15 +34,7 @@ func BenchmarkScore(b *testing.B) {
 		for name, rs := range map[string][]*scorers.Rollout{"near": near, "far": far} {
 			b.Run(m+"/"+name, func(b *testing.B) {
 				s := scorertest.MustNew(b, similarity.New, similarity.Params{Metric: m})
-				ctx := context.Background()
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					if res := s.Score(ctx, rs[i%len(rs)]); res.Outcome != scorers.OK {
-						b.Fatal(res)
-					}
-					i++
-				}
+				scorertest.Bench(b, s, rs, scorertest.IsOK)
 			})
 		}
 	}
@@ -54,18 +45,7 @@ func BenchmarkScore(b *testing.B) {
 func BenchmarkScoreParallel(b *testing.B) {
 	near, _ := loadPairs(b)
 	s := scorertest.MustNew(b, similarity.New, similarity.Params{Metric: similarity.Fuzzy})
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
-		i := 0
-		for pb.Next() {
-			if res := s.Score(ctx, near[i%len(near)]); res.Outcome != scorers.OK {
-				b.Fatal(res)
-			}
-			i++
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
+	scorertest.BenchParallel(b, s, near, scorertest.IsOK, "evals/s")
 }
 
 // BenchmarkScoreLong is fuzzy on the largest texts max_chars lets through by
@@ -78,11 +58,5 @@ func BenchmarkScoreLong(b *testing.B) {
 	}
 	r := scorertest.Rollout(string(x), structpb.NewStringValue(string(y)))
 	s := scorertest.MustNew(b, similarity.New, similarity.Params{Metric: similarity.Fuzzy})
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if res := s.Score(ctx, r); res.Outcome != scorers.OK {
-			b.Fatal(res)
-		}
-	}
+	scorertest.Bench(b, s, []*scorers.Rollout{r}, scorertest.IsOK)
 }

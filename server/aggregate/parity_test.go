@@ -159,68 +159,8 @@ func randomCase(rng *rand.Rand) parityCase {
 	}
 	nfunc := 1 + rng.IntN(4)
 
-	// Groups: TRL's layout (consecutive blocks of one size), shuffled groups
-	// of mixed sizes, or shuffled mixed sizes with singletons and empty ids.
-	ngroups := 1 + rng.IntN(10)
-	switch rng.IntN(3) {
-	case 0:
-		pc.layout = "trl"
-		size := 2 + rng.IntN(15)
-		for g := range ngroups {
-			for range size {
-				pc.Groups = append(pc.Groups, fmt.Sprintf("p%d", g))
-			}
-		}
-	case 1:
-		pc.layout = "mixed"
-		for g := range ngroups {
-			for range 2 + rng.IntN(15) {
-				pc.Groups = append(pc.Groups, fmt.Sprintf("p%d", g))
-			}
-		}
-		rng.Shuffle(len(pc.Groups), func(i, j int) { pc.Groups[i], pc.Groups[j] = pc.Groups[j], pc.Groups[i] })
-	default:
-		pc.layout = "singletons"
-		for g := range ngroups {
-			for range 1 + rng.IntN(16) {
-				pc.Groups = append(pc.Groups, fmt.Sprintf("p%d", g))
-			}
-		}
-		for range 1 + rng.IntN(4) {
-			pc.Groups = append(pc.Groups, "")
-		}
-		rng.Shuffle(len(pc.Groups), func(i, j int) { pc.Groups[i], pc.Groups[j] = pc.Groups[j], pc.Groups[i] })
-	}
-	n := len(pc.Groups)
-
-	// Scores: each function is binary, graded in quarters, or continuous,
-	// with its own NaN rate; a few rows are NaN for every function.
-	nanRates := []float64{0, 0.05, 0.3, 0.8}
-	pc.Scores = make([][]jsonNum, nfunc)
-	for k := range pc.Scores {
-		kind, nanRate := rng.IntN(3), nanRates[rng.IntN(len(nanRates))]
-		col := make([]jsonNum, n)
-		for i := range col {
-			switch {
-			case rng.Float64() < nanRate:
-				col[i] = jsonNum(math.NaN())
-			case kind == 0:
-				col[i] = jsonNum(rng.IntN(2))
-			case kind == 1:
-				col[i] = jsonNum(float64(rng.IntN(5)) / 4)
-			default:
-				col[i] = jsonNum(3*rng.Float64() - 1)
-			}
-		}
-		pc.Scores[k] = col
-	}
-	for i := range n {
-		if rng.IntN(20) == 0 {
-			for k := range pc.Scores {
-				pc.Scores[k][i] = jsonNum(math.NaN())
-			}
-		}
-	}
+	pc.layout, pc.Groups = randomGroups(rng)
+	pc.Scores = randomScores(rng, nfunc, len(pc.Groups))
 
 	switch {
 	case rng.IntN(3) == 0:
@@ -237,4 +177,74 @@ func randomCase(rng *rand.Rand) parityCase {
 		}
 	}
 	return pc
+}
+
+// randomGroups draws the group ids of a case and names their layout.
+func randomGroups(rng *rand.Rand) (layout string, groups []string) {
+	// Groups: TRL's layout (consecutive blocks of one size), shuffled groups
+	// of mixed sizes, or shuffled mixed sizes with singletons and empty ids.
+	ngroups := 1 + rng.IntN(10)
+	switch rng.IntN(3) {
+	case 0:
+		layout = "trl"
+		size := 2 + rng.IntN(15)
+		for g := range ngroups {
+			for range size {
+				groups = append(groups, fmt.Sprintf("p%d", g))
+			}
+		}
+	case 1:
+		layout = "mixed"
+		for g := range ngroups {
+			for range 2 + rng.IntN(15) {
+				groups = append(groups, fmt.Sprintf("p%d", g))
+			}
+		}
+		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
+	default:
+		layout = "singletons"
+		for g := range ngroups {
+			for range 1 + rng.IntN(16) {
+				groups = append(groups, fmt.Sprintf("p%d", g))
+			}
+		}
+		for range 1 + rng.IntN(4) {
+			groups = append(groups, "")
+		}
+		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
+	}
+	return layout, groups
+}
+
+// randomScores draws the scores of nfunc functions on n rollouts.
+func randomScores(rng *rand.Rand, nfunc, n int) [][]jsonNum {
+	// Scores: each function is binary, graded in quarters, or continuous,
+	// with its own NaN rate; a few rows are NaN for every function.
+	nanRates := []float64{0, 0.05, 0.3, 0.8}
+	scores := make([][]jsonNum, nfunc)
+	for k := range scores {
+		kind, nanRate := rng.IntN(3), nanRates[rng.IntN(len(nanRates))]
+		col := make([]jsonNum, n)
+		for i := range col {
+			switch {
+			case rng.Float64() < nanRate:
+				col[i] = jsonNum(math.NaN())
+			case kind == 0:
+				col[i] = jsonNum(rng.IntN(2))
+			case kind == 1:
+				col[i] = jsonNum(float64(rng.IntN(5)) / 4)
+			default:
+				col[i] = jsonNum(3*rng.Float64() - 1)
+			}
+		}
+		scores[k] = col
+	}
+	for i := range n {
+		if rng.IntN(20) == 0 {
+			for k := range scores {
+				scores[k][i] = jsonNum(math.NaN())
+			}
+		}
+	}
+	return scores
 }

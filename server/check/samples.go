@@ -145,23 +145,10 @@ func checkSamples(ctx context.Context, r *Report, in Input, batch int) (*localSc
 		return nil, fmt.Errorf("score %s: %w", in.SamplesName, err)
 	}
 
-	// Pass 1 over every function, then pass 2, so that anything a function
-	// keeps between calls (a cache) has seen all the others run too.
-	const passes = 2
-	scores := make([][]*rewardv1.FunctionScores, passes)
-	times := make([][]float64, len(cfg.Functions))
-	for p := range passes {
-		scores[p] = make([]*rewardv1.FunctionScores, len(cfg.Functions))
-		for k, fn := range cfg.Functions {
-			fs, t, err := scoreAlone(ctx, in, fn.Name, rollouts, batch)
-			if err != nil {
-				return nil, err
-			}
-			scores[p][k] = fs
-			times[k] = append(times[k], t...)
-		}
+	scores, times, err := scorePasses(ctx, in, cfg.Functions, rollouts, batch)
+	if err != nil {
+		return nil, err
 	}
-
 	local := &localScores{rows: in.Rows, byName: make(map[string]*rewardv1.FunctionScores)}
 	present := presentFields(rollouts)
 	for k, fn := range cfg.Functions {
@@ -172,45 +159,76 @@ func checkSamples(ctx context.Context, r *Report, in Input, batch int) (*localSc
 		st.NondeterministicRows = len(diff)
 		st.Deterministic = len(diff) == 0
 		s.Functions = append(s.Functions, st)
-
-		if len(diff) > 0 {
-			i := diff[0]
-			r.add(Failure, CodeDeterminism, fn.Name, "two passes over the same rows disagree on %d row(s); first: %s: pass 1 gave %s, pass 2 gave %s",
-				len(diff), where(in, i), outcome(first, i), outcome(second, i))
-		}
-		if st.Error > 0 {
-			r.add(Failure, CodeErrors, fn.Name, "ERROR on %d of %d rows (%s): %s",
-				st.Error, st.Rows, percent(st.Error, st.Rows), errorReasons(in, first))
-		}
-		if float64(st.NotApplicable) > mostThreshold*float64(st.Rows) {
-			i := firstWith(first, rewardv1.ScoreStatus_SCORE_STATUS_NOT_APPLICABLE)
-			r.add(Warning, CodeNotApplicable, fn.Name, "NOT_APPLICABLE on %d of %d rows (%s), e.g. %s: %q; is a field missing or misnamed?",
-				st.NotApplicable, st.Rows, percent(st.NotApplicable, st.Rows), where(in, i), first.GetErrors()[int32(i)])
-		}
-		constant := st.OK >= 2 && *st.Min == *st.Max
-		if constant {
-			r.add(Warning, CodeConstant, fn.Name, "always %v on its %d OK rows: a reward that never varies gives no advantage to learn from",
-				*st.Min, st.OK)
-		}
-		for _, f := range fieldParams(fn) {
-			if !present[f.field] {
-				r.add(Warning, CodeMissingField, fn.Name, "%s is %q, but no sample row has a field %q", f.param, f.field, f.field)
-			}
-		}
-		// A constant function is zero-variance everywhere; the constant
-		// warning already says so.
-		if !constant && st.ZeroVarianceShare != nil && *st.ZeroVarianceShare > mostThreshold {
-			r.add(Warning, CodeZeroVariance, fn.Name, "the same score for every rollout in %d of %d groups (%s): GRPO learns nothing from this function there",
-				st.ZeroVarianceGroups, st.Groups, percent(st.ZeroVarianceGroups, st.Groups))
-		}
-		if kc := in.KindChecks[fn.Kind]; kc != nil {
-			for _, f := range kc(fn, in.Rows, first) {
-				f.Function = cmp.Or(f.Function, fn.Name)
-				r.add(f.Severity, f.Code, f.Function, "%s", f.Message)
-			}
-		}
+		r.addFindings(in, fn, first, second, diff, st, present)
 	}
 	return local, nil
+}
+
+// passes is how many times checkSamples scores the rows with each function.
+const passes = 2
+
+// scorePasses scores rollouts with each function alone, pass 1 over every
+// function, then pass 2, so that anything a function keeps between calls (a
+// cache) has seen all the others run too. It returns the scores by pass and
+// function, and the times per rollout by function over both passes.
+func scorePasses(ctx context.Context, in Input, fns []*scorers.Function, rollouts []*rewardv1.Rollout, batch int) ([][]*rewardv1.FunctionScores, [][]float64, error) {
+	scores := make([][]*rewardv1.FunctionScores, passes)
+	times := make([][]float64, len(fns))
+	for p := range passes {
+		scores[p] = make([]*rewardv1.FunctionScores, len(fns))
+		for k, fn := range fns {
+			fs, t, err := scoreAlone(ctx, in, fn.Name, rollouts, batch)
+			if err != nil {
+				return nil, nil, err
+			}
+			scores[p][k] = fs
+			times[k] = append(times[k], t...)
+		}
+	}
+	return scores, times, nil
+}
+
+// addFindings adds what the two passes of fn over the rows show: rows the
+// passes disagree on (diff), errors, mostly NOT_APPLICABLE, a constant
+// score, parameters naming fields no row has (present lists those rows
+// have), zero-variance groups, and the kind's own checks.
+func (r *Report) addFindings(in Input, fn *scorers.Function, first, second *rewardv1.FunctionScores, diff []int, st FunctionStats, present map[string]bool) {
+	if len(diff) > 0 {
+		i := diff[0]
+		r.add(Failure, CodeDeterminism, fn.Name, "two passes over the same rows disagree on %d row(s); first: %s: pass 1 gave %s, pass 2 gave %s",
+			len(diff), where(in, i), outcome(first, i), outcome(second, i))
+	}
+	if st.Error > 0 {
+		r.add(Failure, CodeErrors, fn.Name, "ERROR on %d of %d rows (%s): %s",
+			st.Error, st.Rows, percent(st.Error, st.Rows), errorReasons(in, first))
+	}
+	if float64(st.NotApplicable) > mostThreshold*float64(st.Rows) {
+		i := firstWith(first, rewardv1.ScoreStatus_SCORE_STATUS_NOT_APPLICABLE)
+		r.add(Warning, CodeNotApplicable, fn.Name, "NOT_APPLICABLE on %d of %d rows (%s), e.g. %s: %q; is a field missing or misnamed?",
+			st.NotApplicable, st.Rows, percent(st.NotApplicable, st.Rows), where(in, i), first.GetErrors()[int32(i)])
+	}
+	constant := st.OK >= 2 && *st.Min == *st.Max
+	if constant {
+		r.add(Warning, CodeConstant, fn.Name, "always %v on its %d OK rows: a reward that never varies gives no advantage to learn from",
+			*st.Min, st.OK)
+	}
+	for _, f := range fieldParams(fn) {
+		if !present[f.field] {
+			r.add(Warning, CodeMissingField, fn.Name, "%s is %q, but no sample row has a field %q", f.param, f.field, f.field)
+		}
+	}
+	// A constant function is zero-variance everywhere; the constant
+	// warning already says so.
+	if !constant && st.ZeroVarianceShare != nil && *st.ZeroVarianceShare > mostThreshold {
+		r.add(Warning, CodeZeroVariance, fn.Name, "the same score for every rollout in %d of %d groups (%s): GRPO learns nothing from this function there",
+			st.ZeroVarianceGroups, st.Groups, percent(st.ZeroVarianceGroups, st.Groups))
+	}
+	if kc := in.KindChecks[fn.Kind]; kc != nil {
+		for _, f := range kc(fn, in.Rows, first) {
+			f.Function = cmp.Or(f.Function, fn.Name)
+			r.add(f.Severity, f.Code, f.Function, "%s", f.Message)
+		}
+	}
 }
 
 // scoreAlone scores rollouts with the one function name, batch rows per
@@ -246,26 +264,7 @@ func scoreAlone(ctx context.Context, in Input, name string, rollouts []*rewardv1
 // id, or its prompt when it has none, and a row with neither a group of its
 // own (as server.Service aggregates).
 func groupIndex(rollouts []*rewardv1.Rollout) [][]int {
-	index := make(map[string]int)
-	var groups [][]int
-	for i, r := range rollouts {
-		key := r.GetGroup()
-		if key == "" {
-			key = r.GetPrompt()
-		}
-		if key == "" {
-			groups = append(groups, []int{i})
-			continue
-		}
-		g, ok := index[key]
-		if !ok {
-			g = len(groups)
-			index[key] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
-	}
-	return groups
+	return scorers.GroupIndices(len(rollouts), func(i int) string { return cmp.Or(rollouts[i].GetGroup(), rollouts[i].GetPrompt()) })
 }
 
 // looseRows returns the rows with neither a group nor a prompt.

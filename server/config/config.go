@@ -222,32 +222,65 @@ func (es Errors) Error() string {
 // Load parses, validates and compiles the config in data; filename is used in
 // error messages only. The error, if any, is of type Errors.
 func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
-	var errs Errors
-	fail := func(line, col int, function, key string, err error) {
-		errs = append(errs, &Error{File: filename, Line: line, Column: col, Function: function, Key: key, Err: err})
-	}
-
+	l := &loader{filename: filename, seen: make(map[string]int)}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
-		fail(0, 0, "", "", fmt.Errorf("parse YAML: %w", err))
-		return nil, errs
+		l.fail(0, 0, "", "", fmt.Errorf("parse YAML: %w", err))
+		return nil, l.errs
 	}
-	// What decodes is checked too, so that every problem is reported at
-	// once; a key that failed to decode is not checked again.
-	f := file{Limits: DefaultLimits()}
+	l.root = &root
+	f := l.decode()
+	cfg := &Config{Weights: make(map[string]float64), Aggregation: f.Aggregation, Limits: f.Limits}
+	l.compileFunctions(f, reg, cfg)
+	l.applyWeights(f.Weights, cfg)
+	if f.Aggregation != nil {
+		l.checkAggregation(f.Aggregation, cfg)
+	}
+	cfg.Limits = l.checkLimits(f.Limits)
+	cfg.Inline = l.compileInline(f.Inline, reg)
+
+	if len(l.errs) > 0 {
+		slices.SortStableFunc(l.errs, func(a, b *Error) int { return a.Line - b.Line })
+		return nil, l.errs
+	}
+	cfg.Fingerprint = fingerprint(cfg)
+	return cfg, nil
+}
+
+// loader collects every problem of one config file while Load checks its
+// sections in turn.
+type loader struct {
+	filename string
+	root     *yaml.Node
+	errs     Errors
+	seen     map[string]int // function name → line of first definition
+}
+
+func (l *loader) fail(line, col int, function, key string, err error) {
+	l.errs = append(l.errs, &Error{File: l.filename, Line: line, Column: col, Function: function, Key: key, Err: err})
+}
+
+// decode decodes the root strictly. What decodes is checked too, so that
+// every problem is reported at once; a key that failed to decode is not
+// checked again.
+func (l *loader) decode() *file {
+	f := &file{Limits: DefaultLimits()}
 	undecoded := make(map[string]bool)
-	for _, pe := range scorers.AllParamErrors(scorers.DecodeStrict(&root, &f)) {
-		fail(pe.Line, pe.Column, "", pe.Key, pe.Err)
+	for _, pe := range scorers.AllParamErrors(scorers.DecodeStrict(l.root, f)) {
+		l.fail(pe.Line, pe.Column, "", pe.Key, pe.Err)
 		top, _, _ := strings.Cut(pe.Key, ".")
 		undecoded[top] = true
 	}
-
-	cfg := &Config{Weights: make(map[string]float64), Aggregation: f.Aggregation, Limits: f.Limits}
 	if len(f.Functions) == 0 && !undecoded["functions"] {
-		fail(root.Line, root.Column, "", "functions", errors.New("no functions: a config serves at least one"))
+		l.fail(l.root.Line, l.root.Column, "", "functions", errors.New("no functions: a config serves at least one"))
 	}
-	seen := make(map[string]int) // name → line of first definition
+	return f
+}
+
+// compileFunctions compiles each function with reg into cfg, with weight 1,
+// refusing duplicate names.
+func (l *loader) compileFunctions(f *file, reg scorers.Registry, cfg *Config) {
 	for i := range f.Functions {
 		node := &f.Functions[i]
 		key := fmt.Sprintf("functions[%d]", i)
@@ -255,14 +288,14 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 		if err != nil {
 			var pe *scorers.ParamError
 			errors.As(err, &pe)
-			fail(pe.Line, pe.Column, "", key+"."+pe.Key, pe.Err)
+			l.fail(pe.Line, pe.Column, "", key+"."+pe.Key, pe.Err)
 			continue
 		}
-		if first, dup := seen[spec.Name]; dup {
-			fail(node.Line, node.Column, spec.Name, key+".name", fmt.Errorf("duplicate name (first defined on line %d)", first))
+		if first, dup := l.seen[spec.Name]; dup {
+			l.fail(node.Line, node.Column, spec.Name, key+".name", fmt.Errorf("duplicate name (first defined on line %d)", first))
 			continue
 		}
-		seen[spec.Name] = node.Line
+		l.seen[spec.Name] = node.Line
 		fn, err := reg.Compile(spec)
 		for _, pe := range scorers.AllParamErrors(err) {
 			line, col := node.Line, node.Column
@@ -272,7 +305,7 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 			if pe.Key == "kind" {
 				line, col = posOf(node, "kind", line, col)
 			}
-			fail(line, col, spec.Name, pe.Key, pe.Err)
+			l.fail(line, col, spec.Name, pe.Key, pe.Err)
 		}
 		if err != nil {
 			continue
@@ -280,89 +313,102 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 		cfg.Functions = append(cfg.Functions, fn)
 		cfg.Weights[fn.Name] = 1
 	}
+}
 
-	weightsNode := valueOf(&root, "weights")
-	for name, w := range f.Weights {
+// applyWeights sets the configured weights, each of a defined function and
+// finite.
+func (l *loader) applyWeights(weights map[string]float64, cfg *Config) {
+	weightsNode := valueOf(l.root, "weights")
+	for name, w := range weights {
 		line, col := posOf(weightsNode, name, 0, 0)
-		if _, ok := seen[name]; !ok {
-			fail(line, col, "", "weights."+name, fmt.Errorf("no function is called %q", name))
+		if _, ok := l.seen[name]; !ok {
+			l.fail(line, col, "", "weights."+name, fmt.Errorf("no function is called %q", name))
 			continue
 		}
 		if math.IsNaN(w) || math.IsInf(w, 0) {
-			fail(line, col, name, "weights."+name, fmt.Errorf("weight %v is not a finite number", w))
+			l.fail(line, col, name, "weights."+name, fmt.Errorf("weight %v is not a finite number", w))
 			continue
 		}
 		cfg.Weights[name] = w
 	}
+}
 
-	if a := f.Aggregation; a != nil {
-		aggNode := valueOf(&root, "aggregation")
-		mode, modeErr := aggregate.ParseMode(a.Mode)
-		if a.Mode == "" {
-			modeErr = fmt.Errorf("is missing (sum_then_normalize, normalize_then_sum or hatchery)")
+// checkAggregation checks the aggregation's mode and scale and that they
+// agree with cfg's weights; it fills in a missing scale.
+func (l *loader) checkAggregation(a *Aggregation, cfg *Config) {
+	aggNode := valueOf(l.root, "aggregation")
+	at := func(key string) (int, int) { return posOf(aggNode, key, aggNode.Line, aggNode.Column) }
+	mode, modeErr := aggregate.ParseMode(a.Mode)
+	if a.Mode == "" {
+		modeErr = fmt.Errorf("is missing (sum_then_normalize, normalize_then_sum or hatchery)")
+	}
+	scale, scaleErr := aggregate.ParseScale(a.Scale)
+	if a.Scale == "" {
+		a.Scale = scale.String()
+	}
+	switch {
+	case modeErr != nil:
+		line, col := at("mode")
+		l.fail(line, col, "", "aggregation.mode", modeErr)
+	case scaleErr != nil:
+		line, col := at("scale")
+		l.fail(line, col, "", "aggregation.scale", scaleErr)
+	case mode == aggregate.Hatchery:
+		l.checkHatcheryWeights(cfg, at)
+		if err := (aggregate.Spec{Mode: mode, Scale: scale}).Validate(); err != nil {
+			line, col := at("scale")
+			l.fail(line, col, "", "aggregation", err)
 		}
-		scale, scaleErr := aggregate.ParseScale(a.Scale)
-		if a.Scale == "" {
-			a.Scale = scale.String()
+	default:
+		weights := make([]float64, len(cfg.Functions))
+		for i, fn := range cfg.Functions {
+			weights[i] = cfg.Weights[fn.Name]
 		}
-		switch {
-		case modeErr != nil:
-			line, col := posOf(aggNode, "mode", aggNode.Line, aggNode.Column)
-			fail(line, col, "", "aggregation.mode", modeErr)
-		case scaleErr != nil:
-			line, col := posOf(aggNode, "scale", aggNode.Line, aggNode.Column)
-			fail(line, col, "", "aggregation.scale", scaleErr)
-		case mode == aggregate.Hatchery:
-			// Each weight at fault, by name, at its own line.
-			modeLine, _ := posOf(aggNode, "mode", aggNode.Line, aggNode.Column)
-			for _, fn := range cfg.Functions {
-				if w := cfg.Weights[fn.Name]; w != 1 {
-					line, col := posOf(weightsNode, fn.Name, 0, 0)
-					fail(line, col, fn.Name, "weights."+fn.Name, fmt.Errorf("weight %v: aggregation mode hatchery (line %d) sums the functions unweighted, as Axolotl's Hatchery trainer does (remove the weight, or choose another mode)", w, modeLine))
-				}
-			}
-			if err := (aggregate.Spec{Mode: mode, Scale: scale}).Validate(); err != nil {
-				line, col := posOf(aggNode, "scale", aggNode.Line, aggNode.Column)
-				fail(line, col, "", "aggregation", err)
-			}
-		default:
-			weights := make([]float64, len(cfg.Functions))
-			for i, fn := range cfg.Functions {
-				weights[i] = cfg.Weights[fn.Name]
-			}
-			if err := (aggregate.Spec{Mode: mode, Scale: scale, Weights: weights}).Validate(); err != nil {
-				line, col := posOf(aggNode, "mode", aggNode.Line, aggNode.Column)
-				fail(line, col, "", "aggregation", err)
-			}
+		if err := (aggregate.Spec{Mode: mode, Scale: scale, Weights: weights}).Validate(); err != nil {
+			line, col := at("mode")
+			l.fail(line, col, "", "aggregation", err)
 		}
 	}
+}
 
-	limitsNode := valueOf(&root, "limits")
-	problems := f.Limits.problems()
+// checkHatcheryWeights reports each weight other than 1, by name, at its own
+// line, since hatchery sums the functions unweighted.
+func (l *loader) checkHatcheryWeights(cfg *Config, at func(key string) (int, int)) {
+	weightsNode := valueOf(l.root, "weights")
+	modeLine, _ := at("mode")
+	for _, fn := range cfg.Functions {
+		if w := cfg.Weights[fn.Name]; w != 1 {
+			line, col := posOf(weightsNode, fn.Name, 0, 0)
+			l.fail(line, col, fn.Name, "weights."+fn.Name, fmt.Errorf("weight %v: aggregation mode hatchery (line %d) sums the functions unweighted, as Axolotl's Hatchery trainer does (remove the weight, or choose another mode)", w, modeLine))
+		}
+	}
+}
+
+// checkLimits reports the limits' problems and, when there are none,
+// resolves the memory limits; it returns the limits as resolved.
+func (l *loader) checkLimits(limits Limits) Limits {
+	limitsNode := valueOf(l.root, "limits")
+	problems := limits.problems()
 	if len(problems) == 0 {
 		line, _ := posOf(limitsNode, "max_message_bytes", 0, 0)
-		problems = f.Limits.resolveMemory(line)
+		problems = limits.resolveMemory(line)
 	}
-	for _, l := range problems {
-		line, col := posOf(limitsNode, l.key, 0, 0)
-		fail(line, col, "", "limits."+l.key, l.err)
+	for _, p := range problems {
+		line, col := posOf(limitsNode, p.key, 0, 0)
+		l.fail(line, col, "", "limits."+p.key, p.err)
 	}
-	cfg.Limits = f.Limits
+	return limits
+}
 
-	inline, problems := inlineOf(f.Inline, reg)
-	inlineNode := valueOf(&root, "inline")
-	for _, l := range problems {
-		line, col := posOf(inlineNode, l.key, inlineNode.Line, inlineNode.Column)
-		fail(line, col, "", "inline."+l.key, l.err)
+// compileInline compiles the inline section, reporting its problems.
+func (l *loader) compileInline(in *Inline, reg scorers.Registry) Inline {
+	inline, problems := inlineOf(in, reg)
+	inlineNode := valueOf(l.root, "inline")
+	for _, p := range problems {
+		line, col := posOf(inlineNode, p.key, inlineNode.Line, inlineNode.Column)
+		l.fail(line, col, "", "inline."+p.key, p.err)
 	}
-	cfg.Inline = inline
-
-	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(a, b *Error) int { return a.Line - b.Line })
-		return nil, errs
-	}
-	cfg.Fingerprint = fingerprint(cfg)
-	return cfg, nil
+	return inline
 }
 
 // specOf splits a function's mapping into its name, kind and the remaining

@@ -279,6 +279,23 @@ func (p *Pool) wireTest(l *Language, argv []string, lim Limits, cpu, wall float6
 
 // compileIn compiles job's program in slot s.
 func (p *Pool) compileIn(ctx context.Context, s *slot, lang *poolLanguage, job CompileJob) (*Build, error) {
+	req, err := p.compileRequest(s, lang, job)
+	if err != nil {
+		return nil, err
+	}
+	rep, cgOOM, err := p.roundTrip(ctx, s, req, job.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Tests) != 1 {
+		return nil, fmt.Errorf("fork server answered %d tests of 1", len(rep.Tests))
+	}
+	return buildOf(lang, job, rep, cgOOM)
+}
+
+// compileRequest is the fork server's request to compile job's program in
+// slot s: the compiler's command line, the source and job's other files.
+func (p *Pool) compileRequest(s *slot, lang *poolLanguage, job CompileJob) (*request, error) {
 	src := lang.SourceName(job.Source)
 	argv := slices.Clone(lang.Compile)
 	for i, a := range argv {
@@ -314,13 +331,12 @@ func (p *Pool) compileIn(ctx context.Context, s *slot, lang *poolLanguage, job C
 		}
 		req.Files = append(req.Files, wireFile{Name: name, Data: job.Files[name], Mode: 0o600})
 	}
-	rep, cgOOM, err := p.roundTrip(ctx, s, req, lim)
-	if err != nil {
-		return nil, err
-	}
-	if len(rep.Tests) != 1 {
-		return nil, fmt.Errorf("fork server answered %d tests of 1", len(rep.Tests))
-	}
+	return req, nil
+}
+
+// buildOf is the build the fork server's reply to a compile request
+// describes; cgOOM says whether the slot's cgroup ran out of memory.
+func buildOf(lang *poolLanguage, job CompileJob, rep *reply, cgOOM bool) (*Build, error) {
 	t := rep.Tests[0]
 	b := &Build{
 		Language: lang.Name, source: job.Source, Detail: t.Detail,
@@ -529,75 +545,86 @@ func (j Job) result(rep *reply, cgOOM bool) (Result, error) {
 		return Result{}, fmt.Errorf("fork server answered %d tests of %d", len(rep.Tests), want)
 	}
 	res := Result{Tests: make([]TestResult, want), Elapsed: seconds(rep.Seconds), Output: rep.Output}
-	cpu, _ := j.testLimits()
 	for k, t := range rep.Tests {
-		r := TestResult{Detail: t.Detail, CPU: seconds(t.CPU), Wall: seconds(t.Wall), MemoryKB: t.RSS, ExitCode: -1}
-		if t.Exit != nil {
-			r.ExitCode = *t.Exit
+		r, over, err := j.testResult(k, t, cgOOM)
+		if err != nil {
+			return Result{}, err
 		}
-		if j.KeepOutput {
-			r.Stdout, r.Stderr = t.Stdout, t.Stderr
-		}
-		switch t.Status {
-		case "passed":
-			r.Status = Passed
-			if j.Style == IO {
-				// Only Check passes an io test; the harness never says
-				// "passed" for one, so the program wrote this line itself.
-				r.Status, r.Detail = Failed, "the program wrote a verdict of its own"
-			}
-		case "failed":
-			r.Status = Failed
-		case "error", "exit":
-			r.Status = RuntimeError
-			if j.Style == Assert {
-				r.Status = Failed
-			}
-		case "ran":
-			switch {
-			case j.Check == nil:
-				r.Status, r.Stdout = Ran, t.Stdout
-			case j.Check(k, t.Stdout):
-				r.Status = Passed
-			default:
-				r.Status, r.Detail = Failed, "wrong output"
-			}
-		case "timeout":
-			// Which limit struck first depends on the machine's load; the
-			// verdict must not, so the detail names the limits.
-			r.Status = Timeout
-			if j.Style == IO && j.TestCPUSeconds > 0 {
-				r.Detail = fmt.Sprintf("time limit reached (%.2f s CPU per test)", cpu)
-			} else {
-				r.Detail = fmt.Sprintf("time limit reached (%g CPU seconds, %g wall seconds)", j.Limits.CPUSeconds, j.Limits.WallSeconds)
-			}
-		case "memory":
-			r.Status = Memory
-		case "output":
-			r.Status = Output
-		case "total_output":
-			r.Status, res.OverOutput = Output, true
-			r.Detail = fmt.Sprintf("the tests together printed more than the total output limit (%d KB)", j.Limits.totalOutput()>>10)
-		case "crashed", "noexec":
-			r.Status = Crashed
-		case "skipped":
-			r.Status = Skipped
-		case "harness":
-			return Result{}, &HarnessError{Detail: t.Detail}
-		case "setup":
-			return Result{}, fmt.Errorf("sandbox: %s", t.Detail)
-		default:
-			return Result{}, fmt.Errorf("test %d: unknown status %q", k, t.Status)
-		}
-		if r.Status == Crashed && cgOOM {
-			// The kernel killed a process of the slot for memory: what
-			// looked like a crash was the memory limit.
-			r.Status, r.Detail = Memory, "memory limit reached (the slot's cgroup)"
-		}
-		if j.Style == Assert && r.Status == Crashed {
-			r.Detail = "the program exited before its tests finished: " + r.Detail
-		}
+		res.OverOutput = res.OverOutput || over
 		res.Tests[k] = r
 	}
 	return res, nil
+}
+
+// testResult turns the harness's reply t on test k into its TestResult;
+// over says the test went over the total output limit.
+func (j Job) testResult(k int, t wireReply, cgOOM bool) (r TestResult, over bool, err error) {
+	cpu, _ := j.testLimits()
+	r = TestResult{Detail: t.Detail, CPU: seconds(t.CPU), Wall: seconds(t.Wall), MemoryKB: t.RSS, ExitCode: -1}
+	if t.Exit != nil {
+		r.ExitCode = *t.Exit
+	}
+	if j.KeepOutput {
+		r.Stdout, r.Stderr = t.Stdout, t.Stderr
+	}
+	switch t.Status {
+	case "passed":
+		r.Status = Passed
+		if j.Style == IO {
+			// Only Check passes an io test; the harness never says
+			// "passed" for one, so the program wrote this line itself.
+			r.Status, r.Detail = Failed, "the program wrote a verdict of its own"
+		}
+	case "failed":
+		r.Status = Failed
+	case "error", "exit":
+		r.Status = RuntimeError
+		if j.Style == Assert {
+			r.Status = Failed
+		}
+	case "ran":
+		switch {
+		case j.Check == nil:
+			r.Status, r.Stdout = Ran, t.Stdout
+		case j.Check(k, t.Stdout):
+			r.Status = Passed
+		default:
+			r.Status, r.Detail = Failed, "wrong output"
+		}
+	case "timeout":
+		// Which limit struck first depends on the machine's load; the
+		// verdict must not, so the detail names the limits.
+		r.Status = Timeout
+		if j.Style == IO && j.TestCPUSeconds > 0 {
+			r.Detail = fmt.Sprintf("time limit reached (%.2f s CPU per test)", cpu)
+		} else {
+			r.Detail = fmt.Sprintf("time limit reached (%g CPU seconds, %g wall seconds)", j.Limits.CPUSeconds, j.Limits.WallSeconds)
+		}
+	case "memory":
+		r.Status = Memory
+	case "output":
+		r.Status = Output
+	case "total_output":
+		r.Status, over = Output, true
+		r.Detail = fmt.Sprintf("the tests together printed more than the total output limit (%d KB)", j.Limits.totalOutput()>>10)
+	case "crashed", "noexec":
+		r.Status = Crashed
+	case "skipped":
+		r.Status = Skipped
+	case "harness":
+		return r, false, &HarnessError{Detail: t.Detail}
+	case "setup":
+		return r, false, fmt.Errorf("sandbox: %s", t.Detail)
+	default:
+		return r, false, fmt.Errorf("test %d: unknown status %q", k, t.Status)
+	}
+	if r.Status == Crashed && cgOOM {
+		// The kernel killed a process of the slot for memory: what
+		// looked like a crash was the memory limit.
+		r.Status, r.Detail = Memory, "memory limit reached (the slot's cgroup)"
+	}
+	if j.Style == Assert && r.Status == Crashed {
+		r.Detail = "the program exited before its tests finished: " + r.Detail
+	}
+	return r, over, nil
 }

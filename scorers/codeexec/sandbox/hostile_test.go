@@ -766,8 +766,13 @@ attempt("os.open O_CREAT", lambda: os.close(os.open({{VIA_LINK}}, os.O_CREAT | o
 		t.Errorf("%d attempts reported, want 12:\n%s", n, out)
 	}
 
-	// Nothing of one submission reaches the next on the same slot, even
-	// what is hard to remove: a tree deeper than any path can name, a
+	hostileLeftovers(t, p)
+}
+
+// hostileLeftovers: nothing of one submission reaches the next on the same
+// slot.
+func hostileLeftovers(t *testing.T, p *sandbox.Pool) {
+	// Even what is hard to remove: a tree deeper than any path can name, a
 	// directory nobody may enter, a fifo.
 	probeRanToEnd(t, p, `import os
 os.chdir("/tmp/work")
@@ -780,7 +785,7 @@ for i in range(2500):
     os.chdir("d")
 open("secret", "w").write("left for the next submission")
 `, hostile)
-	out = probeRanToEnd(t, p, `import os
+	out := probeRanToEnd(t, p, `import os
 for d in ("/tmp/work", "/tmp"):
     try:
         print("saw", d, sorted(os.listdir(d)), flush=True)

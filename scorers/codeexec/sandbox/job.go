@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -69,27 +70,12 @@ func DefaultLimits() Limits {
 // WithDefaults returns l with its zero fields taken from defaults, and
 // TotalOutputKB, when neither sets it, DefaultTotalOutputKB(OutputKB).
 func (l Limits) WithDefaults(defaults Limits) Limits {
-	if l.CPUSeconds == 0 {
-		l.CPUSeconds = defaults.CPUSeconds
-	}
-	if l.WallSeconds == 0 {
-		l.WallSeconds = defaults.WallSeconds
-	}
-	if l.MemoryMB == 0 {
-		l.MemoryMB = defaults.MemoryMB
-	}
-	if l.OutputKB == 0 {
-		l.OutputKB = defaults.OutputKB
-	}
-	if l.Processes == 0 {
-		l.Processes = defaults.Processes
-	}
-	if l.TotalOutputKB == 0 {
-		l.TotalOutputKB = defaults.TotalOutputKB
-	}
-	if l.TotalOutputKB == 0 {
-		l.TotalOutputKB = DefaultTotalOutputKB(l.OutputKB)
-	}
+	l.CPUSeconds = cmp.Or(l.CPUSeconds, defaults.CPUSeconds)
+	l.WallSeconds = cmp.Or(l.WallSeconds, defaults.WallSeconds)
+	l.MemoryMB = cmp.Or(l.MemoryMB, defaults.MemoryMB)
+	l.OutputKB = cmp.Or(l.OutputKB, defaults.OutputKB)
+	l.Processes = cmp.Or(l.Processes, defaults.Processes)
+	l.TotalOutputKB = cmp.Or(l.TotalOutputKB, defaults.TotalOutputKB, DefaultTotalOutputKB(l.OutputKB))
 	return l
 }
 

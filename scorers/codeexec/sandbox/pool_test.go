@@ -402,6 +402,14 @@ rewardd_sandbox_slots_busy 0
 		"rewardd_sandbox_restarts_total", "rewardd_sandbox_slots", "rewardd_sandbox_slots_busy"); err != nil {
 		t.Error(err)
 	}
+	checkRegistered(t, reg, 9)
+}
+
+// checkRegistered: reg has every sandbox metric, passing promlint, and the
+// duration histogram holds the given number of samples, their sum at least
+// the half-second timeout of TestMetrics.
+func checkRegistered(t *testing.T, reg *prometheus.Registry, samples uint64) {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -411,8 +419,8 @@ rewardd_sandbox_slots_busy 0
 		seen[mf.GetName()] = true
 		if mf.GetName() == "rewardd_sandbox_execution_duration_seconds" {
 			h := mf.GetMetric()[0].GetHistogram()
-			if h.GetSampleCount() != 9 {
-				t.Errorf("duration samples = %d, want 9", h.GetSampleCount())
+			if h.GetSampleCount() != samples {
+				t.Errorf("duration samples = %d, want %d", h.GetSampleCount(), samples)
 			}
 			if s := h.GetSampleSum(); s < 0.5 || s > 30 {
 				t.Errorf("duration sum = %v s: the timeout alone took 0.5 s", s)
