@@ -870,11 +870,12 @@ def read_records(r, until):
 def judge_exec(req, t, data, status, timed_out, wall, out, err):
     """What happened to an exec test, from the launcher's records."""
     cpu_limit = t["cpu"]
+    # However it ended (a runtime may ignore SIGXFSZ, then loop on failed
+    # writes until a time limit ends it, the wall one first on a loaded
+    # machine), a program that filled its output printed too much.
+    printed_too_much = full(out, t["output"]) or full(err, t["output"])
     if timed_out:
-        if full(out, t["output"]) or full(err, t["output"]):
-            # A runtime that ignores SIGXFSZ loops on failed writes until
-            # a time limit ends it, the wall one first on a loaded machine:
-            # it printed too much.
+        if printed_too_much:
             return {"status": "output", "detail": "output limit reached", "wall": wall}
         return {"status": "timeout", "detail": "wall time limit (%gs) reached" % wall, "wall": wall}
     if len(data) >= RECORD.size and RECORD.unpack_from(data)[0] == SETUP_FAILED:
@@ -898,9 +899,7 @@ def judge_exec(req, t, data, status, timed_out, wall, out, err):
     cpu = cpu_us / 1e6
     if os.WIFEXITED(st):
         res["exit"] = os.WEXITSTATUS(st)
-    if full(out, t["output"]) or full(err, t["output"]):
-        # However it ended (a runtime may ignore SIGXFSZ, then loop on
-        # failed writes until its time runs out), it printed too much.
+    if printed_too_much:
         res.update(status="output", detail="output limit reached")
     elif cpu > cpu_limit or os.WIFSIGNALED(st) and (os.WTERMSIG(st) == signal.SIGXCPU or cpu >= int(cpu_limit + 0.999) - 0.05) \
             or res.get("exit") != 0 and marked(err, req.get("time_markers")):
