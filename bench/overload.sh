@@ -31,7 +31,8 @@
 #
 # Environment: SERVER_PROCS (the server's GOMAXPROCS, default 1: with 2 on
 # its one CPU, a second P polls the network while the worker computes, as a
-# server on several cores does), SECS (attack seconds, default 30), PHASE (capacity and
+# server on several cores does), GRPC_ADDR and HTTP_ADDR (the server's
+# addresses, default 127.0.0.1:50091 and 127.0.0.1:8191), SECS (attack seconds, default 30), PHASE (capacity and
 # recovery seconds, default 5), RUNS (runs of each load, default 1), OUT (a
 # directory for each run's JSON and server log; default a temporary one,
 # removed), DATA (GSM8K test.jsonl).
@@ -48,8 +49,8 @@ data=${DATA:-../shared/data/gsm8k_test.jsonl}
 tmp=$(mktemp -d)
 out=${OUT:-$tmp}
 mkdir -p "$out"
-grpc=127.0.0.1:50091
-http=127.0.0.1:8191
+grpc=${GRPC_ADDR:-127.0.0.1:50091}
+http=${HTTP_ADDR:-127.0.0.1:8191}
 pid=
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
