@@ -121,10 +121,7 @@ static long raw(long n, long a, long b, long c) {
 // whose compile never ends or never fits.
 func TestHostileCpp(t *testing.T) {
 	h := newHostileLang(t, "cpp")
-	for _, c := range []struct {
-		name string
-		run  func(*testing.T, *hostileLang)
-	}{
+	runHostile(t, h, []hostileFamily[*hostileLang]{
 		{"fork bomb", cppForkBomb},
 		{"memory bomb", cppMemoryBomb},
 		{"host files", cppHostFiles},
@@ -133,12 +130,7 @@ func TestHostileCpp(t *testing.T) {
 		{"signals", cppSignals},
 		{"compile-time bombs", cppCompileBombs},
 		{"static array over the memory limit", cppStaticArray},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			c.run(t, h)
-			h.after(t)
-		})
-	}
+	})
 }
 
 // cppForkBomb: fork without end: it times out, never past the slot's process

@@ -26,10 +26,7 @@ import (
 func TestHostile(t *testing.T) {
 	h := newHostileSlot(t, startPool(t, sandbox.Config{Slots: 1}))
 	first := h.servers
-	for _, c := range []struct {
-		name string
-		run  func(*testing.T, *hostileSlot)
-	}{
+	runHostile(t, h, []hostileFamily[*hostileSlot]{
 		{"fork bomb", hostileForkBomb},
 		{"thread bomb", hostileThreadBomb},
 		{"busy loop hits the CPU limit", hostileBusyLoop},
@@ -53,12 +50,7 @@ func TestHostile(t *testing.T) {
 		{"closing every descriptor then sleeping", hostileCloseAllThenSleep},
 		{"invalid UTF-8 output", hostileInvalidUTF8},
 		{"reward hacks", rewardHacks},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			c.run(t, h)
-			h.after(t)
-		})
-	}
+	})
 
 	// The hostile suite is over: nothing of it is left, and the fork server
 	// is the one the pool started with (nothing killed or replaced it).
@@ -67,6 +59,23 @@ func TestHostile(t *testing.T) {
 		t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: a program reached them", first, now)
 	}
 	assertServes(t, h.p)
+}
+
+// hostileFamily is a family of hostile programs, run against h.
+type hostileFamily[H any] struct {
+	name string
+	run  func(t *testing.T, h H)
+}
+
+// runHostile runs each family in a subtest of its name that ends with
+// h.after.
+func runHostile[H interface{ after(*testing.T) }](t *testing.T, h H, families []hostileFamily[H]) {
+	for _, f := range families {
+		t.Run(f.name, func(t *testing.T) {
+			f.run(t, h)
+			h.after(t)
+		})
+	}
 }
 
 // hostileSlot is a one-slot pool that runs hostile programs, with the
@@ -160,27 +169,27 @@ while True:
 // hostileBusyLoop: a busy loop is stopped by its CPU limit, long before its
 // wall limit.
 func hostileBusyLoop(t *testing.T, h *hostileSlot) {
-	lim := hostile
-	lim.WallSeconds = 20
-	start := time.Now()
-	tr, _ := probe(t, h.p, "while True:\n    pass\n", lim)
-	d := time.Since(start)
-	oneOfStatus(t, tr, sandbox.Timeout)
-	if d < 900*time.Millisecond || d > 10*time.Second {
-		t.Errorf("took %v: the 1 s CPU limit, not the 20 s wall limit, should stop it", d)
-	}
+	timesOut(t, h, "while True:\n    pass\n", 20, 10*time.Second, "the 1 s CPU limit, not the 20 s wall limit")
 }
 
 // hostileLongSleep: a program that sleeps is stopped by its wall limit.
 func hostileLongSleep(t *testing.T, h *hostileSlot) {
+	timesOut(t, h, "import time\ntime.sleep(100)\n", 1, 5*time.Second, "the 1 s wall limit")
+}
+
+// timesOut runs code under the hostile limits with wallSeconds of wall
+// time, and checks that it times out after 0.9 s at least (the 1 s limit
+// named by limit stops it) and no later than most.
+func timesOut(t *testing.T, h *hostileSlot, code string, wallSeconds float64, most time.Duration, limit string) {
+	t.Helper()
 	lim := hostile
-	lim.WallSeconds = 1
+	lim.WallSeconds = wallSeconds
 	start := time.Now()
-	tr, _ := probe(t, h.p, "import time\ntime.sleep(100)\n", lim)
+	tr, _ := probe(t, h.p, code, lim)
 	d := time.Since(start)
 	oneOfStatus(t, tr, sandbox.Timeout)
-	if d < 900*time.Millisecond || d > 5*time.Second {
-		t.Errorf("took %v with a 1 s wall limit", d)
+	if d < 900*time.Millisecond || d > most {
+		t.Errorf("took %v: %s should stop it", d, limit)
 	}
 }
 
