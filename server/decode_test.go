@@ -117,7 +117,7 @@ func TestDecodeSharesGroupFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got rewardv1.ScoreRequest
-	if !decodeScoreRequest(wire, &got) {
+	if !decodeScoreRequest(wire, &got, nil) {
 		t.Fatal("not decoded by decodeScoreRequest")
 	}
 	if !proto.Equal(&got, req) {
@@ -143,7 +143,7 @@ func TestDecodeScoreRequest(t *testing.T) {
 			var want rewardv1.ScoreRequest
 			wantErr := proto.Unmarshal(c.wire, &want)
 			var got rewardv1.ScoreRequest
-			fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got)
+			fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got, nil)
 			if fast != c.fast {
 				t.Fatalf("decoded itself: %v, want %v (proto.Unmarshal: %v)", fast, c.fast, wantErr)
 			}
@@ -165,7 +165,7 @@ func FuzzDecodeScoreRequest(f *testing.F) {
 		var want rewardv1.ScoreRequest
 		wantErr := proto.Unmarshal(wire, &want)
 		var got rewardv1.ScoreRequest
-		if !decodeScoreRequest(append([]byte(nil), wire...), &got) {
+		if !decodeScoreRequest(append([]byte(nil), wire...), &got, nil) {
 			return
 		}
 		if wantErr != nil {
@@ -228,7 +228,7 @@ func BenchmarkDecodeScoreRequest(b *testing.B) {
 			for b.Loop() {
 				var m rewardv1.ScoreRequest
 				// The codec decodes a copy of grpc's bytes.
-				if !decodeScoreRequest(append([]byte(nil), c.wire...), &m) {
+				if !decodeScoreRequest(append([]byte(nil), c.wire...), &m, nil) {
 					b.Fatal("declined")
 				}
 				if err := expand(&m); err != nil {
