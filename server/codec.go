@@ -22,7 +22,7 @@ import (
 //   - A ScoreRequest is not decoded by the codec: Unmarshal keeps the
 //     message's bytes in its receipts, and the handler decodes them
 //     (grpcService.received, decodeRequest) into call memory from the
-//     codec's pool once the request's admission has reserved the memory
+//     service's pool once the request's admission has reserved the memory
 //     decoding takes, and answers bytes that do not decode with
 //     INVALID_ARGUMENT (an error of the codec would reach the client as
 //     grpc's INTERNAL, which says the server is at fault).
@@ -34,12 +34,11 @@ type protoCodec struct {
 	encoding.CodecV2
 	receipts *handover[*rewardv1.ScoreRequest, mem.BufferSlice]
 	answers  *handover[*rewardv1.ScoreResponse, *callMemory]
-	memory   *memoryPool
 }
 
 func newProtoCodec() protoCodec {
 	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), receipts: newHandover[*rewardv1.ScoreRequest, mem.BufferSlice](),
-		answers: newHandover[*rewardv1.ScoreResponse, *callMemory](), memory: new(memoryPool)}
+		answers: newHandover[*rewardv1.ScoreResponse, *callMemory]()}
 }
 
 // handover holds what the codec and a handler pass each other with a

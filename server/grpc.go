@@ -122,7 +122,7 @@ func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*r
 }
 
 // received decodes req from the bytes the codec received for it, into
-// call memory from the codec's pool, which the caller owns (see
+// call memory from the service's pool, which the caller owns (see
 // callMemory). With a ticket t (the call's, holding
 // limits.max_message_bytes for the bytes as they arrived), it first
 // reserves what decoding holds: the copy the request's strings share, and
@@ -141,7 +141,7 @@ func (g *grpcService) received(t *ticket, req *rewardv1.ScoreRequest) (*callMemo
 			return nil, err
 		}
 	}
-	cm := g.codec.memory.get()
+	cm := g.svc.memory.get()
 	b := cm.copyWire(data)
 	data.Free()
 	if t != nil {

@@ -15,20 +15,21 @@ import (
 // rollouts as the scorers see them, their results, and the response's
 // value and status columns.
 //
-// A gRPC call takes its callMemory from its codec's pool (memoryPool.get)
-// and owns it until its answer is encoded: a unary Score's when the codec
-// has marshaled the response (protoCodec.Marshal), a ScoreStream batch's
-// when its answer is sent. Then release gives it back, and the next call
-// writes over it. Nothing of the request, of the response, or made from
-// either without a copy may be used after release: what outlives a call
-// (a stream's group ids, its batch ids) is kept as hashes or copies. A
-// call that fails leaves its memory to the collector, since its error may
-// quote the request. TestCallMemoryOutlivesNothing runs the server with
-// release overwriting the wire form, so a string used after release reads
-// wrong.
+// A call takes its callMemory from the service's pool (memoryPool.get)
+// and owns it until its answer is encoded: a unary gRPC Score's when the
+// codec has marshaled the response (protoCodec.Marshal), a ScoreStream
+// batch's when its answer is sent, Service.Score's (HTTP, in-process
+// callers) when it has copied the response's columns out. Then release
+// gives it back, and the next call writes over it. Nothing of the
+// request, of the response, or made from either without a copy may be
+// used after release: what outlives a call (a stream's group ids, its
+// batch ids) is kept as hashes or copies. A gRPC Score call that fails
+// leaves its memory to the collector, since its error is read after the
+// handler returns. TestCallMemoryOutlivesNothing runs the server with
+// release overwriting the wire form, so a string used after release
+// reads wrong.
 //
-// The zero callMemory, which Service.Score uses, allocates afresh and is
-// never given back.
+// The zero callMemory allocates afresh and is never given back.
 type callMemory struct {
 	wire     []byte
 	rollouts []rewardv1.Rollout

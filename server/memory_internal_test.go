@@ -20,7 +20,7 @@ import (
 
 // poisoned makes the service's call memory overwrite the wire form of a
 // request when it is released.
-func poisoned(g *grpcService) { g.codec.memory.poison = true }
+func poisoned(g *grpcService) { g.svc.memory.poison = true }
 
 // TestPoisonShows: a string of a decoded request read after its call
 // memory is released reads as poison, so that TestCallMemoryOutlivesNothing

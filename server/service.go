@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -36,6 +37,9 @@ type Service struct {
 	log    *zap.Logger
 	// served indexes cfg.Functions by name.
 	served map[string]*scorers.Function
+	// memory is where every call, over any transport, takes the memory it
+	// scores in (callMemory).
+	memory *memoryPool
 }
 
 // newService returns a service for cfg. reg compiles the functions requests
@@ -46,7 +50,7 @@ func newService(cfg *config.Config, reg scorers.Registry, engine *Engine, m *ser
 		served[fn.Name] = fn
 	}
 	adm := newAdmission(cfg.Limits.MaxInflightRequests, cfg.Limits.RequestMemory(), m)
-	return &Service{cfg: cfg, reg: reg, engine: engine, adm: adm, m: m, log: log, served: served}
+	return &Service{cfg: cfg, reg: reg, engine: engine, adm: adm, m: m, log: log, served: served, memory: new(memoryPool)}
 }
 
 // Config returns the config the service serves.
@@ -75,9 +79,20 @@ func (s *Service) weight(name string) float64 { return s.cfg.Weights[name] }
 func (s *Service) countUnscorable(n int) { s.m.unscorable.Add(float64(n)) }
 
 // Score scores one batch. The response may share strings with req (its
-// batch_id, and what a scorer's reason quotes of a rollout).
+// batch_id, and what a scorer's reason quotes of a rollout); the rest of
+// it is the caller's.
 func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
-	return s.score(ctx, req, new(callMemory))
+	cm := s.memory.get()
+	defer cm.release()
+	resp, err := s.score(ctx, req, cm)
+	if err != nil {
+		return nil, err
+	}
+	// The columns are cm's, which the next call writes over.
+	for _, fs := range resp.Functions {
+		fs.Values, fs.Status = slices.Clone(fs.Values), slices.Clone(fs.Status)
+	}
+	return resp, nil
 }
 
 // score is Score in cm: the rollouts as the scorers see them, their
