@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -156,16 +157,20 @@ func TestDecodeScoreRequest(t *testing.T) {
 
 // FuzzDecodeScoreRequest: on any bytes, decodeScoreRequest either declines
 // or gives exactly what proto.Unmarshal gives; it never accepts what
-// proto.Unmarshal refuses.
+// proto.Unmarshal refuses. It decodes in call memory that the previous
+// inputs were decoded in and released, as a server's calls do.
 func FuzzDecodeScoreRequest(f *testing.F) {
 	for _, c := range decodeCases(f) {
 		f.Add(c.wire)
 	}
+	pool := new(memoryPool)
 	f.Fuzz(func(t *testing.T, wire []byte) {
 		var want rewardv1.ScoreRequest
 		wantErr := proto.Unmarshal(wire, &want)
 		var got rewardv1.ScoreRequest
-		if !decodeScoreRequest(append([]byte(nil), wire...), &got, nil) {
+		cm := pool.get()
+		defer cm.release()
+		if !decodeScoreRequest(cm.copyWire(mem.BufferSlice{mem.SliceBuffer(wire)}), &got, cm) {
 			return
 		}
 		if wantErr != nil {
