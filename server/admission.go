@@ -61,6 +61,10 @@ type admission struct {
 	mu         sync.Mutex
 	held       int64
 	streamHeld int64 // stream receipts, part of held
+	// promised is room kept for the receipts expected big that were
+	// taken: what their messages will hold once read (see receipt), less
+	// what those holds have reserved already.
+	promised int64
 	// waiters wait for a receipt, smallest expected message first, then
 	// oldest.
 	waiters []*receiptWaiter
@@ -112,8 +116,10 @@ const (
 	streamReceipt             // a ScoreStream's receipt
 )
 
-// fits reports whether n bytes of kind k fit now. a.mu is held.
-func (a *admission) fits(n int64, k kind) bool {
+// fits reports whether n bytes of kind k fit now, with room bytes free
+// for them (n, or more for a receipt expected big: see receipt). a.mu is
+// held.
+func (a *admission) fits(n, room int64, k kind) bool {
 	limit := a.capacity
 	switch {
 	case k == smallReceipt:
@@ -124,27 +130,21 @@ func (a *admission) fits(n int64, k kind) bool {
 	if k == streamReceipt && a.streamHeld+n > a.streamCap {
 		return false
 	}
-	return a.held+n <= limit
+	return a.held+a.promised+room <= limit
 }
 
-// take adds n bytes of kind k. a.mu is held.
-func (a *admission) take(n int64, k kind) {
-	a.held += n
-	if k == streamReceipt {
-		a.streamHeld += n
-	}
-	a.m.memoryHeld.Set(float64(a.held))
-}
-
-// reserve takes n bytes, or fails with a *MemoryError.
-func (a *admission) reserve(n int64) error {
+// reserve takes n bytes, covered of them from the room promised to the
+// caller's receipt, or fails with a *MemoryError.
+func (a *admission) reserve(n, covered int64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.fits(n, hold) {
+	if !a.fits(n, n-covered, hold) {
 		a.m.memoryRejected.Inc()
 		return a.refusal(n)
 	}
-	a.take(n, hold)
+	a.held += n
+	a.promised -= covered
+	a.m.memoryHeld.Set(float64(a.held))
 	return nil
 }
 
@@ -153,12 +153,29 @@ func (a *admission) refusal(n int64) *MemoryError {
 	return &MemoryError{Need: n, Held: a.held, Capacity: a.capacity}
 }
 
+// grant is a receipt taken: n bytes, and room promised beside them.
+type grant struct {
+	n, promise int64
+	stream     bool
+}
+
+// take takes g. a.mu is held.
+func (a *admission) take(g grant) {
+	a.held += g.n
+	a.promised += g.promise
+	if g.stream {
+		a.streamHeld += g.n
+	}
+	a.m.memoryHeld.Set(float64(a.held))
+}
+
 // receiptWaiter is a receipt waiting for room.
 type receiptWaiter struct {
-	n, expect int64
-	k         kind
-	seq       uint64
-	granted   chan struct{} // closed when the receipt is taken for it
+	grant
+	expect  int64
+	k       kind
+	seq     uint64
+	granted chan struct{} // closed when the receipt is taken for it
 }
 
 func (w *receiptWaiter) before(o *receiptWaiter) int {
@@ -170,10 +187,16 @@ func (w *receiptWaiter) before(o *receiptWaiter) int {
 
 // receipt takes n bytes for a message expected to be expect bytes long
 // (a guess: a wrong one changes only the order of the waiters), waiting for
-// room while ctx allows, ahead of the waiters expecting bigger messages. It
-// fails with a *MemoryError when ctx ends first, or at once when n can
-// never fit.
-func (a *admission) receipt(ctx context.Context, n, expect int64, stream bool) error {
+// room while ctx allows, ahead of the waiters expecting bigger messages. A
+// receipt expected big waits until there is room, below the headroom, for
+// what its message is expected to hold next (its copy and what decoding
+// makes, twice expect, see grpcService.received), so that a message is
+// not read only to be refused, and takes it as a promise until its holds
+// reserve it or the receipt is given back; one whose size is not known
+// (expect is n, as for a connection's first call) waits for its receipt's
+// room alone. It fails with a *MemoryError when ctx ends first, or at once
+// when n can never fit.
+func (a *admission) receipt(ctx context.Context, n, expect int64, stream bool) (grant, error) {
 	k := smallReceipt
 	switch {
 	case stream:
@@ -181,57 +204,62 @@ func (a *admission) receipt(ctx context.Context, n, expect int64, stream bool) e
 	case expect > a.small:
 		k = bigReceipt
 	}
+	g := grant{n: n, stream: stream}
+	if k != smallReceipt && expect < n {
+		g.promise = 2 * expect
+	}
 	a.mu.Lock()
 	if n > a.capacity-a.headroom && k != smallReceipt || k == streamReceipt && n > a.streamCap {
 		defer a.mu.Unlock()
 		a.m.memoryRejected.Inc()
-		return &MemoryError{Need: n, Held: 0, Capacity: a.capacity}
+		return grant{}, &MemoryError{Need: n, Held: 0, Capacity: a.capacity}
 	}
-	if a.fits(n, k) {
-		a.take(n, k)
+	if a.fits(n, n+g.promise, k) {
+		a.take(g)
 		a.mu.Unlock()
-		return nil
+		return g, nil
 	}
 	a.seq++
-	w := &receiptWaiter{n: n, expect: expect, k: k, seq: a.seq, granted: make(chan struct{})}
+	w := &receiptWaiter{grant: g, expect: expect, k: k, seq: a.seq, granted: make(chan struct{})}
 	i, _ := slices.BinarySearchFunc(a.waiters, w, (*receiptWaiter).before)
 	a.waiters = slices.Insert(a.waiters, i, w)
 	a.mu.Unlock()
 	select {
 	case <-w.granted:
-		return nil
+		return g, nil
 	case <-ctx.Done():
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	select {
 	case <-w.granted:
-		return nil // taken as ctx ended: the caller gives it back with the rest
+		return g, nil // taken as ctx ended: the caller gives it back with the rest
 	default:
 	}
 	a.waiters = slices.DeleteFunc(a.waiters, func(o *receiptWaiter) bool { return o == w })
 	a.m.memoryRejected.Inc()
-	return a.refusal(n)
+	return grant{}, a.refusal(n)
 }
 
-// unreserve gives back n bytes, of a stream receipt when stream is set,
-// and takes what now fits for the waiters, in their order.
-func (a *admission) unreserve(n int64, stream bool) {
-	if n == 0 {
+// give gives back g (or held bytes: a grant with no promise, not a
+// stream's) and takes what now fits for the waiters, in their order.
+func (a *admission) give(g grant) {
+	if g == (grant{}) {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.held -= n
-	if stream {
-		a.streamHeld -= n
+	a.held -= g.n
+	a.promised -= g.promise
+	if g.stream {
+		a.streamHeld -= g.n
 	}
 	a.m.memoryHeld.Set(float64(a.held))
 	a.waiters = slices.DeleteFunc(a.waiters, func(w *receiptWaiter) bool {
-		if !a.fits(w.n, w.k) {
+		if !a.fits(w.n, w.n+w.promise, w.k) {
 			return false
 		}
-		a.take(w.n, w.k)
+		a.take(w.grant)
 		close(w.granted)
 		return true
 	})
@@ -247,8 +275,7 @@ type ticket struct {
 	mu       sync.Mutex
 	slot     bool
 	bytes    int64
-	receipt  int64 // bytes, beside bytes
-	stream   bool  // the receipt is a stream's
+	receipt  grant // beside bytes; its promise shrinks as bytes grow
 	released bool
 	// expect, when set, is where the size of the message received goes:
 	// the guess for the next receipt of the same connection or stream.
@@ -300,9 +327,11 @@ func (t *ticket) reserve(n int64) error {
 	if t.released {
 		return errReleased
 	}
-	if err := t.a.reserve(n); err != nil {
+	covered := min(n, t.receipt.promise)
+	if err := t.a.reserve(n, covered); err != nil {
 		return err
 	}
+	t.receipt.promise -= covered
 	t.bytes += n
 	return nil
 }
@@ -315,19 +344,20 @@ func (t *ticket) takeReceipt(ctx context.Context, n int64, stream bool) error {
 	if t.expect != nil {
 		expect = t.expect.Load()
 	}
-	if err := t.a.receipt(ctx, n, expect, stream); err != nil {
+	g, err := t.a.receipt(ctx, n, expect, stream)
+	if err != nil {
 		return err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.released || t.receipt > 0 {
-		t.a.unreserve(n, stream)
+	if t.released || t.receipt.n > 0 {
+		t.a.give(g)
 		if t.released {
 			return errReleased
 		}
 		return nil
 	}
-	t.receipt, t.stream = n, stream
+	t.receipt = g
 	return nil
 }
 
@@ -344,8 +374,8 @@ func (t *ticket) received(n int) {
 func (t *ticket) giveReceipt() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.a.unreserve(t.receipt, t.stream)
-	t.receipt = 0
+	t.a.give(t.receipt)
+	t.receipt = grant{}
 }
 
 // shrink gives back n of the ticket's bytes (at most what it holds).
@@ -355,7 +385,7 @@ func (t *ticket) shrink(n int64) {
 	n = min(n, t.bytes)
 	if n > 0 {
 		t.bytes -= n
-		t.a.unreserve(n, false)
+		t.a.give(grant{n: n})
 	}
 }
 
@@ -363,7 +393,7 @@ func (t *ticket) shrink(n int64) {
 func (t *ticket) held() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.bytes + t.receipt
+	return t.bytes + t.receipt.n
 }
 
 // release gives back everything the ticket holds, once.
@@ -378,9 +408,9 @@ func (t *ticket) release() {
 		t.slot = false
 		t.a.giveSlot()
 	}
-	t.a.unreserve(t.bytes, false)
-	t.a.unreserve(t.receipt, t.stream)
-	t.bytes, t.receipt = 0, 0
+	t.a.give(grant{n: t.bytes})
+	t.a.give(t.receipt)
+	t.bytes, t.receipt = 0, grant{}
 }
 
 // ticketKey marks the context of a request that holds a ticket already.

@@ -261,6 +261,7 @@ func (g *grpcService) serviceDesc() *grpc.ServiceDesc {
 		desc.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
 			if t := ticketFrom(ctx); t != nil {
 				if err := g.admit(ctx, t); err != nil {
+					stopReadTimeout(ctx)
 					g.m.requests.WithLabelValues(md.MethodName, codes.ResourceExhausted.String()).Inc()
 					return nil, toStatus(g.log, md.MethodName, err).Err()
 				}
