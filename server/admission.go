@@ -48,19 +48,24 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 //     receipts being read are given back.
 //   - Stream receipts sum to at most streamCap (and are big): idle streams
 //     waiting for their next batch cannot hold the whole budget.
-//   - A receipt of a message expected small may not take the last slack
-//     bytes: they keep room for the windows (see windowBytes) of calls
-//     arriving.
+//   - A receipt of a message expected small may not take the last small
+//     bytes: they keep room for the holds of the small requests.
+//   - What grpc buffers of the calls waiting for their receipts (their
+//     windows, see windowBytes) comes from a sixteenth of the capacity of
+//     its own, so that many waiting calls do not take the room of holds.
 type admission struct {
 	maxInflight int64
 	inflight    atomic.Int64
 	m           *serviceMetrics
 
-	capacity, headroom, small, streamCap, slack int64
+	// capacity is what requests may reserve, windowCap of it for windows
+	// only.
+	capacity, windowCap, headroom, small, streamCap int64
 
 	mu         sync.Mutex
 	held       int64
 	streamHeld int64 // stream receipts, part of held
+	windows    int64 // windows, part of held
 	// promised is room kept for the receipts expected big that were
 	// taken: what their messages will hold once read (see receipt), less
 	// what those holds have reserved already.
@@ -81,8 +86,8 @@ type admissionLimits struct {
 
 func newAdmission(l admissionLimits, m *serviceMetrics) *admission {
 	m.memoryCapacity.Set(float64(l.capacity))
-	return &admission{maxInflight: int64(l.maxInflight), m: m, capacity: l.capacity,
-		headroom: l.message, small: l.message / 8, streamCap: l.capacity / 4, slack: 16 * windowBytes}
+	return &admission{maxInflight: int64(l.maxInflight), m: m, capacity: l.capacity, windowCap: l.capacity / 16,
+		headroom: l.message, small: l.message / 8, streamCap: l.capacity / 4}
 }
 
 // windowBytes is what grpc buffers of a call's message before its handler
@@ -111,6 +116,7 @@ type kind int
 
 const (
 	hold          kind = iota // big or small by its size
+	window                    // what grpc buffers of a call waiting for its receipt
 	smallReceipt              // a receipt of a message expected small
 	bigReceipt                // a receipt of a message expected big
 	streamReceipt             // a ScoreStream's receipt
@@ -120,17 +126,20 @@ const (
 // for them (n, or more for a receipt expected big: see receipt). a.mu is
 // held.
 func (a *admission) fits(n, room int64, k kind) bool {
-	limit := a.capacity
+	if k == window {
+		return a.windows+n <= a.windowCap
+	}
+	limit := a.capacity - a.windowCap
 	switch {
 	case k == smallReceipt:
-		limit -= a.slack
+		limit -= a.small
 	case k == bigReceipt, k == streamReceipt, k == hold && n > a.small:
 		limit -= a.headroom
 	}
 	if k == streamReceipt && a.streamHeld+n > a.streamCap {
 		return false
 	}
-	return a.held+a.promised+room <= limit
+	return a.held-a.windows+a.promised+room <= limit
 }
 
 // reserve takes n bytes, covered of them from the room promised to the
@@ -153,10 +162,11 @@ func (a *admission) refusal(n int64) *MemoryError {
 	return &MemoryError{Need: n, Held: a.held, Capacity: a.capacity}
 }
 
-// grant is a receipt taken: n bytes, and room promised beside them.
+// grant is bytes taken: a receipt's, with room promised beside them, a
+// window's, or a hold's.
 type grant struct {
-	n, promise int64
-	stream     bool
+	n, promise     int64
+	stream, window bool
 }
 
 // take takes g. a.mu is held.
@@ -166,7 +176,23 @@ func (a *admission) take(g grant) {
 	if g.stream {
 		a.streamHeld += g.n
 	}
+	if g.window {
+		a.windows += g.n
+	}
 	a.m.memoryHeld.Set(float64(a.held))
+}
+
+// reserveWindow takes windowBytes for a call's window, or fails with a
+// *MemoryError.
+func (a *admission) reserveWindow() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.fits(windowBytes, windowBytes, window) {
+		a.m.memoryRejected.Inc()
+		return a.refusal(windowBytes)
+	}
+	a.take(grant{n: windowBytes, window: true})
+	return nil
 }
 
 // receiptWaiter is a receipt waiting for room.
@@ -254,6 +280,9 @@ func (a *admission) give(g grant) {
 	if g.stream {
 		a.streamHeld -= g.n
 	}
+	if g.window {
+		a.windows -= g.n
+	}
 	a.m.memoryHeld.Set(float64(a.held))
 	a.waiters = slices.DeleteFunc(a.waiters, func(w *receiptWaiter) bool {
 		if !a.fits(w.n, w.n+w.promise, w.k) {
@@ -276,6 +305,7 @@ type ticket struct {
 	slot     bool
 	bytes    int64
 	receipt  grant // beside bytes; its promise shrinks as bytes grow
+	window   bool  // windowBytes, beside bytes
 	released bool
 	// expect, when set, is where the size of the message received goes:
 	// the guess for the next receipt of the same connection or stream.
@@ -334,6 +364,34 @@ func (t *ticket) reserve(n int64) error {
 	t.receipt.promise -= covered
 	t.bytes += n
 	return nil
+}
+
+// reserveWindow reserves what grpc buffers of the call's message until its
+// receipt is taken (windowBytes), or fails with a *MemoryError.
+func (t *ticket) reserveWindow() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.released {
+		return errReleased
+	}
+	if t.window {
+		return nil
+	}
+	if err := t.a.reserveWindow(); err != nil {
+		return err
+	}
+	t.window = true
+	return nil
+}
+
+// giveWindow gives the window back: the receipt covers it.
+func (t *ticket) giveWindow() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.window {
+		t.window = false
+		t.a.give(grant{n: windowBytes, window: true})
+	}
 }
 
 // takeReceipt reserves n bytes for a message about to be read, waiting for
@@ -410,7 +468,10 @@ func (t *ticket) release() {
 	}
 	t.a.give(grant{n: t.bytes})
 	t.a.give(t.receipt)
-	t.bytes, t.receipt = 0, grant{}
+	if t.window {
+		t.a.give(grant{n: windowBytes, window: true})
+	}
+	t.bytes, t.receipt, t.window = 0, grant{}, false
 }
 
 // ticketKey marks the context of a request that holds a ticket already.

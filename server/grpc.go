@@ -224,7 +224,7 @@ func (g *grpcService) tap(ctx context.Context, info *tap.Info) (context.Context,
 	switch info.FullMethodName {
 	case rewardv1.RewardService_Score_FullMethodName:
 		t := g.svc.ticket()
-		if err := t.reserve(windowBytes); err != nil {
+		if err := t.reserveWindow(); err != nil {
 			t.release()
 			g.m.requests.WithLabelValues(method, codes.ResourceExhausted.String()).Inc()
 			return nil, status.Error(codes.ResourceExhausted, err.Error())
@@ -278,7 +278,7 @@ func (g *grpcService) admit(ctx context.Context, t *ticket) error {
 	if err := t.takeReceipt(ctx, int64(g.svc.limits().MaxMessageBytes), false); err != nil {
 		return err
 	}
-	t.shrink(windowBytes)
+	t.giveWindow()
 	return t.takeSlot()
 }
 
