@@ -30,13 +30,7 @@ var errShuttingDown = errors.New("server is shutting down, retry on another repl
 
 // Flow-control windows of the gRPC server (see newGRPCServer); a stream's
 // is windowBytes.
-const (
-	recvConnWindow = 16 << 20
-	// readBuffer is how much one read from a connection takes at most
-	// (grpc's default is 32 KiB): a request of a megabyte arrives in a
-	// few system calls, not dozens.
-	readBuffer = 256 << 10
-)
+const recvConnWindow = 16 << 20
 
 // newGRPCServer returns a gRPC server exposing g as reward.v1.RewardService,
 // the standard health service and reflection (so grpcurl works), with g's
@@ -57,7 +51,6 @@ func newGRPCServer(g *grpcService, opts ...grpc.ServerOption) (*grpc.Server, *he
 		// streams at once.
 		grpc.InitialWindowSize(windowBytes),
 		grpc.InitialConnWindowSize(recvConnWindow),
-		grpc.ReadBufferSize(readBuffer),
 		grpc.StatsHandler(connExpect{max: int64(lim.MaxMessageBytes)}),
 		// A connection must finish its HTTP/2 handshake promptly.
 		grpc.ConnectionTimeout(handshakeTimeout),

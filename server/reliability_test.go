@@ -402,6 +402,30 @@ func TestConfigRefusesMessagesTheBudgetCannotHold(t *testing.T) {
 	}
 }
 
+// TestConfigCountsConnectionsAgainstTheBudget (the `idle` load: the open
+// connections' transport buffers were outside the budget): what
+// max_connections connections may hold comes out of what requests may
+// reserve; more than an eighth of the budget is a config error, and the
+// default is lowered to fit.
+func TestConfigCountsConnectionsAgainstTheBudget(t *testing.T) {
+	_, err := config.Load("t.yml", []byte(testConfig+"  memory_budget: 64MiB\n  max_connections: 1024\n"), builtin.Registry())
+	if err == nil || !strings.Contains(err.Error(), "limits.max_connections") {
+		t.Errorf("err = %v, want one about limits.max_connections", err)
+	}
+	cfg, err := config.Load("t.yml", []byte(testConfig+"  memory_budget: 64MiB\n"), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := cfg.Limits
+	if got := lim.TransportMemory(); got > 8<<20 || got < 7<<20 || got != int64(lim.MaxConnections)*config.ConnectionMemory {
+		t.Errorf("default max_connections %d under a 64 MiB budget holds %d bytes, want just under an eighth of it", lim.MaxConnections, got)
+	}
+	budget := float64(lim.MemoryBudget)
+	if got, want := lim.RequestMemory(), int64(budget*0.7)-lim.TransportMemory(); got != want {
+		t.Errorf("RequestMemory = %d, want %d (the request share less the connections')", got, want)
+	}
+}
+
 // slowPost sends a request whose body comes one byte per interval, and
 // returns the status code once the server answers.
 func slowPost(addr, path string, size int, interval time.Duration, stop <-chan struct{}) (int, error) {
