@@ -215,8 +215,10 @@ func (w *receiptWaiter) before(o *receiptWaiter) int {
 // (a guess: a wrong one changes only the order of the waiters), waiting for
 // room while ctx allows, ahead of the waiters expecting bigger messages. A
 // receipt expected big waits until there is room, below the headroom, for
-// what its message is expected to hold next (its copy and what decoding
-// makes, twice expect, see grpcService.received), so that a message is
+// what its message is expected to hold next (its copy, what decoding makes
+// and what scoring it holds: three times expect bounds them for messages
+// of rollouts of a few hundred bytes or more, see grpcService.received and
+// decodeCost), so that a message is
 // not read only to be refused, and takes it as a promise until its holds
 // reserve it or the receipt is given back; one whose size is not known
 // (expect is n, as for a connection's first call) waits for its receipt's
@@ -232,7 +234,7 @@ func (a *admission) receipt(ctx context.Context, n, expect int64, stream bool) (
 	}
 	g := grant{n: n, stream: stream}
 	if k != smallReceipt && expect < n {
-		g.promise = 2 * expect
+		g.promise = min(3*expect, a.capacity-a.windowCap-a.headroom-n)
 	}
 	a.mu.Lock()
 	if n > a.capacity-a.headroom && k != smallReceipt || k == streamReceipt && n > a.streamCap {
