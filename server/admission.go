@@ -143,11 +143,19 @@ func (a *admission) fits(n, room int64, k kind) bool {
 }
 
 // reserve takes n bytes, covered of them from the room promised to the
-// caller's receipt, or fails with a *MemoryError.
-func (a *admission) reserve(n, covered int64) error {
+// caller's receipt, or fails with a *MemoryError. A big hold of a caller
+// holding a receipt of own bytes may use own bytes of the headroom: the
+// receipt goes back once the message is decoded, and the headroom with
+// it (a message of max_message_bytes holds about three times that while
+// it is decoded, more than the budget less the headroom may hold).
+func (a *admission) reserve(n, covered, own int64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.fits(n, n-covered, hold) {
+	ok := a.fits(n, n-covered, hold)
+	if !ok && n > a.small {
+		ok = a.held-a.windows+a.promised+n-covered <= a.capacity-a.windowCap-a.headroom+min(own, a.headroom)
+	}
+	if !ok {
 		a.m.memoryRejected.Inc()
 		return a.refusal(n)
 	}
@@ -360,7 +368,7 @@ func (t *ticket) reserve(n int64) error {
 		return errReleased
 	}
 	covered := min(n, t.receipt.promise)
-	if err := t.a.reserve(n, covered); err != nil {
+	if err := t.a.reserve(n, covered, t.receipt.n); err != nil {
 		return err
 	}
 	t.receipt.promise -= covered
