@@ -83,7 +83,7 @@ func TestSmallRequestsGetInWhileBigOnesFillTheBudget(t *testing.T) {
 		return st.metric(t, "rewardd_memory_reserved_bytes") > 48<<20
 	})
 	refused := 0
-	for i := range 30 {
+	for i := range 15 {
 		if _, err := small.Score(context.Background(), oneRollout()); err != nil {
 			refused++
 			if refused <= 3 {
@@ -94,7 +94,7 @@ func TestSmallRequestsGetInWhileBigOnesFillTheBudget(t *testing.T) {
 	close(stop)
 	bigs.Wait()
 	if refused > 0 {
-		t.Errorf("%d of 30 small requests refused, want none", refused)
+		t.Errorf("%d of 15 small requests refused, want none", refused)
 	}
 	eventually(t, 5*time.Second, "every reservation given back", func() bool {
 		return st.metric(t, "rewardd_memory_reserved_bytes") == 0
