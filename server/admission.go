@@ -39,13 +39,14 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 // message may take while grpc reads it, limits.max_message_bytes, whose
 // length nobody sees before it is read) wait for room instead, served
 // smallest expected message first, so that a flood of big messages delays
-// a small one by one read at most. Three rules keep the budget open to
+// a small one by one read at most. Four rules keep the budget open to
 // small requests:
 //
 //   - A big hold (more than small bytes), and the receipt of a message
-//     expected big, may not take the last headroom bytes of the capacity:
-//     the receipt of a message expected small always finds room once the
-//     receipts being read are given back.
+//     expected big, may not take the last headroom bytes of the capacity
+//     (but for what the hold's own receipt, given back once its message
+//     is decoded, holds of them): the receipt of a message expected small
+//     always finds room once the receipts being read are given back.
 //   - Stream receipts sum to at most streamCap (and are big): idle streams
 //     waiting for their next batch cannot hold the whole budget.
 //   - A receipt of a message expected small may not take the last small
