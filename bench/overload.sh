@@ -16,7 +16,7 @@
 #   memory       --attack memory: 64 clients × 32 MiB requests, budget 1 GiB
 #   memory-gomemlimit  the same with GOMEMLIMIT=256MiB, below the live data
 #   streams      --attack streams: ScoreStream clients that never read
-#   large        --attack large: one 250 MB request, budget 1.5 GiB
+#   large        --attack large: one 250 MB request, budget 1.5 GiB, 256 connections
 #   slow         --attack slow: 512 HTTP bodies at a byte every 2 s
 #   idle         --attack idle: 8,000 idle connections to each port
 #   similarity   --attack similarity: 64 × 200k-character inline similarity
@@ -137,7 +137,7 @@ for load in "${loads[@]}"; do
       start_server "$name" 'memory_budget: 1GiB, max_message_bytes: 41943040'
       attack "$name" streams --memory-budget 1GiB ;;
     large)
-      start_server "$name" 'memory_budget: 1536MiB, max_message_bytes: 268435456'
+      start_server "$name" 'memory_budget: 1536MiB, max_message_bytes: 268435456, max_connections: 256'
       attack "$name" large --memory-budget 1536MiB ;;
     slow)
       start_server "$name" 'memory_budget: 1GiB, read_timeout: 10s'

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -31,25 +33,69 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 // reserved sums to at most capacity). A request takes a ticket, reserves an
 // upper bound of the memory it is about to hold before it holds it (before
 // its body is read, before it is decoded, before it is scored), and gives
-// everything back when its answer is written. What does not fit is refused
-// at once; nothing queues.
+// everything back when its answer is written.
+//
+// Holds are refused at once when they do not fit. Receipts (what a gRPC
+// message may take while grpc reads it, limits.max_message_bytes, whose
+// length nobody sees before it is read) wait for room instead, served
+// smallest expected message first, so that a flood of big messages delays
+// a small one by one read at most. Four rules keep the budget open to
+// small requests:
+//
+//   - A big hold (more than small bytes), and the receipt of a message
+//     expected big, may not take the last headroom bytes of the capacity
+//     (but for what the hold's own receipt, given back once its message
+//     is decoded, holds of them): the receipt of a message expected small
+//     always finds room once the receipts being read are given back.
+//   - Stream receipts sum to at most streamCap (and are big): idle streams
+//     waiting for their next batch cannot hold the whole budget.
+//   - A receipt of a message expected small may not take the last small
+//     bytes: they keep room for the holds of the small requests.
+//   - What grpc buffers of the calls waiting for their receipts (their
+//     windows, see windowBytes) comes from a sixteenth of the capacity of
+//     its own, so that many waiting calls do not take the room of holds.
 type admission struct {
 	maxInflight int64
 	inflight    atomic.Int64
 	m           *serviceMetrics
 
-	mu       sync.Mutex
-	capacity int64
-	held     int64
-	// freed is closed, and replaced, whenever bytes are given back: what
-	// waits for room (a stream that stops reading) wakes up then.
-	freed chan struct{}
+	// capacity is what requests may reserve, windowCap of it for windows
+	// only.
+	capacity, windowCap, headroom, small, streamCap int64
+
+	mu         sync.Mutex
+	held       int64
+	streamHeld int64 // stream receipts, part of held
+	windows    int64 // windows, part of held
+	// promised is room kept for the receipts expected big that were
+	// taken: what their messages will hold once read (see receipt), less
+	// what those holds have reserved already.
+	promised int64
+	// waiters wait for a receipt, smallest expected message first, then
+	// oldest.
+	waiters []*receiptWaiter
+	seq     uint64
 }
 
-func newAdmission(maxInflight int, capacity int64, m *serviceMetrics) *admission {
-	m.memoryCapacity.Set(float64(capacity))
-	return &admission{maxInflight: int64(maxInflight), capacity: capacity, m: m, freed: make(chan struct{})}
+// admissionLimits are the sizes an admission is built with.
+type admissionLimits struct {
+	maxInflight int
+	// capacity is what requests may reserve; message is
+	// limits.max_message_bytes, the size of a receipt.
+	capacity, message int64
 }
+
+func newAdmission(l admissionLimits, m *serviceMetrics) *admission {
+	m.memoryCapacity.Set(float64(l.capacity))
+	return &admission{maxInflight: int64(l.maxInflight), m: m, capacity: l.capacity, windowCap: l.capacity / 16,
+		headroom: l.message, small: l.message / 8, streamCap: l.capacity / 4}
+}
+
+// windowBytes is what grpc buffers of a call's message before its handler
+// asks to read it: the stream's flow-control window (grpc.InitialWindowSize,
+// fixed), which grows to the message's length only when the message is
+// read.
+const windowBytes = 128 << 10
 
 // full reports whether every count slot is taken: a transport may refuse a
 // request on that before reading anything of it.
@@ -66,67 +112,215 @@ func (a *admission) takeSlot() bool {
 
 func (a *admission) giveSlot() { a.inflight.Add(-1) }
 
-// reserve takes n bytes, or fails with a *MemoryError.
-func (a *admission) reserve(n int64) error {
+// kind is what a reservation is, for the rules above.
+type kind int
+
+const (
+	hold          kind = iota // big or small by its size
+	window                    // what grpc buffers of a call waiting for its receipt
+	smallReceipt              // a receipt of a message expected small
+	bigReceipt                // a receipt of a message expected big
+	streamReceipt             // a ScoreStream's receipt
+)
+
+// fits reports whether n bytes of kind k fit now, with room bytes free
+// for them (n, or more for a receipt expected big: see receipt). a.mu is
+// held.
+func (a *admission) fits(n, room int64, k kind) bool {
+	if k == window {
+		return a.windows+n <= a.windowCap
+	}
+	limit := a.capacity - a.windowCap
+	switch {
+	case k == smallReceipt:
+		limit -= a.small
+	case k == bigReceipt, k == streamReceipt, k == hold && n > a.small:
+		limit -= a.headroom
+	}
+	if k == streamReceipt && a.streamHeld+n > a.streamCap {
+		return false
+	}
+	return a.held-a.windows+a.promised+room <= limit
+}
+
+// reserve takes n bytes, covered of them from the room promised to the
+// caller's receipt, or fails with a *MemoryError. A big hold of a caller
+// holding a receipt of own bytes may use own bytes of the headroom: the
+// receipt goes back once the message is decoded, and the headroom with
+// it (a message of max_message_bytes holds about three times that while
+// it is decoded, more than the budget less the headroom may hold).
+func (a *admission) reserve(n, covered, own int64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.held+n > a.capacity {
+	ok := a.fits(n, n-covered, hold)
+	if !ok && n > a.small {
+		ok = a.held-a.windows+a.promised+n-covered <= a.capacity-a.windowCap-a.headroom+min(own, a.headroom)
+	}
+	if !ok {
 		a.m.memoryRejected.Inc()
-		return &MemoryError{Need: n, Held: a.held, Capacity: a.capacity}
+		return a.refusal(n)
 	}
 	a.held += n
+	a.promised -= covered
 	a.m.memoryHeld.Set(float64(a.held))
 	return nil
 }
 
-// reserveWait takes n bytes, waiting for room while ctx allows. It fails at
-// once when n is more than the whole capacity.
-func (a *admission) reserveWait(ctx context.Context, n int64) error {
-	for {
-		a.mu.Lock()
-		if n > a.capacity {
-			a.mu.Unlock()
-			return &MemoryError{Need: n, Held: 0, Capacity: a.capacity}
-		}
-		if a.held+n <= a.capacity {
-			a.held += n
-			a.m.memoryHeld.Set(float64(a.held))
-			a.mu.Unlock()
-			return nil
-		}
-		freed := a.freed
-		a.mu.Unlock()
-		select {
-		case <-freed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+// refusal is the error for n bytes that do not fit. a.mu is held.
+func (a *admission) refusal(n int64) *MemoryError {
+	return &MemoryError{Need: n, Held: a.held, Capacity: a.capacity}
 }
 
-func (a *admission) unreserve(n int64) {
-	if n == 0 {
+// grant is bytes taken: a receipt's, with room promised beside them, a
+// window's, or a hold's.
+type grant struct {
+	n, promise     int64
+	stream, window bool
+}
+
+// take takes g. a.mu is held.
+func (a *admission) take(g grant) {
+	a.held += g.n
+	a.promised += g.promise
+	if g.stream {
+		a.streamHeld += g.n
+	}
+	if g.window {
+		a.windows += g.n
+	}
+	a.m.memoryHeld.Set(float64(a.held))
+}
+
+// reserveWindow takes windowBytes for a call's window, or fails with a
+// *MemoryError.
+func (a *admission) reserveWindow() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.fits(windowBytes, windowBytes, window) {
+		a.m.memoryRejected.Inc()
+		return a.refusal(windowBytes)
+	}
+	a.take(grant{n: windowBytes, window: true})
+	return nil
+}
+
+// receiptWaiter is a receipt waiting for room.
+type receiptWaiter struct {
+	grant
+	expect  int64
+	k       kind
+	seq     uint64
+	granted chan struct{} // closed when the receipt is taken for it
+}
+
+func (w *receiptWaiter) before(o *receiptWaiter) int {
+	if c := cmp.Compare(w.expect, o.expect); c != 0 {
+		return c
+	}
+	return cmp.Compare(w.seq, o.seq)
+}
+
+// receipt takes n bytes for a message expected to be expect bytes long
+// (a guess: a wrong one changes only the order of the waiters), waiting for
+// room while ctx allows, ahead of the waiters expecting bigger messages. A
+// receipt expected big waits until there is room, below the headroom, for
+// what its message is expected to hold next (its copy, what decoding makes
+// and what scoring it holds: three times expect bounds them for messages
+// of rollouts of a few hundred bytes or more, see grpcService.received and
+// decodeCost), so that a message is
+// not read only to be refused, and takes it as a promise until its holds
+// reserve it or the receipt is given back; one whose size is not known
+// (expect is n, as for a connection's first call) waits for its receipt's
+// room alone. It fails with a *MemoryError when ctx ends first, or at once
+// when n can never fit.
+func (a *admission) receipt(ctx context.Context, n, expect int64, stream bool) (grant, error) {
+	k := smallReceipt
+	switch {
+	case stream:
+		k = streamReceipt
+	case expect > a.small:
+		k = bigReceipt
+	}
+	g := grant{n: n, stream: stream}
+	if k != smallReceipt && expect < n {
+		g.promise = min(3*expect, a.capacity-a.windowCap-a.headroom-n)
+	}
+	a.mu.Lock()
+	if n > a.capacity-a.headroom && k != smallReceipt || k == streamReceipt && n > a.streamCap {
+		defer a.mu.Unlock()
+		a.m.memoryRejected.Inc()
+		return grant{}, &MemoryError{Need: n, Held: 0, Capacity: a.capacity}
+	}
+	if a.fits(n, n+g.promise, k) {
+		a.take(g)
+		a.mu.Unlock()
+		return g, nil
+	}
+	a.seq++
+	w := &receiptWaiter{grant: g, expect: expect, k: k, seq: a.seq, granted: make(chan struct{})}
+	i, _ := slices.BinarySearchFunc(a.waiters, w, (*receiptWaiter).before)
+	a.waiters = slices.Insert(a.waiters, i, w)
+	a.mu.Unlock()
+	select {
+	case <-w.granted:
+		return g, nil
+	case <-ctx.Done():
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	select {
+	case <-w.granted:
+		return g, nil // taken as ctx ended: the caller gives it back with the rest
+	default:
+	}
+	a.waiters = slices.DeleteFunc(a.waiters, func(o *receiptWaiter) bool { return o == w })
+	a.m.memoryRejected.Inc()
+	return grant{}, a.refusal(n)
+}
+
+// give gives back g (or held bytes: a grant with no promise, not a
+// stream's) and takes what now fits for the waiters, in their order.
+func (a *admission) give(g grant) {
+	if g == (grant{}) {
 		return
 	}
 	a.mu.Lock()
-	a.held -= n
+	defer a.mu.Unlock()
+	a.held -= g.n
+	a.promised -= g.promise
+	if g.stream {
+		a.streamHeld -= g.n
+	}
+	if g.window {
+		a.windows -= g.n
+	}
 	a.m.memoryHeld.Set(float64(a.held))
-	close(a.freed)
-	a.freed = make(chan struct{})
-	a.mu.Unlock()
+	a.waiters = slices.DeleteFunc(a.waiters, func(w *receiptWaiter) bool {
+		if !a.fits(w.n, w.n+w.promise, w.k) {
+			return false
+		}
+		a.take(w.grant)
+		close(w.granted)
+		return true
+	})
 }
 
-// ticket is one request's hold on the admission: a count slot and the
-// bytes it reserved. Its methods are safe for concurrent use; release
-// gives everything back, and a ticket released is spent (later reserve and
-// takeSlot calls fail).
+// ticket is one request's hold on the admission: a count slot, the bytes
+// it reserved, and a receipt. Its methods are safe for concurrent use;
+// release gives everything back, and a ticket released is spent (later
+// reserve, receipt and takeSlot calls fail).
 type ticket struct {
 	a *admission
 
 	mu       sync.Mutex
 	slot     bool
 	bytes    int64
+	receipt  grant // beside bytes; its promise shrinks as bytes grow
+	window   bool  // windowBytes, beside bytes
 	released bool
+	// expect, when set, is where the size of the message received goes:
+	// the guess for the next receipt of the same connection or stream.
+	expect *atomic.Int64
 }
 
 // errReleased is what a released ticket's methods return. A ticket is
@@ -174,26 +368,83 @@ func (t *ticket) reserve(n int64) error {
 	if t.released {
 		return errReleased
 	}
-	if err := t.a.reserve(n); err != nil {
+	covered := min(n, t.receipt.promise)
+	if err := t.a.reserve(n, covered, t.receipt.n); err != nil {
 		return err
 	}
+	t.receipt.promise -= covered
 	t.bytes += n
 	return nil
 }
 
-// reserveWait is reserve, waiting for room while ctx allows.
-func (t *ticket) reserveWait(ctx context.Context, n int64) error {
-	if err := t.a.reserveWait(ctx, n); err != nil {
+// reserveWindow reserves what grpc buffers of the call's message until its
+// receipt is taken (windowBytes), or fails with a *MemoryError.
+func (t *ticket) reserveWindow() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.released {
+		return errReleased
+	}
+	if t.window {
+		return nil
+	}
+	if err := t.a.reserveWindow(); err != nil {
+		return err
+	}
+	t.window = true
+	return nil
+}
+
+// giveWindow gives the window back: the receipt covers it.
+func (t *ticket) giveWindow() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.window {
+		t.window = false
+		t.a.give(grant{n: windowBytes, window: true})
+	}
+}
+
+// takeReceipt reserves n bytes for a message about to be read, waiting for
+// room while ctx allows (see admission.receipt), expecting the size its
+// expect cell holds (0 when it has none: n). A ticket holds one receipt.
+func (t *ticket) takeReceipt(ctx context.Context, n int64, stream bool) error {
+	expect := n
+	if t.expect != nil {
+		expect = t.expect.Load()
+	}
+	g, err := t.a.receipt(ctx, n, expect, stream)
+	if err != nil {
 		return err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.released {
-		t.a.unreserve(n)
-		return errReleased
+	if t.released || t.receipt.n > 0 {
+		t.a.give(g)
+		if t.released {
+			return errReleased
+		}
+		return nil
 	}
-	t.bytes += n
+	t.receipt = g
 	return nil
+}
+
+// received records the size of the message the receipt was for, as the
+// next guess of its connection or stream.
+func (t *ticket) received(n int) {
+	if t.expect != nil {
+		t.expect.Store(int64(n))
+	}
+}
+
+// giveReceipt gives the receipt back: the message is read and what it
+// holds now is reserved.
+func (t *ticket) giveReceipt() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.a.give(t.receipt)
+	t.receipt = grant{}
 }
 
 // shrink gives back n of the ticket's bytes (at most what it holds).
@@ -203,15 +454,15 @@ func (t *ticket) shrink(n int64) {
 	n = min(n, t.bytes)
 	if n > 0 {
 		t.bytes -= n
-		t.a.unreserve(n)
+		t.a.give(grant{n: n})
 	}
 }
 
-// held is the ticket's bytes.
+// held is the ticket's bytes, its receipt included.
 func (t *ticket) held() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.bytes
+	return t.bytes + t.receipt.n
 }
 
 // release gives back everything the ticket holds, once.
@@ -226,10 +477,12 @@ func (t *ticket) release() {
 		t.slot = false
 		t.a.giveSlot()
 	}
-	if t.bytes > 0 {
-		t.a.unreserve(t.bytes)
-		t.bytes = 0
+	t.a.give(grant{n: t.bytes})
+	t.a.give(t.receipt)
+	if t.window {
+		t.a.give(grant{n: windowBytes, window: true})
 	}
+	t.bytes, t.receipt, t.window = 0, grant{}, false
 }
 
 // ticketKey marks the context of a request that holds a ticket already.

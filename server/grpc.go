@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 
@@ -26,15 +28,9 @@ import (
 // GracefulStop refuses new calls by itself).
 var errShuttingDown = errors.New("server is shutting down, retry on another replica")
 
-// Flow-control windows of the gRPC server (see newGRPCServer).
-const (
-	recvStreamWindow = 128 << 10
-	recvConnWindow   = 16 << 20
-	// readBuffer is how much one read from a connection takes at most
-	// (grpc's default is 32 KiB): a request of a megabyte arrives in a
-	// few system calls, not dozens.
-	readBuffer = 256 << 10
-)
+// Flow-control windows of the gRPC server (see newGRPCServer); a stream's
+// is windowBytes.
+const recvConnWindow = 16 << 20
 
 // newGRPCServer returns a gRPC server exposing g as reward.v1.RewardService,
 // the standard health service and reflection (so grpcurl works), with g's
@@ -53,9 +49,9 @@ func newGRPCServer(g *grpcService, opts ...grpc.ServerOption) (*grpc.Server, *he
 		// this much reading (with grpc's default, BDP estimation grows it
 		// to megabytes). The connection window leaves room for many
 		// streams at once.
-		grpc.InitialWindowSize(recvStreamWindow),
+		grpc.InitialWindowSize(windowBytes),
 		grpc.InitialConnWindowSize(recvConnWindow),
-		grpc.ReadBufferSize(readBuffer),
+		grpc.StatsHandler(connExpect{max: int64(lim.MaxMessageBytes)}),
 		// A connection must finish its HTTP/2 handshake promptly.
 		grpc.ConnectionTimeout(handshakeTimeout),
 		// Idle connections are closed; and connections are recycled every
@@ -69,7 +65,7 @@ func newGRPCServer(g *grpcService, opts ...grpc.ServerOption) (*grpc.Server, *he
 		grpc.ChainStreamInterceptor(recoverStream(log)),
 	}, opts...)
 	gs := grpc.NewServer(opts...)
-	rewardv1.RegisterRewardServiceServer(gs, g)
+	gs.RegisterService(g.serviceDesc(), g)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(rewardv1.RewardService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -99,8 +95,8 @@ func newGRPCService(svc *Service, m *transportMetrics, log *zap.Logger, auth *Au
 	return &grpcService{svc: svc, codec: newProtoCodec(), m: m, log: log, auth: auth}
 }
 
-// Score scores one batch. The tap has admitted the call (its ticket is in
-// ctx, holding limits.max_message_bytes for the message) and req is yet to
+// Score scores one batch. The call is admitted (its ticket is in ctx,
+// holding the receipt of its message, see serviceDesc) and req is yet to
 // be decoded from the bytes the codec received (received). The response
 // leaves with the call's memory, which the codec releases once it has
 // encoded it (callMemory).
@@ -123,19 +119,19 @@ func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*r
 
 // received decodes req from the bytes the codec received for it, into
 // call memory from the service's pool, which the caller owns (see
-// callMemory). With a ticket t (the call's, holding
-// limits.max_message_bytes for the bytes as they arrived), it first
-// reserves what decoding holds: the copy the request's strings share, and
-// what decodeCost bounds; then it gives back the arrival's reservation. It
-// fails with a *MemoryError when that does not fit, or a *RequestError
-// when the bytes do not decode. A message the codec did not receive is
-// left as it is, with call memory that is not pooled.
+// callMemory). With a ticket t (the call's, holding the receipt of the
+// bytes as they arrived), it first reserves what decoding holds: the copy
+// the request's strings share, and what decodeCost bounds; then it gives
+// back the receipt. It fails with a *MemoryError when that does not fit,
+// or a *RequestError when the bytes do not decode. A message the codec did
+// not receive is left as it is, with call memory that is not pooled.
 func (g *grpcService) received(t *ticket, req *rewardv1.ScoreRequest) (*callMemory, error) {
 	data, ok := g.codec.receipts.take(req)
 	if !ok {
 		return new(callMemory), nil
 	}
 	if t != nil {
+		t.received(data.Len())
 		if err := t.reserve(int64(data.Len())); err != nil {
 			data.Free()
 			return nil, err
@@ -146,7 +142,7 @@ func (g *grpcService) received(t *ticket, req *rewardv1.ScoreRequest) (*callMemo
 	data.Free()
 	if t != nil {
 		err := t.reserve(decodeCost(len(b), protoShape(b)))
-		t.shrink(int64(g.svc.limits().MaxMessageBytes))
+		t.giveReceipt()
 		if err != nil {
 			cm.release()
 			return nil, err
@@ -214,14 +210,11 @@ func recoverStream(log *zap.Logger) grpc.StreamServerInterceptor {
 // tap runs when a call's headers arrive, before anything of its message is
 // read. It refuses a RewardService call without the token, so that an
 // unauthenticated client never holds an admission slot or has its body
-// read. It admits a Score call: a count slot, and the memory its message
-// may take as it arrives (limits.max_message_bytes: grpc reads a whole
-// message before any handler sees its length; Score then holds what the
-// decoded message does instead, see received), refusing it at once when
-// either is full; and
-// it ends the call if its message has not arrived within
-// limits.read_timeout. A ScoreStream gets a context its handler can end
-// (its idle and write timeouts).
+// read. It admits a Score call to wait for its receipt (see serviceDesc):
+// it reserves what grpc may buffer of the message meanwhile (windowBytes),
+// refusing the call at once when that does not fit; and it ends the call
+// if its message has not arrived within limits.read_timeout. A ScoreStream
+// gets a context its handler can end (its idle and write timeouts).
 func (g *grpcService) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	if !guarded(info.FullMethodName) {
 		return ctx, nil
@@ -238,25 +231,86 @@ func (g *grpcService) tap(ctx context.Context, info *tap.Info) (context.Context,
 		}
 		return nil, errUnauthenticated
 	}
-	lim := g.svc.limits()
 	switch info.FullMethodName {
 	case rewardv1.RewardService_Score_FullMethodName:
 		t := g.svc.ticket()
-		err := t.takeSlot()
-		if err == nil {
-			err = t.reserve(int64(lim.MaxMessageBytes))
-		}
-		if err != nil {
+		if err := t.reserveWindow(); err != nil {
 			t.release()
 			g.m.requests.WithLabelValues(method, codes.ResourceExhausted.String()).Inc()
 			return nil, status.Error(codes.ResourceExhausted, err.Error())
 		}
+		t.expect = expectFrom(ctx)
 		tc := newTimedContext(ctx)
 		context.AfterFunc(tc, t.release)
-		tc.stopRead = tc.expireAfter(lim.ReadTimeout, func() { g.m.timeouts.WithLabelValues("read").Inc() })
+		tc.stopRead = tc.expireAfter(g.svc.limits().ReadTimeout, func() { g.m.timeouts.WithLabelValues("read").Inc() })
 		return withTicket(tc, t), nil
 	case rewardv1.RewardService_ScoreStream_FullMethodName:
 		return newTimedContext(ctx), nil
 	}
 	return ctx, nil
+}
+
+// serviceDesc is RewardService's, with Score's handler admitting the call
+// in the call's own goroutine before the generated handler reads its
+// message: it waits for the receipt, limits.max_message_bytes (grpc reads
+// a whole message before anyone sees its length), then takes a count
+// slot. A wait that ends (limits.read_timeout, the client's deadline) or
+// a slot refused answers RESOURCE_EXHAUSTED. Only here can a call be
+// answered with a status of ours after the tap and before the read: a
+// stats.Handler runs there too, but ending the call's context from it
+// makes grpc answer with the context's error (DEADLINE_EXCEEDED,
+// CANCELED, or INTERNAL for any other cause).
+func (g *grpcService) serviceDesc() *grpc.ServiceDesc {
+	desc := rewardv1.RewardService_ServiceDesc
+	desc.Methods = slices.Clone(desc.Methods)
+	for i, md := range desc.Methods {
+		if md.MethodName != "Score" {
+			continue
+		}
+		read := md.Handler
+		desc.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
+			if t := ticketFrom(ctx); t != nil {
+				if err := g.admit(ctx, t); err != nil {
+					stopReadTimeout(ctx)
+					g.m.requests.WithLabelValues(md.MethodName, codes.ResourceExhausted.String()).Inc()
+					return nil, toStatus(g.log, md.MethodName, err).Err()
+				}
+			}
+			return read(srv, ctx, dec, in)
+		}
+	}
+	return &desc
+}
+
+// admit takes the receipt of a Score call's message and a count slot for
+// it; the receipt covers what the tap reserved for grpc's window.
+func (g *grpcService) admit(ctx context.Context, t *ticket) error {
+	if err := t.takeReceipt(ctx, int64(g.svc.limits().MaxMessageBytes), false); err != nil {
+		return err
+	}
+	t.giveWindow()
+	return t.takeSlot()
+}
+
+// connExpect is a grpc stats.Handler that gives each connection a cell for
+// the size of its last Score message (max before the first): the guess
+// that orders the receipts its next calls wait for.
+type connExpect struct{ max int64 }
+
+type expectKey struct{}
+
+func (h connExpect) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	cell := new(atomic.Int64)
+	cell.Store(h.max)
+	return context.WithValue(ctx, expectKey{}, cell)
+}
+
+func (connExpect) HandleConn(context.Context, stats.ConnStats)                     {}
+func (connExpect) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (connExpect) HandleRPC(context.Context, stats.RPCStats)                       {}
+
+// expectFrom returns the connection's cell of ctx, or nil.
+func expectFrom(ctx context.Context) *atomic.Int64 {
+	cell, _ := ctx.Value(expectKey{}).(*atomic.Int64)
+	return cell
 }

@@ -49,7 +49,7 @@ func newService(cfg *config.Config, reg scorers.Registry, engine *Engine, m *ser
 	for _, fn := range cfg.Functions {
 		served[fn.Name] = fn
 	}
-	adm := newAdmission(cfg.Limits.MaxInflightRequests, cfg.Limits.RequestMemory(), m)
+	adm := newAdmission(admissionLimits{maxInflight: cfg.Limits.MaxInflightRequests, capacity: cfg.Limits.RequestMemory(), message: int64(cfg.Limits.MaxMessageBytes)}, m)
 	return &Service{cfg: cfg, reg: reg, engine: engine, adm: adm, m: m, log: log, served: served, memory: new(memoryPool)}
 }
 

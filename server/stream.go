@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc"
@@ -34,8 +35,9 @@ const maxStreamGroups = 1 << 17
 // goes on; cancelling the stream stops all of its work.
 //
 // Before it reads each message the stream reserves the memory the message
-// may take (limits.max_message_bytes), waiting while the budget is full: it
-// then stops reading, and HTTP/2 flow control holds the client back. Each
+// may take (limits.max_message_bytes), waiting while the budget, or the
+// quarter of it streams' receipts may hold, is full: it then stops
+// reading, and HTTP/2 flow control holds the client back. Each
 // batch holds its memory until its answer is sent. The stream ends when it
 // sends nothing for limits.stream_idle_timeout, or when the client does not
 // take an answer within limits.write_timeout.
@@ -51,6 +53,7 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 	defer cancel()
 	s := &scoreStream{g: g, stream: stream, tc: tc, ctx: ctx, cancel: cancel, lim: g.svc.limits(),
 		window: make(chan struct{}, streamWindow), groups: newGroupSet(maxStreamGroups)}
+	s.expect.Store(int64(s.lim.MaxMessageBytes))
 	var recvErr error
 	for {
 		b, err := s.next()
@@ -85,6 +88,9 @@ type scoreStream struct {
 	window chan struct{}
 	groups *groupSet
 	wg     conc.WaitGroup
+	// expect is the size of the stream's last message (see
+	// ticket.takeReceipt).
+	expect atomic.Int64
 
 	sendMu  sync.Mutex
 	sendErr error // the first send that failed; nothing is sent after it
@@ -113,7 +119,8 @@ func (b *batch) release() {
 func (s *scoreStream) next() (*batch, error) {
 	for {
 		t := s.g.svc.ticket()
-		if err := t.reserveWait(s.ctx, int64(s.lim.MaxMessageBytes)); err != nil {
+		t.expect = &s.expect
+		if err := t.takeReceipt(s.ctx, int64(s.lim.MaxMessageBytes), true); err != nil {
 			t.release()
 			if s.ctx.Err() != nil {
 				return nil, nil

@@ -103,7 +103,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		zap.Strings("functions", cfg.Names()), zap.String("config_fingerprint", cfg.Fingerprint),
 		zap.Int("workers", *workers), zap.Bool("auth", auth.Enabled()), zap.Bool("tls", tlsConfig != nil),
 		zap.String("memory_budget", lim.MemoryBudget.String()), zap.String("memory_budget_from", lim.MemoryBudgetSource()),
-		zap.String("request_memory", config.ByteSize(lim.RequestMemory()).String()), zap.String("go_memory_limit", memoryLimit),
+		zap.String("request_memory", config.ByteSize(lim.RequestMemory()).String()),
+		zap.String("transport_memory", config.ByteSize(lim.TransportMemory()).String()), zap.String("go_memory_limit", memoryLimit),
 		zap.String("max_message_bytes", config.ByteSize(lim.MaxMessageBytes).String()), zap.Int("max_connections", lim.MaxConnections),
 		zap.String("version", version()))
 	return serveUntilDone(ctx, srv, gl, hl, log)

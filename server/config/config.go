@@ -96,7 +96,9 @@ type Limits struct {
 	// nothing in progress for that long.
 	StreamIdleTimeout time.Duration `yaml:"stream_idle_timeout"`
 	// MaxConnections bounds the open connections of each port (gRPC and
-	// HTTP).
+	// HTTP). What they may hold (TransportMemory) comes out of the memory
+	// budget, at most an eighth of it: when the file does not set it, the
+	// default 1024 is lowered to fit.
 	MaxConnections int `yaml:"max_connections"`
 	// MaxRequestWork bounds the worker time one request may use: the
 	// rollouts still unscored when it runs out get ERROR.
@@ -113,8 +115,27 @@ type Limits struct {
 const requestShare = 0.7
 
 // RequestMemory is what the requests in progress may reserve of the memory
-// budget, in bytes.
-func (l Limits) RequestMemory() int64 { return int64(float64(l.MemoryBudget) * requestShare) }
+// budget, in bytes: its request share, less what the connections
+// limits.max_connections allows may hold (TransportMemory).
+func (l Limits) RequestMemory() int64 {
+	return int64(float64(l.MemoryBudget)*requestShare) - l.TransportMemory()
+}
+
+// ConnectionMemory bounds what one gRPC connection and one HTTP connection
+// hold while open, outside any request's reservation: grpc's read and
+// write buffers (its defaults, 32 KiB each), the HTTP/2 framer's and
+// hpack's, the connections' goroutines, net/http's buffers (about 51 and
+// 14 KiB idle), and a frame's buffer and stack growth of a busy one.
+// limits.max_connections bounds the open connections of each port.
+const ConnectionMemory = 96 << 10
+
+// TransportMemory is what the open connections may hold at most,
+// limits.max_connections times ConnectionMemory.
+func (l Limits) TransportMemory() int64 { return int64(l.MaxConnections) * ConnectionMemory }
+
+// transportShare is the most of the memory budget the connections may
+// hold (TransportMemory).
+const transportShare = 8
 
 // MemoryBudgetSource says how the memory budget was chosen ("limits.memory_budget",
 // or the default and what it is half of).
@@ -391,7 +412,8 @@ func (l *loader) checkLimits(limits Limits) Limits {
 	problems := limits.problems()
 	if len(problems) == 0 {
 		line, _ := posOf(limitsNode, "max_message_bytes", 0, 0)
-		problems = limits.resolveMemory(line)
+		connLine, _ := posOf(limitsNode, "max_connections", 0, 0)
+		problems = limits.resolveMemory(line, connLine)
 	}
 	for _, p := range problems {
 		line, col := posOf(limitsNode, p.key, 0, 0)
@@ -536,12 +558,14 @@ func (l Limits) problems() []limitProblem {
 // minMemoryBudget is the smallest memory budget a server runs with.
 const minMemoryBudget = 64 << 20
 
-// resolveMemory fills in the default memory budget, and checks that a
-// request of limits.max_message_bytes fits several times in what requests
-// may reserve (a gRPC call reserves it while its message arrives: grpc reads
-// a whole message before any handler sees its length). A max_message_bytes
-// the file does not set (maxMessageLine 0) is lowered to fit instead.
-func (l *Limits) resolveMemory(maxMessageLine int) []limitProblem {
+// resolveMemory fills in the default memory budget, and checks that the
+// connections limits.max_connections allows hold at most an eighth of it,
+// and that a request of limits.max_message_bytes fits several times in
+// what requests may reserve (a gRPC call reserves it while its message
+// arrives: grpc reads a whole message before any handler sees its length).
+// A max_connections or max_message_bytes the file does not set (its line
+// 0) is lowered to fit instead.
+func (l *Limits) resolveMemory(maxMessageLine, maxConnectionsLine int) []limitProblem {
 	if l.MemoryBudget == 0 {
 		avail, from := availableMemory()
 		l.MemoryBudget = ByteSize(avail / 2)
@@ -552,6 +576,13 @@ func (l *Limits) resolveMemory(maxMessageLine int) []limitProblem {
 	if l.MemoryBudget < minMemoryBudget {
 		return []limitProblem{{"memory_budget", fmt.Errorf("%s is too small to serve with, at least %s", l.MemoryBudget, ByteSize(minMemoryBudget))}}
 	}
+	if most := int64(l.MemoryBudget) / transportShare; l.TransportMemory() > most {
+		if maxConnectionsLine != 0 {
+			return []limitProblem{{"max_connections", fmt.Errorf("%d connections of each port may hold %s of transport buffers (%s each, gRPC and HTTP), more than an eighth of limits.memory_budget %s: lower it, or raise limits.memory_budget",
+				l.MaxConnections, ByteSize(l.TransportMemory()), ByteSize(ConnectionMemory), l.MemoryBudget)}}
+		}
+		l.MaxConnections = int(most / ConnectionMemory)
+	}
 	most := l.RequestMemory() / 4
 	if int64(l.MaxMessageBytes) <= most {
 		return nil
@@ -560,8 +591,8 @@ func (l *Limits) resolveMemory(maxMessageLine int) []limitProblem {
 		l.MaxMessageBytes = int(most &^ (1<<20 - 1))
 		return nil
 	}
-	return []limitProblem{{"max_message_bytes", fmt.Errorf("%s is more than a quarter of what requests may reserve (%.0f%% of limits.memory_budget %s = %s): lower it, or raise limits.memory_budget",
-		ByteSize(l.MaxMessageBytes), requestShare*100, l.MemoryBudget, ByteSize(l.RequestMemory()))}}
+	return []limitProblem{{"max_message_bytes", fmt.Errorf("%s is more than a quarter of what requests may reserve (%.0f%% of limits.memory_budget %s, less %s for limits.max_connections: %s): lower it, or raise limits.memory_budget",
+		ByteSize(l.MaxMessageBytes), requestShare*100, l.MemoryBudget, ByteSize(l.TransportMemory()), ByteSize(l.RequestMemory()))}}
 }
 
 // availableMemory is the memory this process may use: its cgroup's memory
