@@ -705,6 +705,7 @@ limits:
 		t.Errorf("the %s request was answered first, want the small one", first)
 	}
 	spans := st.histogramCount(t, "rewardd_function_duration_seconds", "function", "alike")
+	t.Logf("the %d rollouts of the large request ran in %d spans", n, spans)
 	if spans < n/2 {
 		t.Errorf("the %d rollouts of the large request ran in %d spans, want one rollout a span (at least %d spans)", n, spans, n/2)
 	}
