@@ -117,8 +117,9 @@ func (e *Engine) work(ctx context.Context, c *cutter, share *share, budget time.
 		e.m.poolQueueWait.Observe(w.start.Sub(waitStart).Seconds())
 		e.m.poolInflight.Inc()
 		t := c.tasks[sp.task]
+		refused := share.spent()
 		switch {
-		case share.spent():
+		case refused:
 			e.refuse(t, sp, c.rollouts, results[sp.task], budget)
 		case sp.group == nil:
 			e.runChunk(wctx, t, c.rollouts[sp.lo:sp.hi], results[sp.task][sp.lo:sp.hi])
@@ -127,7 +128,9 @@ func (e *Engine) work(ctx context.Context, c *cutter, share *share, budget time.
 		}
 		e.m.poolInflight.Dec()
 		now := time.Now()
-		c.observe(sp, w.spanEnd(now))
+		if d := w.spanEnd(now); !refused && ctx.Err() == nil {
+			c.observe(sp, d) // a span refused or cut short says nothing of its cost
+		}
 		if !w.held {
 			return // a yield lost the slot as ctx ended
 		}
