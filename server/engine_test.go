@@ -420,3 +420,29 @@ func (r *recorder) joined(sep string) string {
 	defer r.mu.Unlock()
 	return strings.Join(r.events, sep)
 }
+
+// BenchmarkSpanBoundary: what a span boundary costs a request alone (the
+// gate, the cutter, the clocks and the metrics), from the same 4,096
+// rollouts of a function that does nothing, cut 256 rollouts to a span
+// (short texts) or one to a span (texts of spanBytes, which the function
+// does not read). The difference of ns/rollout is the cost of a boundary.
+func BenchmarkSpanBoundary(b *testing.B) {
+	nothing := scorerFunc(func(context.Context, *scorers.Rollout) scorers.Result { return scorers.Score(1) })
+	for _, c := range []struct {
+		name, text string
+	}{{"256-rollout-spans", "1"}, {"1-rollout-spans", strings.Repeat("x", spanBytes)}} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newEngine(1, newEngineMetrics(prometheus.NewRegistry(), nil), zap.NewNop())
+			rs := rollouts(4096)
+			for _, r := range rs {
+				r.Completion = c.text
+			}
+			for b.Loop() {
+				if _, err := score(context.Background(), e, []Task{task("nothing", nothing)}, rs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rs)), "ns/rollout")
+		})
+	}
+}
