@@ -10,10 +10,10 @@ import (
 // A request's work is cut into spans, each held on one pool slot from start
 // to end (but for scorers.Yield), and fairness between requests is decided
 // between spans: a request that waits for a slot waits for the span running
-// on it. So a span is cut to take about spanTarget of worker time by what
-// its function has cost per byte so far, and besides at most maxChunk
-// rollouts and spanBytes of text, and at least one rollout (a rollout that
-// alone takes long is the scorer's to cut, with scorers.Yield).
+// on it. So a span is cut to take about spanTarget of worker time, by what
+// its function has cost per byte so far; it holds at least one rollout (a
+// rollout that alone takes long is the scorer's to cut, with
+// scorers.Yield), and at most maxChunk rollouts and spanBytes of text.
 const (
 	spanTarget = time.Millisecond
 	maxChunk   = 256
@@ -96,7 +96,8 @@ type span struct {
 // cutter cuts one request's work into spans as its workers ask for them,
 // task after task: a GroupScorer's work one group per span, any other
 // function's from where its last span ended, as many rollouts as its cost
-// says fit in spanTarget (at least one), and at most chunk rollouts, so that
+// says fit in spanTarget (at least one; one while its cost is unknown), and
+// at most chunk rollouts, so that
 // a request of many cheap rollouts still spreads over every worker.
 type cutter struct {
 	tasks    []Task
