@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc"
@@ -27,12 +26,14 @@ type Task struct {
 // Engine evaluates functions on rollouts over ONE bounded worker pool shared
 // by every request in the process, so total concurrency stays at the pool
 // size however many requests arrive. Work is cut into spans of rollouts of
-// one function; a span holds a pool slot while it runs. Slots go to the
+// one function, each cut to take about spanTarget of worker time (see
+// cutter); a span holds a pool slot while it runs. Slots go to the
 // requests waiting for one fairly, by the worker time each has used (see
 // fairGate), so a small request is not kept waiting behind a large one.
 type Engine struct {
 	workers int
 	gate    *fairGate
+	costs   costs
 	m       *engineMetrics
 	log     *zap.Logger
 }
@@ -47,15 +48,8 @@ func newEngine(workers int, m *engineMetrics, log *zap.Logger) *Engine {
 // Workers returns the pool size.
 func (e *Engine) Workers() int { return e.workers }
 
-// maxChunk bounds the rollouts of one span of pool work, and spanBytes the
-// text of one (see plan).
-const (
-	maxChunk  = 256
-	spanBytes = 256 << 10
-)
-
 // yieldEvery is how long a pool worker scores before it lets other
-// goroutines run (see Score).
+// goroutines run (see work).
 const yieldEvery = time.Millisecond
 
 // Score applies every task to every rollout and sets results[k][i] for task
@@ -82,55 +76,11 @@ func (e *Engine) Score(ctx context.Context, work time.Duration, tasks []Task, ro
 		return nil
 	}
 
-	spans := e.plan(tasks, rollouts)
+	c := e.cutter(tasks, rollouts)
 	share := e.gate.join(work)
-	var next atomic.Int64
 	var wg conc.WaitGroup
-	for range min(e.workers, len(spans)) {
-		wg.Go(func() {
-			w := &worker{gate: e.gate, share: share}
-			wctx := scorers.WithYield(ctx, w.yield)
-			lastYield := time.Now()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(spans) || ctx.Err() != nil {
-					if w.held {
-						e.gate.release()
-					}
-					return
-				}
-				waitStart := time.Now()
-				if err := w.take(ctx); err != nil {
-					return
-				}
-				w.start = time.Now()
-				e.m.poolQueueWait.Observe(w.start.Sub(waitStart).Seconds())
-				e.m.poolInflight.Inc()
-				sp := spans[i]
-				switch {
-				case share.spent():
-					e.refuse(tasks[sp.task], sp, rollouts, results[sp.task], work)
-				case sp.group == nil:
-					e.runChunk(wctx, tasks[sp.task], rollouts[sp.lo:sp.hi], results[sp.task][sp.lo:sp.hi])
-				default:
-					e.runGroup(wctx, tasks[sp.task], rollouts, sp.group, results[sp.task])
-				}
-				e.m.poolInflight.Dec()
-				now := time.Now()
-				share.use(now.Sub(w.start))
-				if !w.held {
-					return // a yield lost the slot as ctx ended
-				}
-				// Let the goroutines the network woke (new requests, and
-				// their refusals under overload) run now rather than at
-				// the scheduler's next preemption; at most once per
-				// yieldEvery of work, as a yield costs throughput.
-				if now.Sub(lastYield) >= yieldEvery {
-					runtime.Gosched()
-					lastYield = now
-				}
-			}
-		})
+	for range min(e.workers, c.fewest()) {
+		wg.Go(func() { e.work(ctx, c, share, work, results) })
 	}
 	wg.Wait()
 	if share.spent() {
@@ -143,6 +93,58 @@ func (e *Engine) Score(ctx context.Context, work time.Duration, tasks []Task, ro
 	return nil
 }
 
+// work is one of a request's pool goroutines: it takes a slot and runs
+// the request's next span on it until none is left or ctx ends.
+func (e *Engine) work(ctx context.Context, c *cutter, share *share, budget time.Duration, results [][]scorers.Result) {
+	w := &worker{gate: e.gate, share: share}
+	defer func() {
+		if w.held {
+			e.gate.release()
+		}
+	}()
+	wctx := scorers.WithYield(ctx, w.yield)
+	lastYield := time.Now()
+	for ctx.Err() == nil && c.more() {
+		waitStart := time.Now()
+		if err := w.take(ctx); err != nil {
+			return
+		}
+		w.start = time.Now()
+		sp, ok := c.next()
+		if !ok {
+			return
+		}
+		e.m.poolQueueWait.Observe(w.start.Sub(waitStart).Seconds())
+		e.m.poolInflight.Inc()
+		t := c.tasks[sp.task]
+		refused := share.spent()
+		switch {
+		case refused:
+			e.refuse(t, sp, c.rollouts, results[sp.task], budget)
+		case sp.group == nil:
+			e.runChunk(wctx, t, c.rollouts[sp.lo:sp.hi], results[sp.task][sp.lo:sp.hi])
+		default:
+			e.runGroup(wctx, t, c.rollouts, sp.group, results[sp.task])
+		}
+		e.m.poolInflight.Dec()
+		now := time.Now()
+		if d := w.spanEnd(now); !refused && ctx.Err() == nil {
+			c.observe(sp, d) // a span refused or cut short says nothing of its cost
+		}
+		if !w.held {
+			return // a yield lost the slot as ctx ended
+		}
+		// Let the goroutines the network woke (new requests, and their
+		// refusals under overload) run now rather than at the scheduler's
+		// next preemption; at most once per yieldEvery of work, as a yield
+		// costs throughput.
+		if now.Sub(lastYield) >= yieldEvery {
+			runtime.Gosched()
+			lastYield = now
+		}
+	}
+}
+
 // worker is one of a request's pool goroutines: whether it holds a slot,
 // and since when its request has been using it.
 type worker struct {
@@ -150,6 +152,8 @@ type worker struct {
 	share *share
 	held  bool
 	start time.Time
+	// spanTime is the worker time of the running span before start.
+	spanTime time.Duration
 	// scheduled is when the goroutine last let others run (see yield).
 	scheduled time.Time
 }
@@ -185,9 +189,20 @@ func (w *worker) yield(ctx context.Context) error {
 		w.scheduled = now
 	}
 	w.share.use(now.Sub(w.start))
+	w.spanTime += now.Sub(w.start)
 	err := w.take(ctx)
 	w.start = time.Now()
 	return err
+}
+
+// spanEnd counts the worker time of the span that ends at now and returns
+// it.
+func (w *worker) spanEnd(now time.Time) time.Duration {
+	d := now.Sub(w.start)
+	w.share.use(d)
+	d += w.spanTime
+	w.spanTime = 0
+	return d
 }
 
 // refuse gives the rollouts of a span an Error: the request ran out of
@@ -204,52 +219,6 @@ func (e *Engine) refuse(t Task, sp span, rollouts []*scorers.Rollout, out []scor
 		}
 	}
 	e.observe(t, 0, out[:0])
-}
-
-// span is one unit of pool work: rollouts lo..hi of one task, or, for a
-// GroupScorer, the rollouts of one group (their indices).
-type span struct {
-	task, lo, hi int
-	group        []int
-}
-
-// plan cuts the work into spans: at most maxChunk rollouts and about
-// spanBytes of text per span (at least one rollout), so that a request of
-// long completions spreads over every worker and a slot comes free for
-// other requests often, and enough spans to keep every worker busy. A
-// GroupScorer's work is cut at group boundaries, one group per span.
-func (e *Engine) plan(tasks []Task, rollouts []*scorers.Rollout) []span {
-	n := len(rollouts)
-	chunk := min(maxChunk, max(1, (n+2*e.workers-1)/(2*e.workers)))
-	var bounds []int // where the spans of a per-rollout task start, then n
-	for lo := 0; lo < n; {
-		bounds = append(bounds, lo)
-		size := 0
-		hi := lo
-		for hi < n && hi-lo < chunk && (hi == lo || size+len(rollouts[hi].Completion)+len(rollouts[hi].Prompt) <= spanBytes) {
-			size += len(rollouts[hi].Completion) + len(rollouts[hi].Prompt)
-			hi++
-		}
-		lo = hi
-	}
-	bounds = append(bounds, n)
-	var groups [][]int
-	spans := make([]span, 0, len(tasks)*(len(bounds)-1))
-	for k, t := range tasks {
-		if _, ok := t.Function.Scorer.(scorers.GroupScorer); ok {
-			if groups == nil {
-				groups = groupIndices(rollouts)
-			}
-			for _, g := range groups {
-				spans = append(spans, span{task: k, group: g})
-			}
-			continue
-		}
-		for j := 0; j+1 < len(bounds); j++ {
-			spans = append(spans, span{task: k, lo: bounds[j], hi: bounds[j+1]})
-		}
-	}
-	return spans
 }
 
 // groupIndices lists the rollouts of each group, in order of first

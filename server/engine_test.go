@@ -420,3 +420,75 @@ func (r *recorder) joined(sep string) string {
 	defer r.mu.Unlock()
 	return strings.Join(r.events, sep)
 }
+
+// TestCutterCutsByCost: a function's spans hold what its cost says fits in
+// spanTarget: one rollout while the cost is unknown, then as many as the
+// cost allows, never fewer than one nor more than the chunk.
+func TestCutterCutsByCost(t *testing.T) {
+	e, _ := newTestEngine(t, 1)
+	served := Task{Function: &scorers.Function{Name: "f", Kind: "test", Scorer: idScore(1)}, Label: "f"}
+	rs := rollouts(64)
+	for _, r := range rs {
+		r.Completion = strings.Repeat("x", 1000-rolloutBytes) // 1,000 bytes a rollout
+	}
+	sizes := func() []int {
+		c := e.cutter([]Task{served}, rs)
+		var got []int
+		for sp, ok := c.next(); ok; sp, ok = c.next() {
+			got = append(got, sp.hi-sp.lo)
+		}
+		return got
+	}
+	if got := sizes(); got[0] != 1 {
+		t.Errorf("unknown cost: first span of %d rollouts, want 1", got[0])
+	}
+	cost := e.costs.of(served)
+	for _, c := range []struct {
+		perByte float64 // ns
+		want    int     // rollouts a span
+	}{
+		{250, 4},   // 1 ms holds 4,000 bytes
+		{1e6, 1},   // a rollout alone takes longer than 1 ms
+		{1e-3, 32}, // the chunk: 64 rollouts over 2 spans for the one worker
+	} {
+		cost.perByte = c.perByte
+		for i, n := range sizes() {
+			if n != c.want {
+				t.Errorf("%v ns a byte: span %d of %d rollouts, want %d", c.perByte, i, n, c.want)
+			}
+		}
+	}
+	// A span that ran moves the cost the next one is cut by toward its own:
+	// from 4,000 bytes a span toward 1,000.
+	cost.perByte = 250
+	cost.observe(4000, 4*time.Millisecond)
+	if got := cost.budget(); got <= 1000 || got >= 4000 {
+		t.Errorf("after a span of 4,000 bytes that took 4 ms, a span may hold %d bytes, want between 1,000 and 4,000", got)
+	}
+}
+
+// BenchmarkSpanBoundary: what a span boundary costs a request alone (the
+// gate, the cutter, the clocks and the metrics), from the same 4,096
+// rollouts of a function that does nothing, cut 256 rollouts to a span
+// (short texts) or one to a span (texts of spanBytes, which the function
+// does not read). The difference of ns/rollout is the cost of a boundary.
+func BenchmarkSpanBoundary(b *testing.B) {
+	nothing := scorerFunc(func(context.Context, *scorers.Rollout) scorers.Result { return scorers.Score(1) })
+	for _, c := range []struct {
+		name, text string
+	}{{"256-rollout-spans", "1"}, {"1-rollout-spans", strings.Repeat("x", spanBytes)}} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newEngine(1, newEngineMetrics(prometheus.NewRegistry(), nil), zap.NewNop())
+			rs := rollouts(4096)
+			for _, r := range rs {
+				r.Completion = c.text
+			}
+			for b.Loop() {
+				if _, err := score(context.Background(), e, []Task{task("nothing", nothing)}, rs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rs)), "ns/rollout")
+		})
+	}
+}

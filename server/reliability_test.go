@@ -698,3 +698,82 @@ func TestCancelledCallsAreNotInternalErrors(t *testing.T) {
 		t.Errorf("after the cancelled calls: %v", err)
 	}
 }
+
+// TestSlowRolloutsAreCutIntoShortSpans (finding: one request can starve the
+// others): the worker is shared between requests span by span, so a
+// request of rollouts slow per byte is cut into spans of about a
+// millisecond of work each, here one rollout per span (a 16,000-character
+// fuzzy match takes milliseconds), not into spans of 256 KiB that would
+// hold the worker for tens of them; a small request sent meanwhile is
+// answered before it.
+func TestSlowRolloutsAreCutIntoShortSpans(t *testing.T) {
+	st := newLiveStack(t, `
+functions:
+  - name: format
+    kind: format
+    tags: [think, answer]
+  - name: alike
+    kind: similarity
+    metric: fuzzy
+    max_chars: 30000
+limits:
+  max_completion_bytes: 30000
+`, nil)
+	const n, size = 24, 16000
+	big := &rewardv1.ScoreRequest{Functions: []string{"alike"}, Rollouts: make([]*rewardv1.Rollout, n)}
+	for i := range big.Rollouts {
+		// Texts of two alphabets apart from each other.
+		big.Rollouts[i] = &rewardv1.Rollout{
+			Completion: strings.Repeat("abcdefgh"[i%8:i%8+1]+"xyz", size/4),
+			Fields:     answerField(strings.Repeat("azby", size/4)),
+		}
+	}
+	order := make(chan string, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := st.client.Score(context.Background(), big); err != nil {
+			t.Errorf("the large request: %v", err)
+		}
+		order <- "large"
+	})
+	eventually(t, 10*time.Second, "the large request scoring", func() bool {
+		return st.metric(t, "rewardd_pool_inflight") > 0
+	})
+	small := &rewardv1.ScoreRequest{Functions: []string{"format"}, Rollouts: []*rewardv1.Rollout{{Completion: "<think>1</think><answer>1</answer>"}}}
+	if _, err := st.client.Score(context.Background(), small); err != nil {
+		t.Errorf("the small request: %v", err)
+	}
+	order <- "small"
+	wg.Wait()
+	if first := <-order; first != "small" {
+		t.Errorf("the %s request was answered first, want the small one", first)
+	}
+	spans := st.histogramCount(t, "rewardd_function_duration_seconds", "function", "alike")
+	t.Logf("the %d rollouts of the large request ran in %d spans", n, spans)
+	if spans < n/2 {
+		t.Errorf("the %d rollouts of the large request ran in %d spans, want one rollout a span (at least %d spans)", n, spans, n/2)
+	}
+}
+
+// histogramCount reads the number of observations of one histogram series.
+func (st *liveStack) histogramCount(t *testing.T, name string, label, value string) uint64 {
+	t.Helper()
+	families, err := st.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	t.Fatalf("no metric %s{%s=%q}", name, label, value)
+	return 0
+}
