@@ -1,7 +1,6 @@
 package codeexec_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,25 +74,7 @@ type humanEvalRow struct {
 
 func humanEval(t testing.TB) []humanEvalRow {
 	t.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "data", "humaneval.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("HumanEval data (../shared beside the repo): %v", err)
-	}
-	defer f.Close()
-	var rows []humanEvalRow
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r humanEvalRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	rows := scorertest.ReadJSONL[humanEvalRow](t, filepath.Join("..", "..", "..", "shared", "data", "humaneval.jsonl"))
 	if len(rows) != 164 {
 		t.Fatalf("%d HumanEval rows, want 164", len(rows))
 	}
