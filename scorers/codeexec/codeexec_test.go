@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,29 +14,22 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/internal/sandboxtest"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
-func TestMain(m *testing.M) {
-	if sandbox.IsHelper(os.Args) {
-		os.Exit(sandbox.HelperMain(os.Args))
-	}
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 // pool starts one sandbox pool for the test, running python and
 // languages, and closes it at the end.
 func pool(t testing.TB, languages ...string) *sandbox.Pool {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root (namespaces, mounts, setuid); not root")
-	}
+	sandboxtest.SkipUnlessRoot(t)
 	for _, name := range languages {
 		l, err := sandbox.LookupLanguage(name)
 		if err != nil {
@@ -370,9 +362,7 @@ func BenchmarkHumanEval(b *testing.B) {
 	}
 	for _, slots := range []int{1, 2} {
 		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) {
-			if os.Geteuid() != 0 {
-				b.Skip("the sandbox needs root (namespaces, mounts, setuid); not root")
-			}
+			sandboxtest.SkipUnlessRoot(b)
 			var before syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
 			p, err := sandbox.Start(context.Background(), sandbox.Config{Slots: slots})
