@@ -65,7 +65,7 @@ func Rollout(completion string, ref *structpb.Value) *scorers.Rollout {
 //   - reason: optional, text the result's reason must contain.
 //
 // An OK value must equal want exactly when tolerance is 0, else lie within
-// tolerance of it.
+// tolerance of it; a zero value must have want's sign.
 func RunCases(t *testing.T, factory scorers.Factory, path string, tolerance float64) {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -110,6 +110,8 @@ func RunCases(t *testing.T, factory scorers.Factory, path string, tolerance floa
 				if tolerance > 0 {
 					off = math.Abs(got.Value-want) > tolerance
 				}
+				// A zero takes want's sign: -0 would print as -0.
+				off = off || got.Value == 0 && math.Signbit(got.Value) != math.Signbit(want)
 				if got.Outcome != scorers.OK || off {
 					t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, want)
 				}
