@@ -30,3 +30,19 @@ func SkipUnlessRoot(tb testing.TB) {
 		tb.Skip("the sandbox needs root (namespaces, mounts, setuid); not root")
 	}
 }
+
+// SkipUnlessAvailable skips the test, saying which toolchain is missing,
+// unless every one of languages can run here; it fails the test on a
+// language the sandbox does not know.
+func SkipUnlessAvailable(tb testing.TB, languages ...string) {
+	tb.Helper()
+	for _, name := range languages {
+		l, err := sandbox.LookupLanguage(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := l.Available(); err != nil {
+			tb.Skipf("%v", err)
+		}
+	}
+}

@@ -30,15 +30,7 @@ func TestMain(m *testing.M) { sandboxtest.Main(m) }
 func pool(t testing.TB, languages ...string) *sandbox.Pool {
 	t.Helper()
 	sandboxtest.SkipUnlessRoot(t)
-	for _, name := range languages {
-		l, err := sandbox.LookupLanguage(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Available(); err != nil {
-			t.Skipf("%v", err)
-		}
-	}
+	sandboxtest.SkipUnlessAvailable(t, languages...)
 	p, err := sandbox.Start(context.Background(), sandbox.Config{Slots: 2, Languages: append([]string{"python"}, languages...)})
 	if err != nil {
 		t.Fatalf("start sandbox: %v", err)
