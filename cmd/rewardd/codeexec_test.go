@@ -34,6 +34,17 @@ const codeConfig = `functions:
     limits: {cpu_seconds: 1, wall_seconds: 2}
 `
 
+// serveCode starts `rewardd serve` with codeConfig and args, and checks
+// that its start log says want about the sandbox.
+func serveCode(t *testing.T, want string, args ...string) *process {
+	t.Helper()
+	srv := startServer(t, append([]string{"--config", writeConfig(t, codeConfig)}, args...)...)
+	if !strings.Contains(srv.logText(), want) {
+		t.Errorf("the start log does not say %q:\n%s", want, srv.logText())
+	}
+	return srv
+}
+
 func codeRequest(t *testing.T) *rewardv1.ScoreRequest {
 	t.Helper()
 	test := structpb.NewStringValue("def check(c):\n    assert c(2) == 4\n    assert c(3) == 6\n")
@@ -62,12 +73,8 @@ func codeRequest(t *testing.T) *rewardv1.ScoreRequest {
 // is a failed program, and the sandbox metrics count what ran.
 func TestServeCodeExec(t *testing.T) {
 	sandboxtest.SkipUnlessRoot(t)
-	cfg := writeConfig(t, codeConfig)
-	srv := startServer(t, "--config", cfg, "--workers", "2")
+	srv := serveCode(t, "code execution sandbox ready", "--workers", "2")
 	defer srv.stop(t)
-	if !strings.Contains(srv.logText(), "code execution sandbox ready") {
-		t.Errorf("start log does not say the sandbox is ready:\n%s", srv.logText())
-	}
 	resp, err := srv.client(t).Score(context.Background(), codeRequest(t))
 	if err != nil {
 		t.Fatal(err)
@@ -105,12 +112,8 @@ func TestServeCodeExec(t *testing.T) {
 // still serves, says so loudly, and scores code_exec rollouts ERROR with the
 // reason; other functions are unaffected.
 func TestServeCodeExecFailsClosed(t *testing.T) {
-	cfg := writeConfig(t, codeConfig)
-	srv := startServer(t, "--config", cfg, "--sandbox-python", "/nonexistent/python3")
+	srv := serveCode(t, "CODE EXECUTION IS OFF", "--sandbox-python", "/nonexistent/python3")
 	defer srv.stop(t)
-	if !strings.Contains(srv.logText(), "CODE EXECUTION IS OFF") {
-		t.Errorf("start log does not say code execution is off:\n%s", srv.logText())
-	}
 	resp, err := srv.client(t).Score(context.Background(), codeRequest(t))
 	if err != nil {
 		t.Fatal(err)
@@ -126,12 +129,8 @@ func TestServeCodeExecFailsClosed(t *testing.T) {
 
 // TestServeUnsafeNoSandboxWarns: the development mode is loud.
 func TestServeUnsafeNoSandboxWarns(t *testing.T) {
-	cfg := writeConfig(t, codeConfig)
-	srv := startServer(t, "--config", cfg, "--unsafe-no-sandbox")
+	srv := serveCode(t, "CODE EXECUTION IS NOT SANDBOXED", "--unsafe-no-sandbox")
 	defer srv.stop(t)
-	if !strings.Contains(srv.logText(), "CODE EXECUTION IS NOT SANDBOXED") {
-		t.Errorf("start log does not warn about --unsafe-no-sandbox:\n%s", srv.logText())
-	}
 	resp, err := srv.client(t).Score(context.Background(), &rewardv1.ScoreRequest{
 		Rollouts: codeRequest(t).GetRollouts()[:2], Functions: []string{"tests"}})
 	if err != nil {
