@@ -20,7 +20,7 @@ import (
 type task struct {
 	Function *scorers.Function
 	// Label is the function label in metrics: the served name, or
-	// InlineLabel for a function the request defined.
+	// inlineLabel for a function the request defined.
 	Label string
 }
 

@@ -24,7 +24,7 @@ type scorerFunc func(context.Context, *scorers.Rollout) scorers.Result
 func (f scorerFunc) Score(ctx context.Context, r *scorers.Rollout) scorers.Result { return f(ctx, r) }
 
 func newTask(name string, f scorerFunc) task {
-	return task{Function: &scorers.Function{Name: name, Kind: "test", Scorer: f}, Label: InlineLabel}
+	return task{Function: &scorers.Function{Name: name, Kind: "test", Scorer: f}, Label: inlineLabel}
 }
 
 func newTestEngine(t *testing.T, workers int) (*engine, *engineMetrics) {
@@ -79,7 +79,7 @@ func TestEngineAlignsResults(t *testing.T) {
 	if got := testutil.ToFloat64(m.rolloutsScored); got != 0+1+5+255+256+257+1000+5003 {
 		t.Errorf("rewardd_rollouts_scored_total = %v", got)
 	}
-	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(InlineLabel, "ok")); got != 2*(1+5+255+256+257+1000+5003) {
+	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(inlineLabel, "ok")); got != 2*(1+5+255+256+257+1000+5003) {
 		t.Errorf("ok outcomes = %v", got)
 	}
 }
@@ -105,7 +105,7 @@ func TestEnginePanicIsOneError(t *testing.T) {
 			t.Errorf("rollout %d: %+v, want OK 1", i, r)
 		}
 	}
-	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(InlineLabel, "error")); got != 3 {
+	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(inlineLabel, "error")); got != 3 {
 		t.Errorf("error outcomes = %v, want 3", got)
 	}
 }
@@ -234,7 +234,7 @@ func TestEngineGroupScorer(t *testing.T) {
 		}
 	}
 	fn := &scorers.Function{Name: "g", Kind: "test", Scorer: groupSize{}}
-	res, err := score(context.Background(), e, []task{{Function: fn, Label: InlineLabel}, newTask("id", idScore(1))}, rs)
+	res, err := score(context.Background(), e, []task{{Function: fn, Label: inlineLabel}, newTask("id", idScore(1))}, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestEngineGroupScorer(t *testing.T) {
 
 	// A panic fails its whole group and only that group.
 	rs[6].ID = "boom"
-	res, err = score(context.Background(), e, []task{{Function: fn, Label: InlineLabel}}, rs)
+	res, err = score(context.Background(), e, []task{{Function: fn, Label: inlineLabel}}, rs)
 	if err != nil {
 		t.Fatal(err)
 	}

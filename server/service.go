@@ -337,7 +337,7 @@ func (s *Service) tasks(req *rewardv1.ScoreRequest) ([]task, error) {
 			return nil, invalid("inline[%d] %q: the request already asks for a function of that name", i, fn.Name)
 		}
 		seen[fn.Name] = true
-		tasks = append(tasks, task{Function: fn, Label: InlineLabel})
+		tasks = append(tasks, task{Function: fn, Label: inlineLabel})
 	}
 	return tasks, nil
 }
@@ -513,7 +513,7 @@ func (s *Service) aggregationWeights(ra *rewardv1.Aggregation, tasks []task, mod
 		name := t.Function.Name
 		inRequest[name] = true
 		weights[k] = 1
-		if w, ok := s.cfg.Weights[name]; ok && t.Label != InlineLabel {
+		if w, ok := s.cfg.Weights[name]; ok && t.Label != inlineLabel {
 			if mode != aggregate.Hatchery {
 				weights[k] = w
 			} else if w != 1 {

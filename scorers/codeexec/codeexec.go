@@ -444,7 +444,7 @@ func (s *Scorer) scoreAssert(ctx context.Context, r *scorers.Rollout) scorers.Re
 
 // program is the rollout's program, its row's prefix before it.
 func (s *Scorer) program(r *scorers.Rollout) (string, error) {
-	code := ProgramIn(r.Completion, s.lang.Names())
+	code := programIn(r.Completion, s.lang.Names())
 	if s.p.PrefixField != "" {
 		prefix, _, err := scorers.String(r, s.p.PrefixField)
 		if err != nil {
@@ -466,7 +466,7 @@ func (s *Scorer) trustedPrompt(r *scorers.Rollout) (string, error) {
 		prefix, _, err := scorers.String(r, s.p.PrefixField)
 		return prefix, err
 	case s.p.TrustedPrompt:
-		return ProgramIn(r.Prompt, s.lang.Names()), nil
+		return programIn(r.Prompt, s.lang.Names()), nil
 	}
 	return "", nil
 }
@@ -482,13 +482,13 @@ func runError(ctx context.Context, err error) scorers.Result {
 // Program returns the python code in a completion: its last fenced block
 // tagged python (or untagged), or the whole completion when it has none.
 func Program(completion string) string {
-	return ProgramIn(completion, []string{"python", "py", "python3"})
+	return programIn(completion, []string{"python", "py", "python3"})
 }
 
-// ProgramIn returns the code in a completion: its last fenced block tagged
+// programIn returns the code in a completion: its last fenced block tagged
 // with one of tags (any case) or with no tag, or the whole completion when
 // it has none.
-func ProgramIn(completion string, tags []string) string {
+func programIn(completion string, tags []string) string {
 	var last string
 	found := false
 	inCode, inOther := false, false
