@@ -317,13 +317,7 @@ func (p *Params) fillIO(bad *scorers.ParamErrors) {
 		if p.CheckerFilesField == "" {
 			p.CheckerFilesField = "checker_files"
 		}
-		switch p.CheckerProtocol {
-		case "":
-			p.CheckerProtocol = kattis
-		case kattis, testlib:
-		default:
-			bad.Addf("checker_protocol", "%q, want kattis or testlib", p.CheckerProtocol)
-		}
+		p.CheckerProtocol, _ = scorers.Choice(bad, "checker_protocol", p.CheckerProtocol, kattis, kattis, testlib)
 	}
 	if p.TimeLimitSeconds < 0 || p.TimeLimitSeconds > 60 {
 		bad.Addf("time_limit_seconds", "must be in [0, 60], got %g", p.TimeLimitSeconds)
