@@ -112,13 +112,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := scorertest.Compile(scorers.Kind(repetition.New), "ngram_size: 2\nmax_penalty: -0.5\nunit: words\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(canonical) == 0 {
-		t.Error("no canonical parameters")
-	}
+	s := scorertest.MustCompile(t, scorers.Kind(repetition.New), "ngram_size: 2\nmax_penalty: -0.5\nunit: words\n")
 	if got := s.Score(context.Background(), &scorers.Rollout{Completion: "a b a b"}); math.Abs(got.Value-(-1.0/6)) > 1e-15 {
 		t.Errorf("Score = %+v", got)
 	}

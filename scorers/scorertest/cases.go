@@ -38,6 +38,20 @@ func Compile(factory scorers.Factory, src string) (scorers.Scorer, []byte, error
 	return factory(&node)
 }
 
+// MustCompile is Compile for a spec that must compile: it fails the test
+// on an error, and when the function has no canonical parameters.
+func MustCompile(tb testing.TB, factory scorers.Factory, src string) scorers.Scorer {
+	tb.Helper()
+	s, canonical, err := Compile(factory, src)
+	if err != nil {
+		tb.Fatalf("compile %q: %v", src, err)
+	}
+	if len(canonical) == 0 {
+		tb.Errorf("compile %q: no canonical parameters", src)
+	}
+	return s
+}
+
 // Rollout returns a rollout of completion whose row field "answer" (the
 // default reference_field of the kinds that compare the completion with a
 // reference) holds ref; with a nil ref the row has no fields.
