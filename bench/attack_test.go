@@ -33,93 +33,122 @@ func liveServer(t *testing.T, limits string, auth *server.Auth) (grpcAddr, httpA
 // (and the server's metrics agreeing), and the bar checked.
 func TestOverloadAttacks(t *testing.T) {
 	needData(t)
-	for _, tc := range []struct {
-		attack, limits string
-		auth           bool
-		opts           OverloadOptions
-		check          func(t *testing.T, r *OverloadResult)
-	}{
+	for _, tc := range []overloadAttack{
 		{attack: AttackUnauth, limits: "memory_budget: 256MiB", auth: true, opts: OverloadOptions{Attackers: 2},
-			check: func(t *testing.T, r *OverloadResult) {
-				a := r.Phases[1].Attacker
-				got := a.Outcomes[codes.Unauthenticated.String()]
-				if got == 0 || got+a.Outcomes[openAtEnd] != a.Sent {
-					t.Errorf("outcomes %v of %d calls, want each UNAUTHENTICATED or open at the end", a.Outcomes, a.Sent)
-				}
-				served := counter(t, r.Phases[1], `rewardd_requests_total{code="Unauthenticated",method="Score"}`) +
-					counter(t, r.Phases[1], `rewardd_requests_total{code="Unauthenticated",method="ScoreStream"}`)
-				if served < float64(got) {
-					t.Errorf("the server counts %v calls refused UNAUTHENTICATED, the attacker got %d", served, got)
-				}
-			}},
+			check: checkUnauthAttack},
 		{attack: AttackMemory, limits: "memory_budget: 64MiB, max_message_bytes: 8388608", opts: OverloadOptions{Attackers: 8, AttackRollouts: 256, AttackBytes: 16 << 10},
-			check: func(t *testing.T, r *OverloadResult) {
-				a := r.Phases[1].Attacker
-				if a.Outcomes[codes.ResourceExhausted.String()] == 0 || counter(t, r.Phases[1], "rewardd_memory_rejected_total") == 0 {
-					t.Errorf("8 clients × 4 MiB against a 64 MiB budget: outcomes %v, want some RESOURCE_EXHAUSTED", a.Outcomes)
-				}
-			}},
+			check: checkMemoryAttack},
 		{attack: AttackStreams, limits: "memory_budget: 64MiB, max_message_bytes: 8388608, write_timeout: 300ms", opts: OverloadOptions{Attackers: 2, AttackRollouts: 256, AttackBytes: 16 << 10},
-			check: func(t *testing.T, r *OverloadResult) {
-				// The server answers a batch that does not fit on the
-				// stream, or cuts a stream whose answers are not taken.
-				refused := counter(t, r.Phases[1], `rewardd_requests_total{code="ResourceExhausted",method="ScoreStream"}`)
-				cut := counter(t, r.Phases[1], `rewardd_timeouts_total{stage="write"}`)
-				if refused+cut == 0 || r.Phases[1].Attacker.Sent == 0 {
-					t.Errorf("streams that never read against a 64 MiB budget: %v batches refused, %v streams cut; attacker %+v", refused, cut, r.Phases[1].Attacker)
-				}
-			}},
+			check: checkStreamsAttack},
 		{attack: AttackSlow, limits: "read_timeout: 300ms", opts: OverloadOptions{Attackers: 4},
-			check: func(t *testing.T, r *OverloadResult) {
-				a := r.Phases[1].Attacker
-				if a.Outcomes["HTTP 408"] == 0 || counter(t, r.Phases[1], `rewardd_timeouts_total{stage="read"}`) < float64(a.Outcomes["HTTP 408"]) {
-					t.Errorf("slow bodies, read_timeout 300ms: outcomes %v, want HTTP 408, each counted by the server", a.Outcomes)
-				}
-			}},
+			check: checkSlowAttack},
 		{attack: AttackIdle, limits: "max_connections: 16", opts: OverloadOptions{Attackers: 40},
-			check: func(t *testing.T, r *OverloadResult) {
-				for _, port := range []string{"grpc", "http"} {
-					m, ok := r.Phases[1].Server.metric(`rewardd_connections{port="` + port + `"}`)
-					if !ok || m.Max > 16 {
-						t.Errorf("%s: open connections %+v, want at most 16", port, m)
-					}
-					if counter(t, r.Phases[1], `rewardd_connections_closed_total{port="`+port+`"}`) == 0 {
-						t.Errorf("%s: 40 idle connections against 16: none closed", port)
-					}
-				}
-			}},
+			check: checkIdleAttack},
 		{attack: AttackSimilarity, limits: "memory_budget: 256MiB", opts: OverloadOptions{Attackers: 1, AttackRollouts: 4, AttackBytes: 20000, BatchSize: 1},
-			check: func(t *testing.T, r *OverloadResult) {
-				if a := r.Phases[1].Attacker; a.Sent == 0 {
-					t.Errorf("no similarity request sent: %+v", a)
-				}
-			}},
+			check: checkSimilarityAttack},
 	} {
 		t.Run(tc.attack, func(t *testing.T) {
-			var auth *server.Auth
-			opts := tc.opts
-			opts.Attack, opts.Data, opts.ServerPID = tc.attack, dataPath, os.Getpid()
-			opts.Capacity, opts.Duration, opts.Recover = 300*time.Millisecond, time.Second, 300*time.Millisecond
-			opts.MemoryBudget = 64 << 30 // the test process's RSS is the test's: not the bar here
-			if opts.BatchSize == 0 {
-				opts.BatchSize = 16
-			}
-			opts.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-			if tc.auth {
-				auth = server.NewAuth("s3cret")
-				opts.AuthToken = "s3cret"
-				opts.DialOptions = append(opts.DialOptions, grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
-					return invoker(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer s3cret"), method, req, reply, cc, o...)
-				}))
-			}
-			opts.Addr, opts.HTTPAddr = liveServer(t, tc.limits, auth)
-			r, err := Overload(context.Background(), opts)
+			r, err := Overload(context.Background(), tc.options(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkOverload(t, r)
 			tc.check(t, r)
 		})
+	}
+}
+
+// overloadAttack is one attack of TestOverloadAttacks: the server's limits,
+// whether it asks for a token, the attack's options and what its report
+// must hold besides what checkOverload checks.
+type overloadAttack struct {
+	attack, limits string
+	auth           bool
+	opts           OverloadOptions
+	check          func(t *testing.T, r *OverloadResult)
+}
+
+// options are tc.opts, small and short, against a live server in this
+// process with tc's limits (and token).
+func (tc overloadAttack) options(t *testing.T) OverloadOptions {
+	var auth *server.Auth
+	opts := tc.opts
+	opts.Attack, opts.Data, opts.ServerPID = tc.attack, dataPath, os.Getpid()
+	opts.Capacity, opts.Duration, opts.Recover = 300*time.Millisecond, time.Second, 300*time.Millisecond
+	opts.MemoryBudget = 64 << 30 // the test process's RSS is the test's: not the bar here
+	if opts.BatchSize == 0 {
+		opts.BatchSize = 16
+	}
+	opts.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if tc.auth {
+		auth = server.NewAuth("s3cret")
+		opts.AuthToken = "s3cret"
+		opts.DialOptions = append(opts.DialOptions, grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
+			return invoker(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer s3cret"), method, req, reply, cc, o...)
+		}))
+	}
+	opts.Addr, opts.HTTPAddr = liveServer(t, tc.limits, auth)
+	return opts
+}
+
+// checkUnauthAttack: the calls without a token are refused UNAUTHENTICATED, and the server counts them.
+func checkUnauthAttack(t *testing.T, r *OverloadResult) {
+	a := r.Phases[1].Attacker
+	got := a.Outcomes[codes.Unauthenticated.String()]
+	if got == 0 || got+a.Outcomes[openAtEnd] != a.Sent {
+		t.Errorf("outcomes %v of %d calls, want each UNAUTHENTICATED or open at the end", a.Outcomes, a.Sent)
+	}
+	served := counter(t, r.Phases[1], `rewardd_requests_total{code="Unauthenticated",method="Score"}`) +
+		counter(t, r.Phases[1], `rewardd_requests_total{code="Unauthenticated",method="ScoreStream"}`)
+	if served < float64(got) {
+		t.Errorf("the server counts %v calls refused UNAUTHENTICATED, the attacker got %d", served, got)
+	}
+}
+
+// checkMemoryAttack: batches over the memory budget are refused RESOURCE_EXHAUSTED.
+func checkMemoryAttack(t *testing.T, r *OverloadResult) {
+	a := r.Phases[1].Attacker
+	if a.Outcomes[codes.ResourceExhausted.String()] == 0 || counter(t, r.Phases[1], "rewardd_memory_rejected_total") == 0 {
+		t.Errorf("8 clients × 4 MiB against a 64 MiB budget: outcomes %v, want some RESOURCE_EXHAUSTED", a.Outcomes)
+	}
+}
+
+// checkStreamsAttack: streams that never read have their batches refused or are cut.
+func checkStreamsAttack(t *testing.T, r *OverloadResult) {
+	// The server answers a batch that does not fit on the
+	// stream, or cuts a stream whose answers are not taken.
+	refused := counter(t, r.Phases[1], `rewardd_requests_total{code="ResourceExhausted",method="ScoreStream"}`)
+	cut := counter(t, r.Phases[1], `rewardd_timeouts_total{stage="write"}`)
+	if refused+cut == 0 || r.Phases[1].Attacker.Sent == 0 {
+		t.Errorf("streams that never read against a 64 MiB budget: %v batches refused, %v streams cut; attacker %+v", refused, cut, r.Phases[1].Attacker)
+	}
+}
+
+// checkSlowAttack: slow bodies end in HTTP 408 at the read timeout, each counted by the server.
+func checkSlowAttack(t *testing.T, r *OverloadResult) {
+	a := r.Phases[1].Attacker
+	if a.Outcomes["HTTP 408"] == 0 || counter(t, r.Phases[1], `rewardd_timeouts_total{stage="read"}`) < float64(a.Outcomes["HTTP 408"]) {
+		t.Errorf("slow bodies, read_timeout 300ms: outcomes %v, want HTTP 408, each counted by the server", a.Outcomes)
+	}
+}
+
+// checkIdleAttack: idle connections past the limit are closed, and never more than the limit are open.
+func checkIdleAttack(t *testing.T, r *OverloadResult) {
+	for _, port := range []string{"grpc", "http"} {
+		m, ok := r.Phases[1].Server.metric(`rewardd_connections{port="` + port + `"}`)
+		if !ok || m.Max > 16 {
+			t.Errorf("%s: open connections %+v, want at most 16", port, m)
+		}
+		if counter(t, r.Phases[1], `rewardd_connections_closed_total{port="`+port+`"}`) == 0 {
+			t.Errorf("%s: 40 idle connections against 16: none closed", port)
+		}
+	}
+}
+
+// checkSimilarityAttack: the attacker sent its similarity requests.
+func checkSimilarityAttack(t *testing.T, r *OverloadResult) {
+	if a := r.Phases[1].Attacker; a.Sent == 0 {
+		t.Errorf("no similarity request sent: %+v", a)
 	}
 }
 

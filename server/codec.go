@@ -21,60 +21,76 @@ import (
 //
 //   - A ScoreRequest is not decoded by the codec: Unmarshal keeps the
 //     message's bytes in its receipts, and the handler decodes them
-//     (grpcService.received, decodeRequest) once the request's admission
-//     has reserved the memory decoding takes, and answers bytes that do
-//     not decode with INVALID_ARGUMENT (an error of the codec would reach
-//     the client as grpc's INTERNAL, which says the server is at fault).
+//     (grpcService.received, decodeRequest) into call memory from the
+//     service's pool once the request's admission has reserved the memory
+//     decoding takes, and answers bytes that do not decode with
+//     INVALID_ARGUMENT (an error of the codec would reach the client as
+//     grpc's INTERNAL, which says the server is at fault).
 //   - A ScoreResponse is encoded by marshalResponse, which writes the
-//     errors maps by hand, into a buffer of grpc's pool.
+//     errors maps by hand, into a buffer of grpc's pool; then the call
+//     memory the unary handler left with it in answers goes back to the
+//     pool.
 type protoCodec struct {
 	encoding.CodecV2
-	receipts *receipts
+	receipts *handover[*rewardv1.ScoreRequest, mem.BufferSlice]
+	answers  *handover[*rewardv1.ScoreResponse, *callMemory]
 }
 
 func newProtoCodec() protoCodec {
-	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), receipts: &receipts{m: make(map[*rewardv1.ScoreRequest]mem.BufferSlice)}}
+	return protoCodec{CodecV2: encoding.GetCodecV2("proto"), receipts: newHandover[*rewardv1.ScoreRequest, mem.BufferSlice](),
+		answers: newHandover[*rewardv1.ScoreResponse, *callMemory]()}
 }
 
-// receipts hold the bytes of the ScoreRequests grpc asked the codec to
-// decode, by message, until the message's handler takes them. Every such
-// message is handed to a handler (grpc calls the unary handler once the
-// message is in; ScoreStream receives its own), and each handler takes its
-// message's bytes before anything else (TestReceiptsAreTaken), so the map
-// holds only the messages being handed over. The bytes are grpc's buffers,
-// referenced until the taker frees them.
-type receipts struct {
+// handover holds what the codec and a handler pass each other with a
+// message, by message, until the other takes it:
+//
+//   - receipts: the bytes of the ScoreRequests grpc asked the codec to
+//     decode (grpc's buffers, referenced until the taker frees them).
+//     Every such message is handed to a handler (grpc calls the unary
+//     handler once the message is in; ScoreStream receives its own), and
+//     each handler takes its message's bytes before anything else.
+//   - answers: the call memory of a unary Score's response (its strings
+//     and columns may be that memory), which Marshal releases once the
+//     response is encoded: grpc marshals every response a handler returns
+//     without an error.
+//
+// So each holds only the messages being handed over
+// (TestReceiptsAreTaken).
+type handover[K comparable, V any] struct {
 	mu sync.Mutex
-	m  map[*rewardv1.ScoreRequest]mem.BufferSlice
+	m  map[K]V
 }
 
-func (rs *receipts) put(req *rewardv1.ScoreRequest, data mem.BufferSlice) {
-	data.Ref()
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.m[req] = data
+func newHandover[K comparable, V any]() *handover[K, V] {
+	return &handover[K, V]{m: make(map[K]V)}
 }
 
-// take returns the bytes received for req, which the caller frees, and
-// forgets them. ok is false for a message the codec did not receive (one
-// made within the process).
-func (rs *receipts) take(req *rewardv1.ScoreRequest) (data mem.BufferSlice, ok bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	data, ok = rs.m[req]
-	delete(rs.m, req)
-	return data, ok
+func (h *handover[K, V]) put(k K, v V) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.m[k] = v
 }
 
-// pending is how many receipts no handler has taken.
-func (rs *receipts) pending() int {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return len(rs.m)
+// take returns what was put with k, and forgets it. ok is false when
+// nothing was (for a receipt: a message made within the process).
+func (h *handover[K, V]) take(k K) (v V, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok = h.m[k]
+	delete(h.m, k)
+	return v, ok
+}
+
+// pending is how many entries no one has taken.
+func (h *handover[K, V]) pending() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.m)
 }
 
 func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if req, ok := v.(*rewardv1.ScoreRequest); ok {
+		data.Ref()
 		c.receipts.put(req, data)
 		return nil
 	}
@@ -82,11 +98,12 @@ func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 // decodeRequest decodes b, the wire form of a ScoreRequest, into the empty
-// req: with decodeScoreRequest, whose strings are substrings of b, or for
-// what it does not handle with proto.Unmarshal. Bytes that do not decode
-// are a *RequestError, which names the field when a string is not UTF-8.
-func decodeRequest(b []byte, req *rewardv1.ScoreRequest) error {
-	if decodeScoreRequest(b, req) {
+// req: with decodeScoreRequest, whose strings are substrings of b and
+// whose messages are cm's (nil: allocated), or for what it does not handle
+// with proto.Unmarshal. Bytes that do not decode are a *RequestError,
+// which names the field when a string is not UTF-8.
+func decodeRequest(b []byte, req *rewardv1.ScoreRequest, cm *callMemory) error {
+	if decodeScoreRequest(b, req, cm) {
 		return nil
 	}
 	proto.Reset(req)
@@ -104,6 +121,9 @@ func (c protoCodec) Marshal(v any) (mem.BufferSlice, error) {
 	resp, ok := v.(*rewardv1.ScoreResponse)
 	if !ok {
 		return c.CodecV2.Marshal(v)
+	}
+	if cm, ok := c.answers.take(resp); ok {
+		defer cm.release()
 	}
 	pool := mem.DefaultBufferPool()
 	var buf *[]byte

@@ -141,7 +141,7 @@ limits: {max_rollouts: 50000}
 		before := live()
 		in := new(rewardv1.ScoreRequest)
 		b := append([]byte(nil), wire...) // grpcService.received's copy
-		if err := decodeRequest(b, in); err != nil {
+		if err := decodeRequest(b, in, nil); err != nil {
 			t.Fatalf("%s: decode: %v", name, err)
 		}
 		resp, err := svc.Score(context.Background(), in)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -117,7 +118,7 @@ func TestDecodeSharesGroupFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got rewardv1.ScoreRequest
-	if !decodeScoreRequest(wire, &got) {
+	if !decodeScoreRequest(wire, &got, nil) {
 		t.Fatal("not decoded by decodeScoreRequest")
 	}
 	if !proto.Equal(&got, req) {
@@ -143,7 +144,7 @@ func TestDecodeScoreRequest(t *testing.T) {
 			var want rewardv1.ScoreRequest
 			wantErr := proto.Unmarshal(c.wire, &want)
 			var got rewardv1.ScoreRequest
-			fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got)
+			fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got, nil)
 			if fast != c.fast {
 				t.Fatalf("decoded itself: %v, want %v (proto.Unmarshal: %v)", fast, c.fast, wantErr)
 			}
@@ -156,16 +157,20 @@ func TestDecodeScoreRequest(t *testing.T) {
 
 // FuzzDecodeScoreRequest: on any bytes, decodeScoreRequest either declines
 // or gives exactly what proto.Unmarshal gives; it never accepts what
-// proto.Unmarshal refuses.
+// proto.Unmarshal refuses. It decodes in call memory that the previous
+// inputs were decoded in and released, as a server's calls do.
 func FuzzDecodeScoreRequest(f *testing.F) {
 	for _, c := range decodeCases(f) {
 		f.Add(c.wire)
 	}
+	pool := new(memoryPool)
 	f.Fuzz(func(t *testing.T, wire []byte) {
 		var want rewardv1.ScoreRequest
 		wantErr := proto.Unmarshal(wire, &want)
 		var got rewardv1.ScoreRequest
-		if !decodeScoreRequest(append([]byte(nil), wire...), &got) {
+		cm := pool.get()
+		defer cm.release()
+		if !decodeScoreRequest(cm.copyWire(mem.BufferSlice{mem.SliceBuffer(wire)}), &got, cm) {
 			return
 		}
 		if wantErr != nil {
@@ -228,7 +233,7 @@ func BenchmarkDecodeScoreRequest(b *testing.B) {
 			for b.Loop() {
 				var m rewardv1.ScoreRequest
 				// The codec decodes a copy of grpc's bytes.
-				if !decodeScoreRequest(append([]byte(nil), c.wire...), &m) {
+				if !decodeScoreRequest(append([]byte(nil), c.wire...), &m, nil) {
 					b.Fatal("declined")
 				}
 				if err := expand(&m); err != nil {

@@ -101,44 +101,61 @@ func newGRPCService(svc *Service, m *transportMetrics, log *zap.Logger, auth *Au
 
 // Score scores one batch. The tap has admitted the call (its ticket is in
 // ctx, holding limits.max_message_bytes for the message) and req is yet to
-// be decoded from the bytes the codec received (received).
+// be decoded from the bytes the codec received (received). The response
+// leaves with the call's memory, which the codec releases once it has
+// encoded it (callMemory).
 func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
 	// The message is in: the read timeout no longer applies.
 	stopReadTimeout(ctx)
-	if err := g.received(ticketFrom(ctx), req); err != nil {
+	cm, err := g.received(ticketFrom(ctx), req)
+	if err != nil {
 		return nil, err
 	}
-	return g.svc.Score(ctx, req)
+	resp, err := g.svc.score(ctx, req, cm)
+	if err != nil {
+		return nil, err
+	}
+	if cm.pool != nil {
+		g.codec.answers.put(resp, cm)
+	}
+	return resp, nil
 }
 
-// received decodes req from the bytes the codec received for it. With a
-// ticket t (the call's, holding limits.max_message_bytes for the bytes as
-// they arrived), it first reserves what decoding holds: the copy the
-// request's strings share, and what decodeCost bounds; then it gives back
-// the arrival's reservation. It fails with a *MemoryError when that does
-// not fit, or a *RequestError when the bytes do not decode. A message the
-// codec did not receive is left as it is.
-func (g *grpcService) received(t *ticket, req *rewardv1.ScoreRequest) error {
+// received decodes req from the bytes the codec received for it, into
+// call memory from the service's pool, which the caller owns (see
+// callMemory). With a ticket t (the call's, holding
+// limits.max_message_bytes for the bytes as they arrived), it first
+// reserves what decoding holds: the copy the request's strings share, and
+// what decodeCost bounds; then it gives back the arrival's reservation. It
+// fails with a *MemoryError when that does not fit, or a *RequestError
+// when the bytes do not decode. A message the codec did not receive is
+// left as it is, with call memory that is not pooled.
+func (g *grpcService) received(t *ticket, req *rewardv1.ScoreRequest) (*callMemory, error) {
 	data, ok := g.codec.receipts.take(req)
 	if !ok {
-		return nil
+		return new(callMemory), nil
 	}
 	if t != nil {
 		if err := t.reserve(int64(data.Len())); err != nil {
 			data.Free()
-			return err
+			return nil, err
 		}
 	}
-	b := data.Materialize()
+	cm := g.svc.memory.get()
+	b := cm.copyWire(data)
 	data.Free()
 	if t != nil {
 		err := t.reserve(decodeCost(len(b), protoShape(b)))
 		t.shrink(int64(g.svc.limits().MaxMessageBytes))
 		if err != nil {
-			return err
+			cm.release()
+			return nil, err
 		}
 	}
-	return decodeRequest(b, req)
+	if err := decodeRequest(b, req, cm); err != nil {
+		return nil, err
+	}
+	return cm, nil
 }
 
 func (g *grpcService) ListFunctions(ctx context.Context, req *rewardv1.ListFunctionsRequest) (*rewardv1.ListFunctionsResponse, error) {

@@ -34,25 +34,8 @@ func (wireCodec) Name() string { return "proto" }
 // are taken by its handler, whether they decode or not, over Score and
 // ScoreStream, so the codec keeps nothing of a call once it is answered.
 func TestReceiptsAreTaken(t *testing.T) {
-	cfg, err := config.Load("t.yml", []byte("functions:\n  - {name: accuracy, kind: exact_match, reference_field: answer}\n"), builtin.Registry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Options{Config: cfg, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newGRPCService(srv.Service(), newTransportMetrics(prometheus.NewRegistry()), zap.NewNop(), nil)
-	gs, _ := newGRPCServer(g)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var serving conc.WaitGroup
-	defer serving.Wait()
-	serving.Go(func() { gs.Serve(l) })
-	defer gs.Stop()
-	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithDefaultCallOptions(grpc.ForceCodec(wireCodec{})))
+	g, addr := serveInternal(t)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithDefaultCallOptions(grpc.ForceCodec(wireCodec{})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,4 +82,39 @@ func TestReceiptsAreTaken(t *testing.T) {
 	if n := g.codec.receipts.pending(); n != 0 {
 		t.Errorf("%d receipts not taken", n)
 	}
+	if n := g.codec.answers.pending(); n != 0 {
+		t.Errorf("%d answers' call memory not released", n)
+	}
+}
+
+// serveInternal serves RewardService with an accuracy function
+// (exact_match on the field answer) on a loopback port until the test
+// ends, and returns the service and the port's address. setup, if any,
+// runs on the service before it serves.
+func serveInternal(t *testing.T, setup ...func(*grpcService)) (*grpcService, string) {
+	t.Helper()
+	cfg, err := config.Load("t.yml", []byte("functions:\n  - {name: accuracy, kind: exact_match, reference_field: answer}\n"), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{Config: cfg, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGRPCService(srv.Service(), newTransportMetrics(prometheus.NewRegistry()), zap.NewNop(), nil)
+	for _, f := range setup {
+		f(g)
+	}
+	gs, _ := newGRPCServer(g)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serving conc.WaitGroup
+	serving.Go(func() { gs.Serve(l) })
+	t.Cleanup(func() {
+		gs.Stop()
+		serving.Wait()
+	})
+	return g, l.Addr().String()
 }

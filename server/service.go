@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -36,6 +37,9 @@ type Service struct {
 	log    *zap.Logger
 	// served indexes cfg.Functions by name.
 	served map[string]*scorers.Function
+	// memory is where every call, over any transport, takes the memory it
+	// scores in (callMemory).
+	memory *memoryPool
 }
 
 // newService returns a service for cfg. reg compiles the functions requests
@@ -46,7 +50,7 @@ func newService(cfg *config.Config, reg scorers.Registry, eng *engine, m *servic
 		served[fn.Name] = fn
 	}
 	adm := newAdmission(cfg.Limits.MaxInflightRequests, cfg.Limits.RequestMemory(), m)
-	return &Service{cfg: cfg, reg: reg, engine: eng, adm: adm, m: m, log: log, served: served}
+	return &Service{cfg: cfg, reg: reg, engine: eng, adm: adm, m: m, log: log, served: served, memory: new(memoryPool)}
 }
 
 // Config returns the config the service serves.
@@ -75,8 +79,26 @@ func (s *Service) weight(name string) float64 { return s.cfg.Weights[name] }
 func (s *Service) countUnscorable(n int) { s.m.unscorable.Add(float64(n)) }
 
 // Score scores one batch. The response may share strings with req (its
-// batch_id, and what a scorer's reason quotes of a rollout).
+// batch_id, and what a scorer's reason quotes of a rollout); the rest of
+// it is the caller's.
 func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
+	cm := s.memory.get()
+	defer cm.release()
+	resp, err := s.score(ctx, req, cm)
+	if err != nil {
+		return nil, err
+	}
+	// The columns are cm's, which the next call writes over.
+	for _, fs := range resp.Functions {
+		fs.Values, fs.Status = slices.Clone(fs.Values), slices.Clone(fs.Status)
+	}
+	return resp, nil
+}
+
+// score is Score in cm: the rollouts as the scorers see them, their
+// results and the response's value and status columns are cm's, and live
+// as long as cm is not released.
+func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, cm *callMemory) (*rewardv1.ScoreResponse, error) {
 	ctx, cancel := context.WithTimeout(scorers.WithMemo(ctx), s.cfg.Limits.RequestTimeout)
 	defer cancel()
 
@@ -104,12 +126,8 @@ func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewar
 	if err := expand(req); err != nil {
 		return nil, err
 	}
-	ptrs, rejected := s.rollouts(req)
-	results := make([][]scorers.Result, len(tasks))
-	all := make([]scorers.Result, len(tasks)*len(ptrs))
-	for k := range results {
-		results[k] = all[k*len(ptrs) : (k+1)*len(ptrs) : (k+1)*len(ptrs)]
-	}
+	ptrs, rejected := s.rollouts(req, cm)
+	results := cm.resultColumns(len(tasks), len(ptrs))
 	err = s.engine.Score(ctx, s.cfg.Limits.MaxRequestWork, tasks, ptrs, results)
 	// The work is done: the slot goes back before the answer is written, so
 	// that a client sending its next request the moment it has this answer
@@ -127,7 +145,7 @@ func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewar
 		ConfigFingerprint: s.cfg.Fingerprint,
 		Functions:         make([]*rewardv1.FunctionScores, len(tasks)),
 	}
-	values, status := make([]float64, len(tasks)*n), make([]rewardv1.ScoreStatus, len(tasks)*n)
+	values, status := cm.responseColumns(len(tasks) * n)
 	for k, t := range tasks {
 		resp.Functions[k] = functionScores(t.Function.Name, results[k], values[k*n:(k+1)*n:(k+1)*n], status[k*n:(k+1)*n:(k+1)*n], !req.GetOmitOkReasons())
 	}
@@ -140,10 +158,10 @@ func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewar
 // rollouts returns the request's rollouts as the scorers see them, but for
 // those over a per-rollout limit, which are rejected with their reason (by
 // index in the request): they get an Error in every function and are not
-// scored; the rest of the batch is.
-func (s *Service) rollouts(req *rewardv1.ScoreRequest) ([]*scorers.Rollout, map[int]string) {
+// scored; the rest of the batch is. The rollouts are cm's.
+func (s *Service) rollouts(req *rewardv1.ScoreRequest, cm *callMemory) ([]*scorers.Rollout, map[int]string) {
 	var rejected map[int]string
-	rollouts := make([]scorers.Rollout, 0, len(req.GetRollouts()))
+	rollouts, ptrs := cm.scoring(len(req.GetRollouts()))
 	for i, r := range req.GetRollouts() {
 		if reason := s.rolloutProblem(r); reason != "" {
 			if rejected == nil {
@@ -157,9 +175,8 @@ func (s *Service) rollouts(req *rewardv1.ScoreRequest) ([]*scorers.Rollout, map[
 			Fields: r.GetFields().GetFields(),
 		})
 	}
-	ptrs := make([]*scorers.Rollout, len(rollouts))
 	for i := range rollouts {
-		ptrs[i] = &rollouts[i]
+		ptrs = append(ptrs, &rollouts[i])
 	}
 	return ptrs, rejected
 }

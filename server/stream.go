@@ -53,12 +53,12 @@ func (g *grpcService) ScoreStream(stream rewardv1.RewardService_ScoreStreamServe
 		window: make(chan struct{}, streamWindow), groups: newGroupSet(maxStreamGroups)}
 	var recvErr error
 	for {
-		t, req, err := s.next()
+		b, err := s.next()
 		if err != nil {
 			recvErr = err
 			break
 		}
-		if req == nil || !s.start(t, req) {
+		if b == nil || !s.start(b) {
 			break
 		}
 	}
@@ -90,32 +90,46 @@ type scoreStream struct {
 	sendErr error // the first send that failed; nothing is sent after it
 }
 
+// batch is one batch of a stream: its request, the ticket holding its
+// memory budget, and the call memory it is decoded into, both released
+// once its answer is sent.
+type batch struct {
+	t   *ticket
+	req *rewardv1.ScoreRequest
+	cm  *callMemory
+}
+
+func (b *batch) release() {
+	b.cm.release()
+	b.t.release()
+}
+
 // next reads the stream's next batch, with a ticket of its own holding its
 // memory. It answers a batch refused alone (it does not fit in the memory
 // budget, or it sends a group an earlier batch sent) and reads on. It
-// returns a nil request when the stream ends without an error of its own
+// returns a nil batch when the stream ends without an error of its own
 // (the client is done sending, or the stream was cancelled), and the error
 // that ends the stream otherwise.
-func (s *scoreStream) next() (*ticket, *rewardv1.ScoreRequest, error) {
+func (s *scoreStream) next() (*batch, error) {
 	for {
 		t := s.g.svc.ticket()
 		if err := t.reserveWait(s.ctx, int64(s.lim.MaxMessageBytes)); err != nil {
 			t.release()
 			if s.ctx.Err() != nil {
-				return nil, nil, nil
+				return nil, nil
 			}
-			return nil, nil, toStatus(s.g.log, "ScoreStream", err).Err()
+			return nil, toStatus(s.g.log, "ScoreStream", err).Err()
 		}
 		req := new(rewardv1.ScoreRequest)
 		if err := s.recv(req); err != nil {
 			t.release()
 			if errors.Is(err, io.EOF) {
-				return nil, nil, nil // the client is done sending: finish what is in flight
+				return nil, nil // the client is done sending: finish what is in flight
 			}
 			s.cancel()
-			return nil, nil, err
+			return nil, err
 		}
-		err := s.g.received(t, req)
+		cm, err := s.g.received(t, req)
 		var me *MemoryError
 		switch {
 		case errors.As(err, &me):
@@ -127,14 +141,15 @@ func (s *scoreStream) next() (*ticket, *rewardv1.ScoreRequest, error) {
 			// Which batch it was cannot be known: the stream ends.
 			t.release()
 			s.cancel()
-			return nil, nil, toStatus(s.g.log, "ScoreStream", err).Err()
+			return nil, toStatus(s.g.log, "ScoreStream", err).Err()
 		}
-		if dup, batch := s.groups.addAll(req); dup != "" {
-			t.release()
-			s.answerError(req.GetBatchId(), invalid("batch %q: group %q was already sent in batch %q on this stream: send each group whole, in one message", req.GetBatchId(), dup, batch))
+		b := &batch{t: t, req: req, cm: cm}
+		if dup, first := s.groups.addAll(req); dup != "" {
+			s.answerError(req.GetBatchId(), invalid("batch %q: group %q was already sent in batch %q on this stream: send each group whole, in one message", req.GetBatchId(), dup, first))
+			b.release()
 			continue
 		}
-		return t, req, nil
+		return b, nil
 	}
 }
 
@@ -151,23 +166,24 @@ func (s *scoreStream) recv(req *rewardv1.ScoreRequest) error {
 	return err
 }
 
-// start scores req once the window has room, and sends its answer; t is
-// released when it is sent. It returns false, with t released, when the
+// start scores b once the window has room, and sends its answer; b is
+// released when it is sent. It returns false, with b released, when the
 // stream ended first.
-func (s *scoreStream) start(t *ticket, req *rewardv1.ScoreRequest) bool {
+func (s *scoreStream) start(b *batch) bool {
 	select {
 	case s.window <- struct{}{}:
 	case <-s.ctx.Done():
 	}
 	if s.ctx.Err() != nil {
-		t.release()
+		b.release()
 		return false
 	}
 	s.wg.Go(func() {
 		defer func() { <-s.window }()
-		defer t.release()
+		defer b.release()
+		req := b.req
 		start := time.Now()
-		resp, err := s.g.svc.Score(withTicket(s.ctx, t), req)
+		resp, err := s.g.svc.score(withTicket(s.ctx, b.t), req, b.cm)
 		st := toStatus(s.g.log, "ScoreStream", err)
 		s.g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
 		s.g.m.requestDuration.WithLabelValues("ScoreStream").Observe(time.Since(start).Seconds())

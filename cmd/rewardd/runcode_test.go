@@ -248,104 +248,19 @@ const (
 // testRunCodeVerl: every verdict verl's client knows, from rewardd's
 // answers, and 64 concurrent requests of one C++ program compile it once.
 func testRunCodeVerl(t *testing.T, url string) {
-	type want struct {
-		verdict          int
-		status, run      string
-		returnCode       int // checked when run is Finished
-		stdout, inStderr string
-	}
-	cases := []struct {
-		name string
-		call *runCodeCall
-		want want
-	}{
-		{"python passes", &runCodeCall{code: "print(int(input()) * 2)", stdin: "21\n", expected: "42\n", language: "python"},
-			want{verdict: verlPassed, status: "Success", run: "Finished", stdout: "42\n"}},
-		{"python wrong", &runCodeCall{code: "print(int(input()) + 2)", stdin: "21\n", expected: "42\n", language: "python"},
-			want{verdict: verlWrong, status: "Success", run: "Finished", stdout: "23\n"}},
-		{"python exits 3", &runCodeCall{code: "import sys\nprint('partial')\nsys.exit(3)", expected: "42", language: "python"},
-			want{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: 3, stdout: "partial\n"}},
-		{"python raises", &runCodeCall{code: "import sys\nprint('to stderr', file=sys.stderr)\nraise ValueError('no')", expected: "42", language: "python"},
-			want{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: 1, inStderr: "to stderr\nValueError: no"}},
-		{"python loops", &runCodeCall{code: "while True:\n    pass", expected: "42", language: "python", timeout: 1},
-			want{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
-		{"python sleeps", &runCodeCall{code: "import time\ntime.sleep(30)", expected: "42", language: "python", timeout: 1},
-			want{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
-		{"python over memory", &runCodeCall{code: "x = bytearray(900 << 20)\nprint(len(x))", expected: "42", language: "python", memoryMB: 128},
-			want{verdict: verlRuntimeError, status: "Failed", run: "Error"}},
-		{"cpp passes", &runCodeCall{code: cppDouble, stdin: "-7\n", expected: "-14\n", language: "cpp"},
-			want{verdict: verlPassed, status: "Success", run: "Finished", stdout: "-14\n"}},
-		{"cpp does not compile", &runCodeCall{code: "int main() { return x; }", expected: "42", language: "cpp"},
-			want{verdict: verlCompileError, status: "Failed", inStderr: "'x' was not declared"}},
-		{"cpp compile out of time", &runCodeCall{code: cppSlowling, expected: "42", language: "cpp", timeout: 2},
-			want{verdict: verlCompileError, status: "Failed"}},
-		{"cpp returns 7", &runCodeCall{code: "int main() { return 7; }", expected: "42", language: "cpp"},
-			want{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: 7}},
-		{"cpp aborts", &runCodeCall{code: "#include <cstdlib>\nint main() { std::abort(); }", expected: "42", language: "cpp"},
-			want{verdict: verlRuntimeError, status: "Failed", run: "Error"}},
-		{"cpp loops", &runCodeCall{code: "int main() { volatile unsigned x = 0; for (;;) x++; }", expected: "42", language: "cpp", timeout: 1},
-			want{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
-		{"nodejs passes", &runCodeCall{code: "const l = require('fs').readFileSync(0, 'utf8'); console.log(2 * Number(l));", stdin: "4\n", expected: "8", language: "nodejs"},
-			want{verdict: verlPassed, status: "Success", run: "Finished", stdout: "8\n"}},
-	}
+	cases := verlCases()
 	var calls []*runCodeCall
 	for _, c := range cases {
-		if c.call.timeout == 0 {
-			c.call.timeout = 10
-		}
-		if c.call.memoryMB == 0 {
-			c.call.memoryMB = 1024
-		}
 		calls = append(calls, c.call)
 	}
-	// The same C++ program on 64 tests at once, as verl sends a problem's
-	// tests: it compiles once.
-	var same []*runCodeCall
-	for k := range 64 {
-		same = append(same, &runCodeCall{code: strings.Replace(cppDouble, "2 * x", "2 * x + 0", 1), stdin: fmt.Sprint(k), expected: fmt.Sprint(2 * k),
-			language: "cpp", timeout: 10, memoryMB: 1024})
-	}
+	same := sameProgramCalls()
 	callAll(url, "", append(calls, same...))
 
 	for _, c := range cases {
-		a, w := c.call.answer, c.want
-		if c.call.verdict != w.verdict || a == nil || a.Status != w.status {
-			t.Errorf("%s: verl's verdict %d (HTTP %d, %s), want %d with status %s", c.name, c.call.verdict, c.call.status, describe(a), w.verdict, w.status)
-			continue
+		checkVerlAnswer(t, c)
+		if a := c.call.answer; c.name == "cpp compile out of time" && a != nil && (a.CompileResult == nil || a.CompileResult.Status != "TimeLimitExceeded") {
+			t.Errorf("a compile of minutes: %s, want compile_result TimeLimitExceeded", describe(a))
 		}
-		if a.Files == nil {
-			t.Errorf("%s: no files in the answer (SandboxFusion answers {})", c.name)
-		}
-		switch {
-		case w.run == "" && a.RunResult != nil:
-			t.Errorf("%s: a run_result %+v for a program that did not compile", c.name, a.RunResult)
-		case w.run != "" && (a.RunResult == nil || a.RunResult.Status != w.run):
-			t.Errorf("%s: %s, want run_result status %s", c.name, describe(a), w.run)
-		case w.run == "Finished" && (a.RunResult.ReturnCode == nil || *a.RunResult.ReturnCode != w.returnCode):
-			t.Errorf("%s: return_code %v, want %d", c.name, a.RunResult.ReturnCode, w.returnCode)
-		case w.stdout != "" && *a.RunResult.Stdout != w.stdout:
-			t.Errorf("%s: stdout %q, want %q", c.name, *a.RunResult.Stdout, w.stdout)
-		case w.run != "" && a.RunResult.ExecutionTime == nil:
-			t.Errorf("%s: no execution_time", c.name)
-		}
-		if w.inStderr != "" {
-			var stderr string
-			if r := a.RunResult; r != nil && r.Stderr != nil {
-				stderr = *r.Stderr
-			}
-			if r := a.CompileResult; r != nil && r.Stderr != nil {
-				stderr += *r.Stderr
-			}
-			if !strings.Contains(stderr, w.inStderr) {
-				t.Errorf("%s: stderr %q does not hold %q", c.name, stderr, w.inStderr)
-			}
-		}
-		if (c.call.language == "cpp") != (a.CompileResult != nil) {
-			t.Errorf("%s: compile_result %+v (only compiled languages have one)", c.name, a.CompileResult)
-		}
-	}
-	if a := cases[9].call.answer; a != nil && (a.CompileResult == nil || a.CompileResult.Status != "TimeLimitExceeded") {
-		t.Errorf("a compile of minutes: %s, want compile_result TimeLimitExceeded", describe(a))
 	}
 	compiles := map[float64]int{}
 	for _, c := range same {
@@ -357,6 +272,116 @@ func testRunCodeVerl(t *testing.T, url string) {
 	}
 	if len(compiles) != 1 {
 		t.Errorf("64 concurrent requests of one program: %d distinct compiles (%v), want 1", len(compiles), compiles)
+	}
+}
+
+// verlCase is a /run_code call and what verl must read off its answer.
+type verlCase struct {
+	name string
+	call *runCodeCall
+	want verlWant
+}
+
+type verlWant struct {
+	verdict          int
+	status, run      string
+	returnCode       int // checked when run is Finished
+	stdout, inStderr string
+}
+
+// verlCases are programs that give each verdict verl knows; a call that
+// names no timeout or memory limit gets 10 s and 1024 MB.
+func verlCases() []verlCase {
+	cases := []verlCase{
+		{"python passes", &runCodeCall{code: "print(int(input()) * 2)", stdin: "21\n", expected: "42\n", language: "python"},
+			verlWant{verdict: verlPassed, status: "Success", run: "Finished", stdout: "42\n"}},
+		{"python wrong", &runCodeCall{code: "print(int(input()) + 2)", stdin: "21\n", expected: "42\n", language: "python"},
+			verlWant{verdict: verlWrong, status: "Success", run: "Finished", stdout: "23\n"}},
+		{"python exits 3", &runCodeCall{code: "import sys\nprint('partial')\nsys.exit(3)", expected: "42", language: "python"},
+			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: 3, stdout: "partial\n"}},
+		{"python raises", &runCodeCall{code: "import sys\nprint('to stderr', file=sys.stderr)\nraise ValueError('no')", expected: "42", language: "python"},
+			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: 1, inStderr: "to stderr\nValueError: no"}},
+		{"python loops", &runCodeCall{code: "while True:\n    pass", expected: "42", language: "python", timeout: 1},
+			verlWant{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
+		{"python sleeps", &runCodeCall{code: "import time\ntime.sleep(30)", expected: "42", language: "python", timeout: 1},
+			verlWant{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
+		{"python over memory", &runCodeCall{code: "x = bytearray(900 << 20)\nprint(len(x))", expected: "42", language: "python", memoryMB: 128},
+			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Error"}},
+		{"cpp passes", &runCodeCall{code: cppDouble, stdin: "-7\n", expected: "-14\n", language: "cpp"},
+			verlWant{verdict: verlPassed, status: "Success", run: "Finished", stdout: "-14\n"}},
+		{"cpp does not compile", &runCodeCall{code: "int main() { return x; }", expected: "42", language: "cpp"},
+			verlWant{verdict: verlCompileError, status: "Failed", inStderr: "'x' was not declared"}},
+		{"cpp compile out of time", &runCodeCall{code: cppSlowling, expected: "42", language: "cpp", timeout: 2},
+			verlWant{verdict: verlCompileError, status: "Failed"}},
+		{"cpp returns 7", &runCodeCall{code: "int main() { return 7; }", expected: "42", language: "cpp"},
+			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: 7}},
+		{"cpp aborts", &runCodeCall{code: "#include <cstdlib>\nint main() { std::abort(); }", expected: "42", language: "cpp"},
+			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Error"}},
+		{"cpp loops", &runCodeCall{code: "int main() { volatile unsigned x = 0; for (;;) x++; }", expected: "42", language: "cpp", timeout: 1},
+			verlWant{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
+		{"nodejs passes", &runCodeCall{code: "const l = require('fs').readFileSync(0, 'utf8'); console.log(2 * Number(l));", stdin: "4\n", expected: "8", language: "nodejs"},
+			verlWant{verdict: verlPassed, status: "Success", run: "Finished", stdout: "8\n"}},
+	}
+	for _, c := range cases {
+		if c.call.timeout == 0 {
+			c.call.timeout = 10
+		}
+		if c.call.memoryMB == 0 {
+			c.call.memoryMB = 1024
+		}
+	}
+	return cases
+}
+
+// sameProgramCalls are the same C++ program on 64 tests, as verl sends a
+// problem's tests at once: it must compile once.
+func sameProgramCalls() []*runCodeCall {
+	var same []*runCodeCall
+	for k := range 64 {
+		same = append(same, &runCodeCall{code: strings.Replace(cppDouble, "2 * x", "2 * x + 0", 1), stdin: fmt.Sprint(k), expected: fmt.Sprint(2 * k),
+			language: "cpp", timeout: 10, memoryMB: 1024})
+	}
+	return same
+}
+
+// checkVerlAnswer checks the verdict verl reads off c's answer, and the
+// answer's fields verl and SandboxFusion's other clients read.
+func checkVerlAnswer(t *testing.T, c verlCase) {
+	t.Helper()
+	a, w := c.call.answer, c.want
+	if c.call.verdict != w.verdict || a == nil || a.Status != w.status {
+		t.Errorf("%s: verl's verdict %d (HTTP %d, %s), want %d with status %s", c.name, c.call.verdict, c.call.status, describe(a), w.verdict, w.status)
+		return
+	}
+	if a.Files == nil {
+		t.Errorf("%s: no files in the answer (SandboxFusion answers {})", c.name)
+	}
+	switch {
+	case w.run == "" && a.RunResult != nil:
+		t.Errorf("%s: a run_result %+v for a program that did not compile", c.name, a.RunResult)
+	case w.run != "" && (a.RunResult == nil || a.RunResult.Status != w.run):
+		t.Errorf("%s: %s, want run_result status %s", c.name, describe(a), w.run)
+	case w.run == "Finished" && (a.RunResult.ReturnCode == nil || *a.RunResult.ReturnCode != w.returnCode):
+		t.Errorf("%s: return_code %v, want %d", c.name, a.RunResult.ReturnCode, w.returnCode)
+	case w.stdout != "" && *a.RunResult.Stdout != w.stdout:
+		t.Errorf("%s: stdout %q, want %q", c.name, *a.RunResult.Stdout, w.stdout)
+	case w.run != "" && a.RunResult.ExecutionTime == nil:
+		t.Errorf("%s: no execution_time", c.name)
+	}
+	if w.inStderr != "" {
+		var stderr string
+		if r := a.RunResult; r != nil && r.Stderr != nil {
+			stderr = *r.Stderr
+		}
+		if r := a.CompileResult; r != nil && r.Stderr != nil {
+			stderr += *r.Stderr
+		}
+		if !strings.Contains(stderr, w.inStderr) {
+			t.Errorf("%s: stderr %q does not hold %q", c.name, stderr, w.inStderr)
+		}
+	}
+	if (c.call.language == "cpp") != (a.CompileResult != nil) {
+		t.Errorf("%s: compile_result %+v (only compiled languages have one)", c.name, a.CompileResult)
 	}
 }
 
@@ -414,8 +439,27 @@ func sameLines(got, want string) bool {
 // string hashing changes from process to process), which an exact compare
 // of two runs cannot judge.
 func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
-	rows := cpRows(t)
 	full := os.Getenv("REWARDD_CP_FULL") == "1"
+	sols := pickSolutions(cpRows(t), full)
+	// The io scorer, Score calls of 8 solutions one after the other per
+	// language; then /run_code, every test, 64 at once (at the same time,
+	// the scorer would wait for sandbox slots behind 64 requests).
+	calls := runCodeCalls(sols)
+	start := time.Now()
+	scores := scoreAllIO(t, srv, sols)
+	callAll(url, "", calls)
+	compared, passed := compareWithIO(t, sols, scores)
+	problems := map[string]bool{}
+	for _, s := range sols {
+		problems[s.problem.ID] = true
+	}
+	t.Logf("%d solutions of %d problems, %d tests compared (%d passed) in %v (full set: %v)", len(sols), len(problems), compared, passed, time.Since(start), full)
+}
+
+// pickSolutions picks the solutions testRunCodeAgreesWithIO compares: of
+// every 20th problem with an exact checker, one accepted and one wrong
+// solution per language; with full, every solution of every such problem.
+func pickSolutions(rows []cpRow, full bool) []*cpSolution {
 	var sols []*cpSolution
 	for i := range rows {
 		if !full && i%20 != 0 || rows[i].Checker == "special" {
@@ -435,9 +479,12 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 			}
 		}
 	}
-	// The io scorer, Score calls of 8 solutions one after the other per
-	// language; then /run_code, every test, 64 at once (at the same time,
-	// the scorer would wait for sandbox slots behind 64 requests).
+	return sols
+}
+
+// runCodeCalls makes each solution's /run_code calls, one per test, as
+// verl would with the problem's time limit; it returns them all.
+func runCodeCalls(sols []*cpSolution) []*runCodeCall {
 	var calls []*runCodeCall
 	for _, s := range sols {
 		tl := 5.0
@@ -458,7 +505,13 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 			calls = append(calls, c)
 		}
 	}
-	start := time.Now()
+	return calls
+}
+
+// scoreAllIO scores the solutions with the io function of their language,
+// 8 at a time, the two languages at once; a solution the function did not
+// score is missing from the map (and an error of the test).
+func scoreAllIO(t *testing.T, srv *process, sols []*cpSolution) map[*cpSolution]*rewardv1.Execution {
 	scores := map[*cpSolution]*rewardv1.Execution{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -482,8 +535,15 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 		})
 	}
 	wg.Wait()
-	callAll(url, "", calls)
-	var compared, passed int
+	return scores
+}
+
+// compareWithIO fails the test for every test of a solution that
+// /run_code passes (its stdout exactly the expected one) and the io scorer
+// does not accept, or the other way round; it returns how many tests it
+// compared and how many /run_code passed.
+func compareWithIO(t *testing.T, sols []*cpSolution, scores map[*cpSolution]*rewardv1.Execution) (compared, passed int) {
+	t.Helper()
 	for _, s := range sols {
 		e := scores[s]
 		if e == nil {
@@ -513,11 +573,7 @@ func testRunCodeAgreesWithIO(t *testing.T, srv *process, url string) {
 			}
 		}
 	}
-	problems := map[string]bool{}
-	for _, s := range sols {
-		problems[s.problem.ID] = true
-	}
-	t.Logf("%d solutions of %d problems, %d tests compared (%d passed) in %v (full set: %v)", len(sols), len(problems), compared, passed, time.Since(start), full)
+	return compared, passed
 }
 
 // cpSolution is a solution of a cp problem, and its tests' /run_code calls.

@@ -16,20 +16,15 @@ import (
 // leave the fork servers as they were, and leave the slot scoring right.
 
 // hostileLang is one language's hostile suite: a pool that runs it, the
-// fork servers it started with, and what every subtest ends with.
+// fork server and runner it started with, and what every subtest ends
+// with.
 type hostileLang struct {
-	p       *sandbox.Pool
-	lang    string
-	servers []int
+	*hostileSlot
+	lang string
 }
 
 func newHostileLang(t *testing.T, lang string) *hostileLang {
-	p := startLanguagePool(t)
-	h := &hostileLang{p: p, lang: lang, servers: append(forkServers(), runners()...)}
-	if len(h.servers) != 2 {
-		t.Fatalf("fork server and runner of this process: %v, want one of each", h.servers)
-	}
-	return h
+	return &hostileLang{hostileSlot: newHostileSlot(t, startLanguagePool(t)), lang: lang}
 }
 
 // run runs src once, with empty stdin, under lim (zero fields: the
@@ -42,15 +37,11 @@ func (h *hostileLang) run(t *testing.T, src string, lim sandbox.Limits) sandbox.
 }
 
 // after checks what every hostile program must leave behind: none of its
-// processes, the same fork servers, a slot that scores right.
+// processes, the same fork servers, a slot that scores right, in its
+// language too.
 func (h *hostileLang) after(t *testing.T) {
 	t.Helper()
-	assertNoSlotProcs(t)
-	if now := append(forkServers(), runners()...); !slices.Equal(now, h.servers) {
-		t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: the program reached them", h.servers, now)
-		h.servers = now
-	}
-	assertServes(t, h.p)
+	h.hostileSlot.after(t)
 	job := langJob(t, h.p, h.lang, doubling[h.lang], "21\n")
 	job.Check = func(_ int, out []byte) bool { return strings.TrimSpace(string(out)) == "42" }
 	if tr := run(t, h.p, job).Tests[0]; tr.Status != sandbox.Passed {
@@ -130,36 +121,50 @@ static long raw(long n, long a, long b, long c) {
 // whose compile never ends or never fits.
 func TestHostileCpp(t *testing.T) {
 	h := newHostileLang(t, "cpp")
-	uid := uidBase
-
-	t.Run("fork bomb", func(t *testing.T) {
-		stop := watchSlot(t, uid)
-		tr := h.run(t, "#include <unistd.h>\nint main() { for (;;) fork(); }\n", hostile)
-		peak, _ := stop()
-		oneOfStatus(t, tr, sandbox.Timeout)
-		if peak > hostile.Processes+1 { // the launcher counts too
-			t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes+1)
-		}
-		if peak < 2 {
-			t.Errorf("the fork bomb never forked (peak %d tasks)", peak)
-		}
-		h.after(t)
+	runHostile(t, h, []hostileFamily[*hostileLang]{
+		{"fork bomb", cppForkBomb},
+		{"memory bomb", cppMemoryBomb},
+		{"host files", cppHostFiles},
+		{"sockets and namespaces, raw", cppSocketsAndNamespaces},
+		{"i386 system calls", cppI386Syscalls},
+		{"signals", cppSignals},
+		{"compile-time bombs", cppCompileBombs},
+		{"static array over the memory limit", cppStaticArray},
 	})
+}
 
-	t.Run("memory bomb", func(t *testing.T) {
-		stop := watchSlot(t, uid)
-		tr := h.run(t, "#include <cstring>\nint main() { for (;;) std::memset(new char[1 << 20], 1, 1 << 20); }\n", hostile)
-		_, rss := stop()
-		oneOfStatus(t, tr, sandbox.Memory)
-		if rss > hostile.MemoryMB<<10 {
-			t.Errorf("CONTAINMENT: %d KB resident, limit %d MB", rss, hostile.MemoryMB)
-		}
-		h.after(t)
-	})
+// cppForkBomb: fork without end: it times out, never past the slot's process
+// limit (and the launcher).
+func cppForkBomb(t *testing.T, h *hostileLang) {
+	stop := watchSlot(t, uidBase)
+	tr := h.run(t, "#include <unistd.h>\nint main() { for (;;) fork(); }\n", hostile)
+	peak, _ := stop()
+	oneOfStatus(t, tr, sandbox.Timeout)
+	if peak > hostile.Processes+1 { // the launcher counts too
+		t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes+1)
+	}
+	if peak < 2 {
+		t.Errorf("the fork bomb never forked (peak %d tasks)", peak)
+	}
+}
 
-	t.Run("host files", func(t *testing.T) {
-		outside := []string{hostPath(t, "/var/tmp", "cpp"), hostPath(t, "/dev/shm", "cpp")}
-		src := cppAttempt + `int main() {
+// cppMemoryBomb: allocation without end: never resident past the memory
+// limit.
+func cppMemoryBomb(t *testing.T, h *hostileLang) {
+	stop := watchSlot(t, uidBase)
+	tr := h.run(t, "#include <cstring>\nint main() { for (;;) std::memset(new char[1 << 20], 1, 1 << 20); }\n", hostile)
+	_, rss := stop()
+	oneOfStatus(t, tr, sandbox.Memory)
+	if rss > hostile.MemoryMB<<10 {
+		t.Errorf("CONTAINMENT: %d KB resident, limit %d MB", rss, hostile.MemoryMB)
+	}
+}
+
+// cppHostFiles: writes and reads of host files, through libc and raw system
+// calls, are refused; the work dir takes writes.
+func cppHostFiles(t *testing.T, h *hostileLang) {
+	outside := []string{hostPath(t, "/var/tmp", "cpp"), hostPath(t, "/dev/shm", "cpp")}
+	src := cppAttempt + `int main() {
 	attempt("write " OUT0, open(OUT0, O_WRONLY | O_CREAT, 0666));
 	attempt("write " OUT1, open(OUT1, O_WRONLY | O_CREAT, 0666));
 	attempt("read /etc/shadow", open("/etc/shadow", O_RDONLY));
@@ -170,21 +175,23 @@ func TestHostileCpp(t *testing.T) {
 	std::printf("wrote work %d\n", open("scratch", O_WRONLY | O_CREAT, 0600) >= 0);
 }
 `
-		src = sub(src, "OUT0", strconv.Quote(outside[0]), "OUT1", strconv.Quote(outside[1]))
-		tr := h.run(t, src, hostile)
-		out := string(tr.Stdout)
-		noneOf(t, out, "OPEN")
-		wantBlocked(t, out, 7)
-		if !strings.Contains(out, "wrote work 1") {
-			t.Errorf("the program could not write its own work dir:\n%s", out)
-		}
-		assertAbsent(t, outside...)
-		h.after(t)
-	})
+	src = sub(src, "OUT0", strconv.Quote(outside[0]), "OUT1", strconv.Quote(outside[1]))
+	tr := h.run(t, src, hostile)
+	out := string(tr.Stdout)
+	noneOf(t, out, "OPEN")
+	wantBlocked(t, out, 7)
+	if !strings.Contains(out, "wrote work 1") {
+		t.Errorf("the program could not write its own work dir:\n%s", out)
+	}
+	assertAbsent(t, outside...)
+}
 
-	t.Run("sockets and namespaces, raw", func(t *testing.T) {
-		port, check := listener(t)
-		src := cppAttempt + `int main() {
+// cppSocketsAndNamespaces: sockets, namespaces, ptrace and mount, through
+// libc and raw system calls, are refused, and nothing reaches a host
+// listener.
+func cppSocketsAndNamespaces(t *testing.T, h *hostileLang) {
+	port, check := listener(t)
+	src := cppAttempt + `int main() {
 	attempt("socket inet", socket(AF_INET, SOCK_STREAM, 0));
 	attempt("socket unix", socket(AF_UNIX, SOCK_STREAM, 0));
 	attempt("raw socket inet", raw(SYS_socket, AF_INET, SOCK_STREAM, 0));
@@ -200,79 +207,80 @@ func TestHostileCpp(t *testing.T) {
 	attempt("connect", s < 0 ? -1 : connect(s, (sockaddr *)&a, sizeof a));
 }
 `
-		tr := h.run(t, sub(src, "PORT", port), hostile)
-		out := string(tr.Stdout)
-		noneOf(t, out, "OPEN")
-		wantBlocked(t, out, 11)
-		check()
-		h.after(t)
-	})
+	tr := h.run(t, sub(src, "PORT", port), hostile)
+	out := string(tr.Stdout)
+	noneOf(t, out, "OPEN")
+	wantBlocked(t, out, 11)
+	check()
+}
 
-	t.Run("i386 system calls", func(t *testing.T) {
-		// int 0x80 is the 32-bit ABI, past the deny list: the filter kills
-		// the process instead.
-		tr := h.run(t, "int main() { long r; asm volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L) : \"memory\"); return (int)r; }\n", hostile)
-		oneOfStatus(t, tr, sandbox.Crashed)
-		if !strings.Contains(tr.Detail, "SIGSYS") {
-			t.Errorf("detail %q, want the seccomp kill (SIGSYS)", tr.Detail)
-		}
-		h.after(t)
-	})
+// cppI386Syscalls: int 0x80, the 32-bit system call gate, gets the process
+// killed.
+func cppI386Syscalls(t *testing.T, h *hostileLang) {
+	// int 0x80 is the 32-bit ABI, past the deny list: the filter kills
+	// the process instead.
+	tr := h.run(t, "int main() { long r; asm volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L) : \"memory\"); return (int)r; }\n", hostile)
+	oneOfStatus(t, tr, sandbox.Crashed)
+	if !strings.Contains(tr.Detail, "SIGSYS") {
+		t.Errorf("detail %q, want the seccomp kill (SIGSYS)", tr.Detail)
+	}
+}
 
-	t.Run("signals", func(t *testing.T) {
-		src := cppAttempt + `int main() {
+// cppSignals: signals to pid 1, to everything and to the parent take nothing
+// down but the program.
+func cppSignals(t *testing.T, h *hostileLang) {
+	src := cppAttempt + `int main() {
 	attempt("kill 1", kill(1, SIGKILL));
 	attempt("raw kill 1", raw(SYS_kill, 1, SIGKILL, 0));
 	kill(-1, SIGKILL); // every process it may signal: its launcher and itself
 	std::puts("alive");
 }
 `
-		tr := h.run(t, src, hostile)
-		oneOfStatus(t, tr, sandbox.Crashed, sandbox.RuntimeError)
-		noneOf(t, string(tr.Stdout), "OPEN")
-		tr = h.run(t, "#include <signal.h>\n#include <unistd.h>\nint main() { kill(getppid(), SIGKILL); pause(); }\n", hostile)
-		oneOfStatus(t, tr, sandbox.Crashed, sandbox.Timeout)
-		h.after(t)
-	})
+	tr := h.run(t, src, hostile)
+	oneOfStatus(t, tr, sandbox.Crashed, sandbox.RuntimeError)
+	noneOf(t, string(tr.Stdout), "OPEN")
+	tr = h.run(t, "#include <signal.h>\n#include <unistd.h>\nint main() { kill(getppid(), SIGKILL); pause(); }\n", hostile)
+	oneOfStatus(t, tr, sandbox.Crashed, sandbox.Timeout)
+}
 
-	t.Run("compile-time bombs", func(t *testing.T) {
-		lim := sandbox.Limits{CPUSeconds: 3, WallSeconds: 10, MemoryMB: 512, OutputKB: 16 << 10, Processes: 16}
-		for _, c := range []struct{ name, src string }{
-			{"include /dev/zero", "#include </dev/zero>\nint main() {}\n"},
-			{"include /dev/urandom", "#include </dev/urandom>\nint main() {}\n"},
-			{"constexpr loop", "constexpr long f() { long s = 0; for (long i = 0; i < 200000; i++) for (long j = 0; j < 200000; j++) s += i ^ j; return s; }\n" +
-				"static_assert(f() != 1);\nint main() {}\n"},
-			{"template explosion", "template <int A, int B> struct P { static const long v = P<A - 1, B>::v + P<A, B - 1>::v; };\n" +
-				"template <int B> struct P<0, B> { static const long v = 1; };\ntemplate <int A> struct P<A, 0> { static const long v = 1; };\n" +
-				"int main() { return P<400, 400>::v & 1; }\n"},
-			{"huge initialised array", "char a[1 << 30] = {1};\nint main() { return a[5]; }\n"},
-		} {
-			start := time.Now()
-			b, err := h.p.Compile(t.Context(), sandbox.CompileJob{Language: "cpp", Source: c.src, Limits: lim})
-			if err != nil {
-				t.Errorf("%s: Compile: %v (a compile that fails is a Build, not an error)", c.name, err)
-				continue
-			}
-			if b.OK() {
-				t.Errorf("%s: compiled", c.name)
-			}
-			if c.name == "constexpr loop" && b.Status != sandbox.Timeout {
-				// g++ exits 4 when the CPU limit kills its cc1plus.
-				t.Errorf("%s: %s (%s), want the compile's time limit", c.name, b.Status, b.Detail)
-			}
-			if d := time.Since(start); d > 15*time.Second {
-				t.Errorf("%s: took %v with a wall limit of %g s", c.name, d, lim.WallSeconds)
-			}
-			t.Logf("%s: %s (%s) after %v, %v of CPU", c.name, b.Status, b.Detail, time.Since(start), b.CPU)
+// cppCompileBombs: compiles that never end or never fit end as failed Builds
+// within their limits.
+func cppCompileBombs(t *testing.T, h *hostileLang) {
+	lim := sandbox.Limits{CPUSeconds: 3, WallSeconds: 10, MemoryMB: 512, OutputKB: 16 << 10, Processes: 16}
+	for _, c := range []struct{ name, src string }{
+		{"include /dev/zero", "#include </dev/zero>\nint main() {}\n"},
+		{"include /dev/urandom", "#include </dev/urandom>\nint main() {}\n"},
+		{"constexpr loop", "constexpr long f() { long s = 0; for (long i = 0; i < 200000; i++) for (long j = 0; j < 200000; j++) s += i ^ j; return s; }\n" +
+			"static_assert(f() != 1);\nint main() {}\n"},
+		{"template explosion", "template <int A, int B> struct P { static const long v = P<A - 1, B>::v + P<A, B - 1>::v; };\n" +
+			"template <int B> struct P<0, B> { static const long v = 1; };\ntemplate <int A> struct P<A, 0> { static const long v = 1; };\n" +
+			"int main() { return P<400, 400>::v & 1; }\n"},
+		{"huge initialised array", "char a[1 << 30] = {1};\nint main() { return a[5]; }\n"},
+	} {
+		start := time.Now()
+		b, err := h.p.Compile(t.Context(), sandbox.CompileJob{Language: "cpp", Source: c.src, Limits: lim})
+		if err != nil {
+			t.Errorf("%s: Compile: %v (a compile that fails is a Build, not an error)", c.name, err)
+			continue
 		}
-		h.after(t)
-	})
+		if b.OK() {
+			t.Errorf("%s: compiled", c.name)
+		}
+		if c.name == "constexpr loop" && b.Status != sandbox.Timeout {
+			// g++ exits 4 when the CPU limit kills its cc1plus.
+			t.Errorf("%s: %s (%s), want the compile's time limit", c.name, b.Status, b.Detail)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("%s: took %v with a wall limit of %g s", c.name, d, lim.WallSeconds)
+		}
+		t.Logf("%s: %s (%s) after %v, %v of CPU", c.name, b.Status, b.Detail, time.Since(start), b.CPU)
+	}
+}
 
-	t.Run("static array over the memory limit", func(t *testing.T) {
-		tr := h.run(t, "static char a[1L << 36];\nint main(int argc, char **) { a[argc << 30] = 1; return a[argc]; }\n", hostile)
-		oneOfStatus(t, tr, sandbox.Memory)
-		h.after(t)
-	})
+// cppStaticArray: a static array past the memory limit ends as memory.
+func cppStaticArray(t *testing.T, h *hostileLang) {
+	tr := h.run(t, "static char a[1L << 36];\nint main(int argc, char **) { a[argc << 30] = 1; return a[argc]; }\n", hostile)
+	oneOfStatus(t, tr, sandbox.Memory)
 }
 
 // TestHostileJava: a JVM that starts threads without end, allocates

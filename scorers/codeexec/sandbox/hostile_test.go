@@ -24,69 +24,130 @@ import (
 // process of the pool's uids is left and neither the fork server nor the
 // runner was replaced: nothing a program did reached them.
 func TestHostile(t *testing.T) {
-	p := startPool(t, sandbox.Config{Slots: 1})
-	// The slot's fork server (zygote) and runner: nothing a program does
-	// may reach either.
-	slotServers := func() []int { return append(forkServers(), runners()...) }
-	servers := slotServers()
-	if len(servers) != 2 {
-		t.Fatalf("fork server and runner of this process: %v, want one of each", servers)
-	}
-	first := servers
-	uid := uidBase // slot 0
-
-	// after is what every subtest ends with: nothing of the program left,
-	// the fork server the one from before (nothing killed or crashed it),
-	// the slot scoring right.
-	after := func(t *testing.T) {
-		t.Helper()
-		assertNoSlotProcs(t)
-		if now := slotServers(); !slices.Equal(now, servers) {
-			t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: the program reached them", servers, now)
-			servers = now
-		}
-		assertServes(t, p)
-	}
-	oneOf := func(t *testing.T, tr sandbox.TestResult, want ...sandbox.Status) {
-		t.Helper()
-		if !slices.Contains(want, tr.Status) {
-			t.Errorf("verdict %s (%s), want one of %v", tr.Status, tr.Detail, want)
-		}
-	}
-
-	t.Run("fork bomb", func(t *testing.T) {
-		// Once, with other race-detector test binaries saturating both
-		// cores, the watcher saw no fork at all (peak 1 task; cause not
-		// found, perhaps the program never reached its loop within its
-		// 2 s). Such a run proves nothing either way, so it is tried
-		// again, at most three times; the containment checks hold on
-		// every run.
-		for attempt := 1; ; attempt++ {
-			stop := watchSlot(t, uid)
-			start := time.Now()
-			tr, _ := probe(t, p, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", hostile)
-			peak, _ := stop()
-			oneOf(t, tr, sandbox.Timeout)
-			if peak > hostile.Processes {
-				t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes)
-			}
-			if d := time.Since(start); d > 6*time.Second {
-				t.Errorf("took %v with a wall limit of %gs", d, hostile.WallSeconds)
-			}
-			after(t)
-			if peak >= 2 {
-				break
-			}
-			if attempt == 3 {
-				t.Fatalf("the fork bomb never forked in %d runs (peak %d tasks): the test does not test anything", attempt, peak)
-			}
-			t.Logf("run %d: the fork bomb never forked (peak %d tasks, %s); again", attempt, peak, tr.Status)
-		}
+	h := newHostileSlot(t, startPool(t, sandbox.Config{Slots: 1}))
+	first := h.servers
+	runHostile(t, h, []hostileFamily[*hostileSlot]{
+		{"fork bomb", hostileForkBomb},
+		{"thread bomb", hostileThreadBomb},
+		{"busy loop hits the CPU limit", hostileBusyLoop},
+		{"long sleep hits the wall limit", hostileLongSleep},
+		{"huge allocation", hostileHugeAllocation},
+		{"slow memory creep", hostileMemoryCreep},
+		{"endless output", hostileEndlessOutput},
+		{"output into every descriptor", hostileOutputEveryFD},
+		{"sockets", hostileSockets},
+		{"writes outside the work dir", hostileWrites},
+		{"reads of host files and proc", hostileReads},
+		{"killing the parent", hostileKillParent},
+		{"killing everything", hostileKillEverything},
+		{"ptrace", hostilePtrace},
+		{"unshare", hostileUnshare},
+		{"raising rlimits", hostileRlimits},
+		{"double-forked daemon", hostileDaemon},
+		{"setuid", hostileSetuid},
+		{"early exit in assert style", hostileEarlyExit},
+		{"closing stdout", hostileCloseStdout},
+		{"closing every descriptor then sleeping", hostileCloseAllThenSleep},
+		{"invalid UTF-8 output", hostileInvalidUTF8},
+		{"reward hacks", rewardHacks},
 	})
 
-	t.Run("thread bomb", func(t *testing.T) {
-		stop := watchSlot(t, uid)
-		tr, _ := probe(t, p, `import threading, time
+	// The hostile suite is over: nothing of it is left, and the fork server
+	// is the one the pool started with (nothing killed or replaced it).
+	assertNoSlotProcs(t)
+	if now := slotServers(); !slices.Equal(now, first) {
+		t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: a program reached them", first, now)
+	}
+	assertServes(t, h.p)
+}
+
+// hostileFamily is a family of hostile programs, run against h.
+type hostileFamily[H any] struct {
+	name string
+	run  func(t *testing.T, h H)
+}
+
+// runHostile runs each family in a subtest of its name that ends with
+// h.after.
+func runHostile[H interface{ after(*testing.T) }](t *testing.T, h H, families []hostileFamily[H]) {
+	for _, f := range families {
+		t.Run(f.name, func(t *testing.T) {
+			f.run(t, h)
+			h.after(t)
+		})
+	}
+}
+
+// hostileSlot is a one-slot pool that runs hostile programs, with the
+// slot's fork server (zygote) and runner as the last program left them:
+// nothing a program does may reach either.
+type hostileSlot struct {
+	p       *sandbox.Pool
+	servers []int
+}
+
+func newHostileSlot(t *testing.T, p *sandbox.Pool) *hostileSlot {
+	t.Helper()
+	h := &hostileSlot{p: p, servers: slotServers()}
+	if len(h.servers) != 2 {
+		t.Fatalf("fork server and runner of this process: %v, want one of each", h.servers)
+	}
+	return h
+}
+
+// slotServers lists this test process's fork servers and runners.
+func slotServers() []int { return append(forkServers(), runners()...) }
+
+// after is what every hostile program ends with: nothing of the program
+// left, the fork server and runner the ones from before (nothing killed or
+// crashed them), the slot scoring right.
+func (h *hostileSlot) after(t *testing.T) {
+	t.Helper()
+	assertNoSlotProcs(t)
+	if now := slotServers(); !slices.Equal(now, h.servers) {
+		t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: the program reached them", h.servers, now)
+		h.servers = now
+	}
+	assertServes(t, h.p)
+}
+
+// hostileForkBomb: a Python fork bomb: it times out, never past the slot's
+// process limit.
+func hostileForkBomb(t *testing.T, h *hostileSlot) {
+	// Once, with other race-detector test binaries saturating both
+	// cores, the watcher saw no fork at all (peak 1 task; cause not
+	// found, perhaps the program never reached its loop within its
+	// 2 s). Such a run proves nothing either way, so it is tried
+	// again, at most three times; the containment checks hold on
+	// every run.
+	for attempt := 1; ; attempt++ {
+		stop := watchSlot(t, uidBase)
+		start := time.Now()
+		tr, _ := probe(t, h.p, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", hostile)
+		peak, _ := stop()
+		oneOfStatus(t, tr, sandbox.Timeout)
+		if peak > hostile.Processes {
+			t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes)
+		}
+		if d := time.Since(start); d > 6*time.Second {
+			t.Errorf("took %v with a wall limit of %gs", d, hostile.WallSeconds)
+		}
+		if peak >= 2 {
+			return // what it left is checked by TestHostile, with h.after
+		}
+		h.after(t)
+		if attempt == 3 {
+			t.Fatalf("the fork bomb never forked in %d runs (peak %d tasks): the test does not test anything", attempt, peak)
+		}
+		t.Logf("run %d: the fork bomb never forked (peak %d tasks, %s); again", attempt, peak, tr.Status)
+	}
+}
+
+// hostileThreadBomb: threads without end: never past the slot's process
+// limit.
+func hostileThreadBomb(t *testing.T, h *hostileSlot) {
+	stop := watchSlot(t, uidBase)
+	tr, _ := probe(t, h.p, `import threading, time
 def sleeper():
     time.sleep(100)
 while True:
@@ -95,122 +156,126 @@ while True:
     except Exception:
         pass
 `, hostile)
-		peak, _ := stop()
-		oneOf(t, tr, sandbox.Timeout, sandbox.Memory)
-		if peak > hostile.Processes {
-			t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes)
-		}
-		if peak < 2 {
-			t.Errorf("the thread bomb never started a thread (peak %d tasks)", peak)
-		}
-		after(t)
-	})
+	peak, _ := stop()
+	oneOfStatus(t, tr, sandbox.Timeout, sandbox.Memory)
+	if peak > hostile.Processes {
+		t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes)
+	}
+	if peak < 2 {
+		t.Errorf("the thread bomb never started a thread (peak %d tasks)", peak)
+	}
+}
 
-	t.Run("busy loop hits the CPU limit", func(t *testing.T) {
-		lim := hostile
-		lim.WallSeconds = 20
-		start := time.Now()
-		tr, _ := probe(t, p, "while True:\n    pass\n", lim)
-		d := time.Since(start)
-		oneOf(t, tr, sandbox.Timeout)
-		if d < 900*time.Millisecond || d > 10*time.Second {
-			t.Errorf("took %v: the 1 s CPU limit, not the 20 s wall limit, should stop it", d)
-		}
-		after(t)
-	})
+// hostileBusyLoop: a busy loop is stopped by its CPU limit, long before its
+// wall limit.
+func hostileBusyLoop(t *testing.T, h *hostileSlot) {
+	timesOut(t, h, "while True:\n    pass\n", 20, 10*time.Second, "the 1 s CPU limit, not the 20 s wall limit")
+}
 
-	t.Run("long sleep hits the wall limit", func(t *testing.T) {
-		lim := hostile
-		lim.WallSeconds = 1
-		start := time.Now()
-		tr, _ := probe(t, p, "import time\ntime.sleep(100)\n", lim)
-		d := time.Since(start)
-		oneOf(t, tr, sandbox.Timeout)
-		if d < 900*time.Millisecond || d > 5*time.Second {
-			t.Errorf("took %v with a 1 s wall limit", d)
-		}
-		after(t)
-	})
+// hostileLongSleep: a program that sleeps is stopped by its wall limit.
+func hostileLongSleep(t *testing.T, h *hostileSlot) {
+	timesOut(t, h, "import time\ntime.sleep(100)\n", 1, 5*time.Second, "the 1 s wall limit")
+}
 
-	t.Run("huge allocation", func(t *testing.T) {
-		tr, _ := probe(t, p, "x = bytearray(8 << 30)\nprint(len(x))\n", hostile)
-		oneOf(t, tr, sandbox.Memory)
-		res := run(t, p, sandbox.Job{
-			Style: sandbox.Assert, EntryPoint: "f", Limits: hostile,
-			Code: "x = ' ' * (1 << 36)\ndef f():\n    return 1\n",
-			Test: "def check(candidate):\n    assert candidate() == 1\n",
-		})
-		if tr := res.Tests[0]; tr.Status != sandbox.Memory && !(tr.Status == sandbox.Failed && strings.Contains(tr.Detail, "MemoryError")) {
-			t.Errorf("assert style: %s (%s), want memory or failed with MemoryError", tr.Status, tr.Detail)
-		}
-		after(t)
-	})
+// timesOut runs code under the hostile limits with wallSeconds of wall
+// time, and checks that it times out after 0.9 s at least (the 1 s limit
+// named by limit stops it) and no later than most.
+func timesOut(t *testing.T, h *hostileSlot, code string, wallSeconds float64, most time.Duration, limit string) {
+	t.Helper()
+	lim := hostile
+	lim.WallSeconds = wallSeconds
+	start := time.Now()
+	tr, _ := probe(t, h.p, code, lim)
+	d := time.Since(start)
+	oneOfStatus(t, tr, sandbox.Timeout)
+	if d < 900*time.Millisecond || d > most {
+		t.Errorf("took %v: %s should stop it", d, limit)
+	}
+}
 
-	t.Run("slow memory creep", func(t *testing.T) {
-		lim := hostile
-		lim.MemoryMB = 64
-		stop := watchSlot(t, uid)
-		tr, _ := probe(t, p, `import time
+// hostileHugeAllocation: one allocation far over the memory limit, in io and
+// assert style.
+func hostileHugeAllocation(t *testing.T, h *hostileSlot) {
+	tr, _ := probe(t, h.p, "x = bytearray(8 << 30)\nprint(len(x))\n", hostile)
+	oneOfStatus(t, tr, sandbox.Memory)
+	res := run(t, h.p, sandbox.Job{
+		Style: sandbox.Assert, EntryPoint: "f", Limits: hostile,
+		Code: "x = ' ' * (1 << 36)\ndef f():\n    return 1\n",
+		Test: "def check(candidate):\n    assert candidate() == 1\n",
+	})
+	if tr := res.Tests[0]; tr.Status != sandbox.Memory && !(tr.Status == sandbox.Failed && strings.Contains(tr.Detail, "MemoryError")) {
+		t.Errorf("assert style: %s (%s), want memory or failed with MemoryError", tr.Status, tr.Detail)
+	}
+}
+
+// hostileMemoryCreep: memory that grows a MiB at a time is stopped at the
+// limit, never resident past it.
+func hostileMemoryCreep(t *testing.T, h *hostileSlot) {
+	lim := hostile
+	lim.MemoryMB = 64
+	stop := watchSlot(t, uidBase)
+	tr, _ := probe(t, h.p, `import time
 chunks = []
 while True:
     chunks.append(bytearray(1 << 20))  # touched: resident, not only reserved
     time.sleep(0.002)
 `, lim)
-		_, rss := stop()
-		oneOf(t, tr, sandbox.Memory)
-		if rss > lim.MemoryMB<<10 {
-			t.Errorf("CONTAINMENT: a process of the slot's uid was %d KB resident, limit %d MB", rss, lim.MemoryMB)
-		}
-		if rss < 16<<10 {
-			t.Errorf("peak resident set %d KB: the creep was never seen growing", rss)
-		}
-		after(t)
-	})
+	_, rss := stop()
+	oneOfStatus(t, tr, sandbox.Memory)
+	if rss > lim.MemoryMB<<10 {
+		t.Errorf("CONTAINMENT: a process of the slot's uid was %d KB resident, limit %d MB", rss, lim.MemoryMB)
+	}
+	if rss < 16<<10 {
+		t.Errorf("peak resident set %d KB: the creep was never seen growing", rss)
+	}
+}
 
-	t.Run("endless output", func(t *testing.T) {
-		var got int
-		res := run(t, p, sandbox.Job{
-			Style: sandbox.IO, Code: "while True:\n    print('y' * 1000)\n", Inputs: []string{""}, Limits: hostile,
-			Check: func(_ int, out []byte) bool { got = len(out); return true },
-		})
-		oneOf(t, res.Tests[0], sandbox.Output)
-		if got > hostile.OutputKB<<10 {
-			t.Errorf("CONTAINMENT: Check got %d bytes, output limit %d", got, hostile.OutputKB<<10)
-		}
-		// Raw writes to the descriptor, and to stderr, are bounded too.
-		res = run(t, p, sandbox.Job{
-			Style: sandbox.IO, Code: "import os\nwhile True:\n    os.write(1, b'z' * 4096)\n", Inputs: []string{""}, Limits: hostile,
-			Check: func(_ int, out []byte) bool { got = len(out); return true },
-		})
-		oneOf(t, res.Tests[0], sandbox.Output)
-		if got > hostile.OutputKB<<10 {
-			t.Errorf("CONTAINMENT: Check got %d bytes, output limit %d", got, hostile.OutputKB<<10)
-		}
-		tr, _ := probe(t, p, "import sys\nwhile True:\n    sys.stderr.write('e' * 1000)\n", hostile)
-		oneOf(t, tr, sandbox.Output, sandbox.Failed)
-		res = run(t, p, sandbox.Job{
-			Style: sandbox.Assert, EntryPoint: "f", Limits: hostile,
-			Code: "def f():\n    while True:\n        print('y' * 1000)\n",
-			Test: "def check(candidate):\n    candidate()\n",
-		})
-		oneOf(t, res.Tests[0], sandbox.Output, sandbox.Failed)
-		after(t)
+// hostileEndlessOutput: output without end, through print, raw writes and
+// stderr, in io and assert style, is cut at the output limit.
+func hostileEndlessOutput(t *testing.T, h *hostileSlot) {
+	var got int
+	res := run(t, h.p, sandbox.Job{
+		Style: sandbox.IO, Code: "while True:\n    print('y' * 1000)\n", Inputs: []string{""}, Limits: hostile,
+		Check: func(_ int, out []byte) bool { got = len(out); return true },
 	})
+	oneOfStatus(t, res.Tests[0], sandbox.Output)
+	if got > hostile.OutputKB<<10 {
+		t.Errorf("CONTAINMENT: Check got %d bytes, output limit %d", got, hostile.OutputKB<<10)
+	}
+	// Raw writes to the descriptor, and to stderr, are bounded too.
+	res = run(t, h.p, sandbox.Job{
+		Style: sandbox.IO, Code: "import os\nwhile True:\n    os.write(1, b'z' * 4096)\n", Inputs: []string{""}, Limits: hostile,
+		Check: func(_ int, out []byte) bool { got = len(out); return true },
+	})
+	oneOfStatus(t, res.Tests[0], sandbox.Output)
+	if got > hostile.OutputKB<<10 {
+		t.Errorf("CONTAINMENT: Check got %d bytes, output limit %d", got, hostile.OutputKB<<10)
+	}
+	tr, _ := probe(t, h.p, "import sys\nwhile True:\n    sys.stderr.write('e' * 1000)\n", hostile)
+	oneOfStatus(t, tr, sandbox.Output, sandbox.Failed)
+	res = run(t, h.p, sandbox.Job{
+		Style: sandbox.Assert, EntryPoint: "f", Limits: hostile,
+		Code: "def f():\n    while True:\n        print('y' * 1000)\n",
+		Test: "def check(candidate):\n    candidate()\n",
+	})
+	oneOfStatus(t, res.Tests[0], sandbox.Output, sandbox.Failed)
+}
 
-	t.Run("output into every descriptor", func(t *testing.T) {
-		// 1 MiB into every descriptor it holds, in its first test of 128:
-		// the memfds of every test's stdin (sealed), stdout and stderr.
-		// Unbounded, they outgrew the slot's cgroup (memory_mb + 192 MiB)
-		// and took the fork server with them: an error, where the program
-		// must score 0.
-		inputs := make([]string, 128)
-		for k := range inputs {
-			inputs[k] = strconv.Itoa(k)
-		}
-		lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 1024, Processes: 8}
-		res := run(t, p, sandbox.Job{
-			Style: sandbox.IO, Inputs: inputs, Limits: lim, Check: func(int, []byte) bool { return false },
-			Code: `import os
+// hostileOutputEveryFD: 1 MiB into every descriptor the program holds.
+func hostileOutputEveryFD(t *testing.T, h *hostileSlot) {
+	// 1 MiB into every descriptor it holds, in its first test of 128:
+	// the memfds of every test's stdin (sealed), stdout and stderr.
+	// Unbounded, they outgrew the slot's cgroup (memory_mb + 192 MiB)
+	// and took the fork server with them: an error, where the program
+	// must score 0.
+	inputs := make([]string, 128)
+	for k := range inputs {
+		inputs[k] = strconv.Itoa(k)
+	}
+	lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 1024, Processes: 8}
+	res := run(t, h.p, sandbox.Job{
+		Style: sandbox.IO, Inputs: inputs, Limits: lim, Check: func(int, []byte) bool { return false },
+		Code: `import os
 block = b"x" * (1 << 20)
 for fd in range(1024):
     try:
@@ -218,24 +283,21 @@ for fd in range(1024):
     except OSError:
         pass
 `,
-		})
-		if !res.OverOutput {
-			t.Errorf("%d bytes in every memfd, not past the total output (%d bytes counted)", 1<<20, res.Output)
-		}
-		for k, tr := range res.Tests {
-			if tr.Status == sandbox.Passed {
-				t.Errorf("test %d passed: %s", k, tr.Detail)
-			}
-		}
-		after(t)
 	})
+	if !res.OverOutput {
+		t.Errorf("%d bytes in every memfd, not past the total output (%d bytes counted)", 1<<20, res.Output)
+	}
+	for k, tr := range res.Tests {
+		if tr.Status == sandbox.Passed {
+			t.Errorf("test %d passed: %s", k, tr.Detail)
+		}
+	}
+}
 
-	t.Run("sockets", func(t *testing.T) { hostileSockets(t, p); after(t) })
-	t.Run("writes outside the work dir", func(t *testing.T) { hostileWrites(t, p); after(t) })
-	t.Run("reads of host files and proc", func(t *testing.T) { hostileReads(t, p); after(t) })
-
-	t.Run("killing the parent", func(t *testing.T) {
-		out := probeRanToEnd(t, p, `import os, signal
+// hostileKillParent: signals to pid 1, the parent and their process groups
+// never arrive.
+func hostileKillParent(t *testing.T, h *hostileSlot) {
+	out := probeRanToEnd(t, h.p, `import os, signal
 def attempt(name, f):
     try:
         f()
@@ -249,42 +311,44 @@ attempt("kill(-ppid)", lambda: os.kill(-os.getppid(), signal.SIGKILL))
 attempt("kill(-1 as pgid 1)", lambda: os.killpg(1, signal.SIGKILL))
 attempt("pidfd_send_signal(1)", lambda: signal.pidfd_send_signal(os.pidfd_open(1), signal.SIGKILL))
 `, hostile)
-		if sent := lines(out, "SENT"); len(sent) > 0 {
-			t.Errorf("CONTAINMENT: signals delivered: %v", sent)
-		}
-		if n := len(lines(out, "blocked")); n != 6 {
-			t.Errorf("%d attempts reported, want 6:\n%s", n, out)
-		}
-		// The program's process group is the fork server's: signalling
-		// it may take the program down, never the server or the host.
-		for _, code := range []string{
-			"import os\nos.killpg(0, 9)\nprint('alive')\n",
-			"import os\nos.killpg(os.getpgid(1), 9)\nprint('alive')\n",
-			"import os\nos.killpg(os.getpgid(0), 15)\nprint('alive')\n",
-		} {
-			tr, _ := probe(t, p, code, hostile)
-			oneOf(t, tr, sandbox.Failed, sandbox.Crashed, sandbox.Timeout)
-		}
-		after(t)
-	})
+	if sent := lines(out, "SENT"); len(sent) > 0 {
+		t.Errorf("CONTAINMENT: signals delivered: %v", sent)
+	}
+	if n := len(lines(out, "blocked")); n != 6 {
+		t.Errorf("%d attempts reported, want 6:\n%s", n, out)
+	}
+	// The program's process group is the fork server's: signalling
+	// it may take the program down, never the server or the host.
+	for _, code := range []string{
+		"import os\nos.killpg(0, 9)\nprint('alive')\n",
+		"import os\nos.killpg(os.getpgid(1), 9)\nprint('alive')\n",
+		"import os\nos.killpg(os.getpgid(0), 15)\nprint('alive')\n",
+	} {
+		tr, _ := probe(t, h.p, code, hostile)
+		oneOfStatus(t, tr, sandbox.Failed, sandbox.Crashed, sandbox.Timeout)
+	}
+}
 
-	t.Run("killing everything", func(t *testing.T) {
-		// kill(-1) from the program itself, and from a grandchild in a
-		// session of its own: both may take the program's own processes
-		// with them, never the fork server or anything on the host.
-		for _, code := range []string{
-			"import os\nos.kill(-1, 9)\nprint('alive')\n",
-			"import os, time\nif os.fork() == 0:\n    os.setsid()\n    os.kill(-1, 9)\n    os._exit(0)\ntime.sleep(0.2)\nos.kill(-1, 9)\nprint('alive')\n",
-			"import os, signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL):\n    try:\n        os.kill(-1, s)\n    except OSError:\n        pass\nprint('alive')\n",
-		} {
-			tr, _ := probe(t, p, code, hostile)
-			oneOf(t, tr, sandbox.Failed, sandbox.RuntimeError, sandbox.Crashed, sandbox.Timeout)
-		}
-		after(t)
-	})
+// hostileKillEverything: kill(-1) may take the program's own processes,
+// never the fork server or the host.
+func hostileKillEverything(t *testing.T, h *hostileSlot) {
+	// kill(-1) from the program itself, and from a grandchild in a
+	// session of its own: both may take the program's own processes
+	// with them, never the fork server or anything on the host.
+	for _, code := range []string{
+		"import os\nos.kill(-1, 9)\nprint('alive')\n",
+		"import os, time\nif os.fork() == 0:\n    os.setsid()\n    os.kill(-1, 9)\n    os._exit(0)\ntime.sleep(0.2)\nos.kill(-1, 9)\nprint('alive')\n",
+		"import os, signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL):\n    try:\n        os.kill(-1, s)\n    except OSError:\n        pass\nprint('alive')\n",
+	} {
+		tr, _ := probe(t, h.p, code, hostile)
+		oneOfStatus(t, tr, sandbox.Failed, sandbox.RuntimeError, sandbox.Crashed, sandbox.Timeout)
+	}
+}
 
-	t.Run("ptrace", func(t *testing.T) {
-		out := probeRanToEnd(t, p, `import ctypes, os, time
+// hostilePtrace: ptrace and process_vm_readv of pid 1 and of the program's
+// own child are refused.
+func hostilePtrace(t *testing.T, h *hostileSlot) {
+	out := probeRanToEnd(t, h.p, `import ctypes, os, time
 libc = ctypes.CDLL("libc.so.6", use_errno=True)
 PTRACE_TRACEME, PTRACE_ATTACH, PTRACE_SEIZE = 0, 16, 0x4206
 def attempt(name, rc):
@@ -307,17 +371,18 @@ attempt("process_vm_readv(child)", libc.process_vm_readv(child, ctypes.byref(loc
 os.kill(child, 9)
 os.waitpid(child, 0)
 `, hostile)
-		if got := lines(out, "ok"); len(got) > 0 {
-			t.Errorf("CONTAINMENT: %v", got)
-		}
-		if n := len(lines(out, "blocked")); n != 6 {
-			t.Errorf("%d attempts reported, want 6:\n%s", n, out)
-		}
-		after(t)
-	})
+	if got := lines(out, "ok"); len(got) > 0 {
+		t.Errorf("CONTAINMENT: %v", got)
+	}
+	if n := len(lines(out, "blocked")); n != 6 {
+		t.Errorf("%d attempts reported, want 6:\n%s", n, out)
+	}
+}
 
-	t.Run("unshare", func(t *testing.T) {
-		out := probeRanToEnd(t, p, `import ctypes, os, subprocess
+// hostileUnshare: new namespaces (unshare, clone, clone3, setns, the unshare
+// binary), mount and chroot are refused.
+func hostileUnshare(t *testing.T, h *hostileSlot) {
+	out := probeRanToEnd(t, h.p, `import ctypes, os, subprocess
 libc = ctypes.CDLL("libc.so.6", use_errno=True)
 flags = {"user": 0x10000000, "mount": 0x00020000, "net": 0x40000000, "pid": 0x20000000,
          "ipc": 0x08000000, "uts": 0x04000000, "cgroup": 0x02000000, "time": 0x00000080}
@@ -345,17 +410,18 @@ attempt("chroot", libc.chroot(b"/tmp/work"))
 r = subprocess.run(["/usr/bin/unshare", "-U", "-r", "/usr/bin/id", "-u"], capture_output=True, timeout=1)
 print("ok" if r.returncode == 0 else "blocked", "unshare(1)", r.returncode, r.stdout, r.stderr[:80], flush=True)
 `, hostile)
-		if got := lines(out, "ok"); len(got) > 0 {
-			t.Errorf("CONTAINMENT: %v", got)
-		}
-		if n := len(lines(out, "blocked")); n != 16 {
-			t.Errorf("%d attempts reported, want 16:\n%s", n, out)
-		}
-		after(t)
-	})
+	if got := lines(out, "ok"); len(got) > 0 {
+		t.Errorf("CONTAINMENT: %v", got)
+	}
+	if n := len(lines(out, "blocked")); n != 16 {
+		t.Errorf("%d attempts reported, want 16:\n%s", n, out)
+	}
+}
 
-	t.Run("raising rlimits", func(t *testing.T) {
-		out := probeRanToEnd(t, p, `import resource
+// hostileRlimits: the program cannot raise its resource limits or pid 1's,
+// and runs under the job's.
+func hostileRlimits(t *testing.T, h *hostileSlot) {
+	out := probeRanToEnd(t, h.p, `import resource
 names = ["RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE"]
 for name in names:
     r = getattr(resource, name)
@@ -373,33 +439,34 @@ for name in names:
     except (ValueError, OSError) as e:
         print("blocked pid1", name, type(e).__name__, flush=True)
 `, hostile)
-		if got := lines(out, "RAISED"); len(got) > 0 {
-			t.Errorf("CONTAINMENT: %v", got)
+	if got := lines(out, "RAISED"); len(got) > 0 {
+		t.Errorf("CONTAINMENT: %v", got)
+	}
+	if n := len(lines(out, "blocked")); n != 18 {
+		t.Errorf("%d attempts reported, want 18:\n%s", n, out)
+	}
+	// The limits the program runs under are the job's.
+	for name, want := range map[string]string{
+		"RLIMIT_CPU":   fmt.Sprintf("%d %d", 1, 2),
+		"RLIMIT_AS":    fmt.Sprintf("%d %d", hostile.MemoryMB<<20, hostile.MemoryMB<<20),
+		"RLIMIT_NPROC": fmt.Sprintf("%d %d", hostile.Processes, hostile.Processes),
+		"RLIMIT_FSIZE": fmt.Sprintf("%d %d", hostile.OutputKB<<10, hostile.OutputKB<<10),
+		"RLIMIT_CORE":  "0 0",
+	} {
+		if !strings.Contains(out, "limit "+name+" "+want+"\n") {
+			t.Errorf("CONTAINMENT: %s is not %q:\n%s", name, want, out)
 		}
-		if n := len(lines(out, "blocked")); n != 18 {
-			t.Errorf("%d attempts reported, want 18:\n%s", n, out)
-		}
-		// The limits the program runs under are the job's.
-		for name, want := range map[string]string{
-			"RLIMIT_CPU":   fmt.Sprintf("%d %d", 1, 2),
-			"RLIMIT_AS":    fmt.Sprintf("%d %d", hostile.MemoryMB<<20, hostile.MemoryMB<<20),
-			"RLIMIT_NPROC": fmt.Sprintf("%d %d", hostile.Processes, hostile.Processes),
-			"RLIMIT_FSIZE": fmt.Sprintf("%d %d", hostile.OutputKB<<10, hostile.OutputKB<<10),
-			"RLIMIT_CORE":  "0 0",
-		} {
-			if !strings.Contains(out, "limit "+name+" "+want+"\n") {
-				t.Errorf("CONTAINMENT: %s is not %q:\n%s", name, want, out)
-			}
-		}
-		after(t)
-	})
+	}
+}
 
-	t.Run("double-forked daemon", func(t *testing.T) {
-		markers := []string{
-			hostPath(t, "/var/tmp", "daemon"), hostPath(t, "/dev/shm", "daemon"),
-			hostPath(t, "/tmp", "daemon"), hostPath(t, t.TempDir(), "daemon"),
-		}
-		code := sub(`import os, time
+// hostileDaemon: a daemon in a session of its own does not outlive the
+// submission.
+func hostileDaemon(t *testing.T, h *hostileSlot) {
+	markers := []string{
+		hostPath(t, "/var/tmp", "daemon"), hostPath(t, "/dev/shm", "daemon"),
+		hostPath(t, "/tmp", "daemon"), hostPath(t, t.TempDir(), "daemon"),
+	}
+	code := sub(`import os, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
@@ -421,22 +488,27 @@ if os.fork() == 0:
 os.wait()
 print("parent done", flush=True)
 `, "{{MARKERS}}", pyList(markers))
-		tr, out := probe(t, p, code, hostile)
-		oneOf(t, tr, sandbox.Failed)
-		if !strings.Contains(out, "parent done") {
-			t.Errorf("the program did not run to its end: %s", out)
-		}
-		// The daemon must be gone when Run returns, not merely later.
-		if left := slotProcs(); len(left) > 0 {
-			t.Errorf("CONTAINMENT: processes of the slot's uid outlive the submission: %v", left)
-		}
-		time.Sleep(800 * time.Millisecond)
-		assertAbsent(t, markers...)
-		after(t)
-	})
+	tr, out := probe(t, h.p, code, hostile)
+	oneOfStatus(t, tr, sandbox.Failed)
+	if !strings.Contains(out, "parent done") {
+		t.Errorf("the program did not run to its end: %s", out)
+	}
+	// The daemon must be gone when Run returns, not merely later.
+	if left := slotProcs(); len(left) > 0 {
+		t.Errorf("CONTAINMENT: processes of the slot's uid outlive the submission: %v", left)
+	}
+	// Only a process of the slot's uid could write the markers (no program
+	// can change its uid): once none is left, their absence is final. None
+	// is left already, unless the check above failed; a daemon that lives
+	// on writes them 0.3 s into its life, within this wait.
+	waitNoSlotProcs(2 * time.Second)
+	assertAbsent(t, markers...)
+}
 
-	t.Run("setuid", func(t *testing.T) {
-		out := probeRanToEnd(t, p, `import ctypes, os, subprocess
+// hostileSetuid: the program cannot become root, by system calls or setuid
+// binaries.
+func hostileSetuid(t *testing.T, h *hostileSlot) {
+	out := probeRanToEnd(t, h.p, `import ctypes, os, subprocess
 libc = ctypes.CDLL("libc.so.6", use_errno=True)
 def attempt(name, f):
     try:
@@ -459,186 +531,218 @@ for argv in (["/usr/bin/su", "-c", "id -u", "root"], ["/usr/bin/passwd", "-S", "
         print("ran", argv[0], type(e).__name__, flush=True)
 print("ids", os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups(), flush=True)
 `, hostile)
-		if got := lines(out, "ROOT"); len(got) > 0 {
-			t.Errorf("CONTAINMENT: %v", got)
-		}
-		if n := len(lines(out, "blocked")); n != 5 {
-			t.Errorf("%d attempts reported, want 5:\n%s", n, out)
-		}
-		// no_new_privs: the kernel ignores setuid bits on exec.
-		if !strings.Contains(out, "no_new_privs 1\n") {
-			t.Errorf("CONTAINMENT: no_new_privs is not set:\n%s", out)
-		}
-		if n := len(lines(out, "ran ")); n != 4 {
-			t.Errorf("%d setuid binaries tried, want 4:\n%s", n, out)
-		}
-		want := fmt.Sprintf("ids %d %d %d %d []", uid, uid, uid, uid)
-		if !strings.Contains(out, want+"\n") {
-			t.Errorf("CONTAINMENT: ids after running setuid binaries are not %q:\n%s", want, out)
-		}
-		after(t)
-	})
-
-	t.Run("early exit in assert style", func(t *testing.T) {
-		test := "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(2) == 3\n"
-		for _, c := range []struct {
-			name, code string
-			want       []sandbox.Status
-		}{
-			{"sys.exit(0)", "import sys\nsys.exit(0)\ndef f(x):\n    return x\n", []sandbox.Status{sandbox.Failed}},
-			{"os._exit(0)", "import os\nos._exit(0)\ndef f(x):\n    return x\n", []sandbox.Status{sandbox.Crashed, sandbox.Failed}},
-			{"raise SystemExit", "def f(x):\n    raise SystemExit(0)\n", []sandbox.Status{sandbox.Failed}},
-			{"os._exit in candidate", "import os\ndef f(x):\n    os._exit(0)\n", []sandbox.Status{sandbox.Crashed, sandbox.Failed}},
-			{"os._exit in a thread", "import os, threading, time\nthreading.Thread(target=lambda: os._exit(0)).start()\ntime.sleep(0.5)\ndef f(x):\n    return x\n", []sandbox.Status{sandbox.Crashed, sandbox.Failed}},
-			{"kill self", "import os\ndef f(x):\n    os.kill(os.getpid(), 15)\n", []sandbox.Status{sandbox.Crashed, sandbox.Failed}},
-			{"atexit", "import atexit, os\natexit.register(lambda: os._exit(0))\ndef f(x):\n    return x\n", []sandbox.Status{sandbox.Failed}},
-			{"KeyboardInterrupt", "def f(x):\n    raise KeyboardInterrupt\n", []sandbox.Status{sandbox.Failed}},
-		} {
-			res := run(t, p, sandbox.Job{Style: sandbox.Assert, Code: c.code, Test: test, EntryPoint: "f", Limits: hostile})
-			if tr := res.Tests[0]; !slices.Contains(c.want, tr.Status) {
-				t.Errorf("%s: %s (%s), want one of %v", c.name, tr.Status, tr.Detail, c.want)
-			}
-		}
-		after(t)
-	})
-
-	t.Run("closing stdout", func(t *testing.T) {
-		for _, code := range []string{
-			"import os\nos.close(1)\nprint(2)\n",
-			"import sys\nsys.stdout.close()\nprint(2)\n",
-			"import os, sys\nprint(2, flush=True)\nsys.stdout.close()\nos.close(0)\nos.close(1)\nos.close(2)\n",
-			"import os\nos.closerange(0, 1024)\n",
-		} {
-			// Test 0 closes stdout; test 1, in the same run, must still
-			// have its own.
-			full := "import sys\nif sys.stdin.read().strip() == 'close':\n" + indent(code) + "else:\n    print(2)\n"
-			res := run(t, p, sandbox.Job{
-				Style: sandbox.IO, Code: full, Inputs: []string{"close", "keep"}, Limits: hostile,
-				Check: func(_ int, out []byte) bool { return string(out) == "2\n" },
-			})
-			if s := res.Tests[1].Status; s != sandbox.Passed {
-				t.Errorf("%q: the test after the one that closed stdout: %s (%s)", code, s, res.Tests[1].Detail)
-			}
-			if s := res.Tests[0].Status; s == sandbox.Passed && !strings.Contains(code, "flush=True") {
-				t.Errorf("%q: passed without printing", code)
-			}
-		}
-		after(t)
-	})
-
-	t.Run("closing every descriptor then sleeping", func(t *testing.T) {
-		// The harness's pipes close with the rest; the program lives on.
-		// It must not hold the slot past the wall limit.
-		lim := hostile
-		lim.WallSeconds = 1
-		for _, style := range []sandbox.Style{sandbox.IO, sandbox.Assert} {
-			job := sandbox.Job{
-				Style: style, Limits: lim, Code: "import os, time\nos.closerange(0, 1 << 16)\ntime.sleep(100)\ndef f():\n    return 1\n",
-				Inputs: []string{""}, Check: func(int, []byte) bool { return true },
-				Test: "def check(candidate):\n    assert candidate() == 1\n", EntryPoint: "f",
-			}
-			if style == sandbox.Assert {
-				job.Inputs, job.Check = nil, nil
-			}
-			start := time.Now()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			res, err := p.Run(ctx, job)
-			cancel()
-			d := time.Since(start)
-			if err != nil {
-				t.Errorf("%s: Run: %v after %v (a program's failure must be a Result)", style, err, d)
-				continue
-			}
-			if style == sandbox.IO {
-				oneOf(t, res.Tests[0], sandbox.Timeout)
-			} else {
-				// The tests run in the server and talk to the program over
-				// a pipe it just closed: failed at once, no need to wait.
-				oneOf(t, res.Tests[0], sandbox.Failed)
-			}
-			if d > 5*time.Second {
-				t.Errorf("%s: took %v with a 1 s wall limit", style, d)
-			}
-		}
-		after(t)
-	})
-
-	t.Run("invalid UTF-8 output", func(t *testing.T) {
-		want := []byte("\xff\xfe\x80 not utf-8 \xc3\x28\n\xed\xa0\x80\n")
-		var got []byte
-		res := run(t, p, sandbox.Job{
-			Style: sandbox.IO, Inputs: []string{""}, Limits: hostile,
-			Code:  "import sys\nsys.stdout.buffer.write(b'\\xff\\xfe\\x80 not utf-8 \\xc3\\x28\\n')\nsys.stdout.flush()\nprint('\\udced\\udca0\\udc80')\n",
-			Check: func(_ int, out []byte) bool { got = append([]byte(nil), out...); return bytes.Equal(out, want) },
-		})
-		if tr := res.Tests[0]; tr.Status != sandbox.Passed {
-			t.Errorf("%s (%s): Check got %q, want the raw bytes %q", tr.Status, tr.Detail, got, want)
-		}
-		// Invalid UTF-8 in an exception message and on stderr is no
-		// sandbox error either.
-		tr, _ := probe(t, p, "import sys\nsys.stderr.buffer.write(b'\\xff\\xfe')\nraise ValueError('\\udcff')\n", hostile)
-		oneOf(t, tr, sandbox.RuntimeError)
-		after(t)
-	})
-
-	t.Run("reward hacks", func(t *testing.T) { rewardHacks(t, p); after(t) })
-
-	// The hostile suite is over: nothing of it is left, and the fork server
-	// is the one the pool started with (nothing killed or replaced it).
-	assertNoSlotProcs(t)
-	if now := slotServers(); !slices.Equal(now, first) {
-		t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: a program reached them", first, now)
+	if got := lines(out, "ROOT"); len(got) > 0 {
+		t.Errorf("CONTAINMENT: %v", got)
 	}
-	assertServes(t, p)
+	if n := len(lines(out, "blocked")); n != 5 {
+		t.Errorf("%d attempts reported, want 5:\n%s", n, out)
+	}
+	// no_new_privs: the kernel ignores setuid bits on exec.
+	if !strings.Contains(out, "no_new_privs 1\n") {
+		t.Errorf("CONTAINMENT: no_new_privs is not set:\n%s", out)
+	}
+	if n := len(lines(out, "ran ")); n != 4 {
+		t.Errorf("%d setuid binaries tried, want 4:\n%s", n, out)
+	}
+	want := fmt.Sprintf("ids %d %d %d %d []", uidBase, uidBase, uidBase, uidBase)
+	if !strings.Contains(out, want+"\n") {
+		t.Errorf("CONTAINMENT: ids after running setuid binaries are not %q:\n%s", want, out)
+	}
 }
 
-func hostileSockets(t *testing.T, p *sandbox.Pool) {
-	tcp4, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
+// hostileEarlyExit: an assert-style program that exits before or during its
+// tests fails them.
+func hostileEarlyExit(t *testing.T, h *hostileSlot) {
+	test := "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(2) == 3\n"
+	for _, c := range []struct {
+		name, code string
+		want       []sandbox.Status
+	}{
+		{"sys.exit(0)", "import sys\nsys.exit(0)\ndef f(x):\n    return x\n", []sandbox.Status{sandbox.Failed}},
+		{"os._exit(0)", "import os\nos._exit(0)\ndef f(x):\n    return x\n", []sandbox.Status{sandbox.Crashed, sandbox.Failed}},
+		{"raise SystemExit", "def f(x):\n    raise SystemExit(0)\n", []sandbox.Status{sandbox.Failed}},
+		{"os._exit in candidate", "import os\ndef f(x):\n    os._exit(0)\n", []sandbox.Status{sandbox.Crashed, sandbox.Failed}},
+		{"os._exit in a thread", "import os, threading, time\nthreading.Thread(target=lambda: os._exit(0)).start()\ntime.sleep(0.5)\ndef f(x):\n    return x\n", []sandbox.Status{sandbox.Crashed, sandbox.Failed}},
+		{"kill self", "import os\ndef f(x):\n    os.kill(os.getpid(), 15)\n", []sandbox.Status{sandbox.Crashed, sandbox.Failed}},
+		{"atexit", "import atexit, os\natexit.register(lambda: os._exit(0))\ndef f(x):\n    return x\n", []sandbox.Status{sandbox.Failed}},
+		{"KeyboardInterrupt", "def f(x):\n    raise KeyboardInterrupt\n", []sandbox.Status{sandbox.Failed}},
+	} {
+		res := run(t, h.p, sandbox.Job{Style: sandbox.Assert, Code: c.code, Test: test, EntryPoint: "f", Limits: hostile})
+		if tr := res.Tests[0]; !slices.Contains(c.want, tr.Status) {
+			t.Errorf("%s: %s (%s), want one of %v", c.name, tr.Status, tr.Detail, c.want)
+		}
+	}
+}
+
+// hostileCloseStdout: a test that closes its stdout leaves the next test of
+// the run its own.
+func hostileCloseStdout(t *testing.T, h *hostileSlot) {
+	for _, code := range []string{
+		"import os\nos.close(1)\nprint(2)\n",
+		"import sys\nsys.stdout.close()\nprint(2)\n",
+		"import os, sys\nprint(2, flush=True)\nsys.stdout.close()\nos.close(0)\nos.close(1)\nos.close(2)\n",
+		"import os\nos.closerange(0, 1024)\n",
+	} {
+		// Test 0 closes stdout; test 1, in the same run, must still
+		// have its own.
+		full := "import sys\nif sys.stdin.read().strip() == 'close':\n" + indent(code) + "else:\n    print(2)\n"
+		res := run(t, h.p, sandbox.Job{
+			Style: sandbox.IO, Code: full, Inputs: []string{"close", "keep"}, Limits: hostile,
+			Check: func(_ int, out []byte) bool { return string(out) == "2\n" },
+		})
+		if s := res.Tests[1].Status; s != sandbox.Passed {
+			t.Errorf("%q: the test after the one that closed stdout: %s (%s)", code, s, res.Tests[1].Detail)
+		}
+		if s := res.Tests[0].Status; s == sandbox.Passed && !strings.Contains(code, "flush=True") {
+			t.Errorf("%q: passed without printing", code)
+		}
+	}
+}
+
+// hostileCloseAllThenSleep: a program that closes the harness's pipes and
+// sleeps does not hold the slot past its wall limit.
+func hostileCloseAllThenSleep(t *testing.T, h *hostileSlot) {
+	// The harness's pipes close with the rest; the program lives on.
+	// It must not hold the slot past the wall limit.
+	lim := hostile
+	lim.WallSeconds = 1
+	for _, style := range []sandbox.Style{sandbox.IO, sandbox.Assert} {
+		job := sandbox.Job{
+			Style: style, Limits: lim, Code: "import os, time\nos.closerange(0, 1 << 16)\ntime.sleep(100)\ndef f():\n    return 1\n",
+			Inputs: []string{""}, Check: func(int, []byte) bool { return true },
+			Test: "def check(candidate):\n    assert candidate() == 1\n", EntryPoint: "f",
+		}
+		if style == sandbox.Assert {
+			job.Inputs, job.Check = nil, nil
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		res, err := h.p.Run(ctx, job)
+		cancel()
+		d := time.Since(start)
+		if err != nil {
+			t.Errorf("%s: Run: %v after %v (a program's failure must be a Result)", style, err, d)
+			continue
+		}
+		if style == sandbox.IO {
+			oneOfStatus(t, res.Tests[0], sandbox.Timeout)
+		} else {
+			// The tests run in the server and talk to the program over
+			// a pipe it just closed: failed at once, no need to wait.
+			oneOfStatus(t, res.Tests[0], sandbox.Failed)
+		}
+		if d > 5*time.Second {
+			t.Errorf("%s: took %v with a 1 s wall limit", style, d)
+		}
+	}
+}
+
+// hostileInvalidUTF8: output that is not UTF-8 reaches Check as the raw
+// bytes, and is no sandbox error on stderr either.
+func hostileInvalidUTF8(t *testing.T, h *hostileSlot) {
+	want := []byte("\xff\xfe\x80 not utf-8 \xc3\x28\n\xed\xa0\x80\n")
+	var got []byte
+	res := run(t, h.p, sandbox.Job{
+		Style: sandbox.IO, Inputs: []string{""}, Limits: hostile,
+		Code:  "import sys\nsys.stdout.buffer.write(b'\\xff\\xfe\\x80 not utf-8 \\xc3\\x28\\n')\nsys.stdout.flush()\nprint('\\udced\\udca0\\udc80')\n",
+		Check: func(_ int, out []byte) bool { got = append([]byte(nil), out...); return bytes.Equal(out, want) },
+	})
+	if tr := res.Tests[0]; tr.Status != sandbox.Passed {
+		t.Errorf("%s (%s): Check got %q, want the raw bytes %q", tr.Status, tr.Detail, got, want)
+	}
+	// Invalid UTF-8 in an exception message and on stderr is no
+	// sandbox error either.
+	tr, _ := probe(t, h.p, "import sys\nsys.stderr.buffer.write(b'\\xff\\xfe')\nraise ValueError('\\udcff')\n", hostile)
+	oneOfStatus(t, tr, sandbox.RuntimeError)
+}
+
+// hostileSockets: the program reaches no listener of the host, over TCP
+// (v4 and v6), UDP, or unix sockets on disk and abstract, and may open no
+// vsock, netlink, packet or raw socket.
+func hostileSockets(t *testing.T, h *hostileSlot) {
+	l := listenOnHost(t)
+	out := probeRanToEnd(t, h.p, l.program(), hostile)
+	if got := lines(out, "ESCAPED"); len(got) > 0 {
+		t.Errorf("CONTAINMENT: %v", got)
+	}
+	if n := len(lines(out, "blocked")); n != 13 {
+		t.Errorf("%d attempts reported, want 13:\n%s", n, out)
+	}
+	// The program has ended, so a connection it made would be waiting in
+	// the backlog already.
+	l.assertNothingArrived(t)
+}
+
+// hostListeners are the host's listeners a program must not reach, open
+// until the test ends.
+type hostListeners struct {
+	tcp4      net.Listener
+	tcp6      net.Listener // nil where there is no IPv6 loopback
+	port6     int          // 0 where there is no IPv6 loopback: a closed port
+	udp       net.PacketConn
+	unixPaths []string
+	unix      []*net.UnixListener
+	abstract  string // the abstract unix socket's name, without the @
+	abstractL *net.UnixListener
+}
+
+// listenOnHost opens TCP listeners on 127.0.0.1 and ::1, a UDP one on
+// 127.0.0.1, and the unix sockets of listenUnix.
+func listenOnHost(t *testing.T) *hostListeners {
+	l := &hostListeners{}
+	var err error
+	if l.tcp4, err = net.Listen("tcp4", "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	defer tcp4.Close()
-	var tcp6 net.Listener
-	port6 := 0
-	if l, err := net.Listen("tcp6", "[::1]:0"); err == nil {
-		tcp6, port6 = l, l.Addr().(*net.TCPAddr).Port
-		defer tcp6.Close()
+	t.Cleanup(func() { l.tcp4.Close() })
+	if l6, err := net.Listen("tcp6", "[::1]:0"); err == nil {
+		l.tcp6, l.port6 = l6, l6.Addr().(*net.TCPAddr).Port
+		t.Cleanup(func() { l6.Close() })
 	} else {
 		t.Logf("no IPv6 loopback here (%v): the ::1 attempts target a closed port", err)
 	}
-	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
+	if l.udp, err = net.ListenPacket("udp4", "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	defer udp.Close()
-	// Unix sockets anyone may connect to: one in t.TempDir() (under the
-	// host's /tmp) and one in /var/tmp (a directory the sandbox can see),
-	// and an abstract one.
+	t.Cleanup(func() { l.udp.Close() })
+	l.listenUnix(t)
+	return l
+}
+
+// listenUnix opens unix sockets anyone may connect to: one in t.TempDir()
+// (under the host's /tmp) and one in /var/tmp (a directory the sandbox can
+// see), and an abstract one.
+func (l *hostListeners) listenUnix(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	unixPaths := []string{filepath.Join(dir, "s.sock"), hostPath(t, "/var/tmp", "sock")}
-	var unixLs []*net.UnixListener
-	for _, path := range unixPaths {
-		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	l.unixPaths = []string{filepath.Join(dir, "s.sock"), hostPath(t, "/var/tmp", "sock")}
+	for _, path := range l.unixPaths {
+		ul, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Close()
+		t.Cleanup(func() { ul.Close() })
 		if err := os.Chmod(path, 0o777); err != nil {
 			t.Fatal(err)
 		}
-		unixLs = append(unixLs, l)
+		l.unix = append(l.unix, ul)
 	}
-	abstract := fmt.Sprintf("rewardd-sandbox-test-%d", os.Getpid())
-	al, err := net.ListenUnix("unix", &net.UnixAddr{Name: "@" + abstract, Net: "unix"})
+	l.abstract = fmt.Sprintf("rewardd-sandbox-test-%d", os.Getpid())
+	al, err := net.ListenUnix("unix", &net.UnixAddr{Name: "@" + l.abstract, Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer al.Close()
+	t.Cleanup(func() { al.Close() })
+	l.abstractL = al
+}
 
-	code := sub(`import socket, os
+// program is a probe that tries to reach each listener, and to open the
+// sockets no program may have, printing ESCAPED or blocked for each
+// attempt (13 of them).
+func (l *hostListeners) program() string {
+	return sub(`import socket, os
 def attempt(name, f):
     try:
         f()
@@ -671,19 +775,15 @@ attempt("vsock", lambda: socket.socket(40, socket.SOCK_STREAM))
 attempt("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))
 attempt("packet", lambda: socket.socket(17, socket.SOCK_RAW, 0))
 attempt("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
-`, "{{TCP4}}", strconv.Itoa(tcp4.Addr().(*net.TCPAddr).Port), "{{TCP6}}", strconv.Itoa(port6),
-		"{{UDP4}}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port), "{{UNIX}}", pyList(unixPaths),
-		"{{ABSTRACT}}", strconv.Quote(abstract))
-	out := probeRanToEnd(t, p, code, hostile)
-	if got := lines(out, "ESCAPED"); len(got) > 0 {
-		t.Errorf("CONTAINMENT: %v", got)
-	}
-	if n := len(lines(out, "blocked")); n != 13 {
-		t.Errorf("%d attempts reported, want 13:\n%s", n, out)
-	}
+`, "{{TCP4}}", strconv.Itoa(l.tcp4.Addr().(*net.TCPAddr).Port), "{{TCP6}}", strconv.Itoa(l.port6),
+		"{{UDP4}}", strconv.Itoa(l.udp.LocalAddr().(*net.UDPAddr).Port), "{{UNIX}}", pyList(l.unixPaths),
+		"{{ABSTRACT}}", strconv.Quote(l.abstract))
+}
 
-	// Nothing arrived at any listener. The program has ended, so a
-	// connection it made would be waiting in the backlog already.
+// assertNothingArrived fails the test for any connection or datagram that
+// reached a listener.
+func (l *hostListeners) assertNothingArrived(t *testing.T) {
+	t.Helper()
 	deadline := time.Now().Add(100 * time.Millisecond)
 	accept := func(name string, l interface {
 		Accept() (net.Conn, error)
@@ -695,22 +795,26 @@ attempt("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPP
 			c.Close()
 		}
 	}
-	accept("tcp 127.0.0.1", tcp4.(*net.TCPListener))
-	if tcp6 != nil {
-		accept("tcp ::1", tcp6.(*net.TCPListener))
+	accept("tcp 127.0.0.1", l.tcp4.(*net.TCPListener))
+	if l.tcp6 != nil {
+		accept("tcp ::1", l.tcp6.(*net.TCPListener))
 	}
-	for i, l := range unixLs {
-		accept("unix "+unixPaths[i], l)
+	for i, ul := range l.unix {
+		accept("unix "+l.unixPaths[i], ul)
 	}
-	accept("unix abstract", al)
-	udp.SetReadDeadline(deadline)
+	accept("unix abstract", l.abstractL)
+	l.udp.SetReadDeadline(deadline)
 	buf := make([]byte, 64)
-	if n, from, err := udp.ReadFrom(buf); err == nil {
+	if n, from, err := l.udp.ReadFrom(buf); err == nil {
 		t.Errorf("CONTAINMENT: udp listener got %q from %v", buf[:n], from)
 	}
 }
 
-func hostileWrites(t *testing.T, p *sandbox.Pool) {
+// hostileWrites: the program writes nothing outside its work dir and its
+// private /tmp, directly or through links, and leaves nothing there for
+// the next submission.
+func hostileWrites(t *testing.T, h *hostileSlot) {
+	p := h.p
 	targets := []string{
 		hostPath(t, "/tmp", "write"), hostPath(t, "/dev/shm", "write"), hostPath(t, "/var/tmp", "write"),
 		hostPath(t, t.TempDir(), "write"),
@@ -797,7 +901,10 @@ for d in ("/tmp/work", "/tmp"):
 	}
 }
 
-func hostileReads(t *testing.T, p *sandbox.Pool) {
+// hostileReads: the program reads no host file, directory or /proc entry
+// beyond its own.
+func hostileReads(t *testing.T, h *hostileSlot) {
+	p := h.p
 	// A world-readable host file with a secret in it.
 	secret := hostPath(t, "/var/tmp", "secret")
 	if err := os.WriteFile(secret, []byte("SECRET-"+strconv.Itoa(os.Getpid())), 0o644); err != nil {
@@ -844,7 +951,11 @@ except Exception as e:
 	}
 }
 
-func rewardHacks(t *testing.T, p *sandbox.Pool) {
+// rewardHacks: programs that make the tests pass without solving them
+// (objects equal to everything, patched builtins and modules, a prefix of
+// the expected output) fail.
+func rewardHacks(t *testing.T, h *hostileSlot) {
+	p := h.p
 	lim := sandbox.DefaultLimits()
 	for _, c := range []struct{ name, code, test string }{
 		{"__eq__ always true", `class Anything:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/sys/unix"
 
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 )
@@ -79,7 +80,7 @@ func TestCancel(t *testing.T) {
 				Limits: sandbox.Limits{CPUSeconds: 1, WallSeconds: 1.5, MemoryMB: 128, OutputKB: 64, Processes: 8}, Check: func(int, []byte) bool { return true }})
 		}()
 		<-busy
-		time.Sleep(100 * time.Millisecond) // the sleeper has the slot
+		awaitProgram(t) // the sleeper has the slot
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -98,119 +99,133 @@ func TestCancel(t *testing.T) {
 // it.
 func TestForkServerKilled(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := sandbox.NewMetrics(reg)
-	p := startPool(t, sandbox.Config{Slots: 1, Metrics: m})
-	restarts := func() float64 {
-		t.Helper()
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == "rewardd_sandbox_restarts_total" {
-				return mf.GetMetric()[0].GetCounter().GetValue()
-			}
-		}
-		t.Fatal("no rewardd_sandbox_restarts_total")
-		return 0
-	}
-	killServer := func() int {
-		t.Helper()
-		servers := forkServers()
-		if len(servers) != 1 {
-			t.Fatalf("fork servers of this process: %v, want 1", servers)
-		}
-		if err := syscall.Kill(servers[0], syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		return servers[0]
-	}
+	s := &killedSlot{p: startPool(t, sandbox.Config{Slots: 1, Metrics: sandbox.NewMetrics(reg)}), reg: reg}
+	lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 64, Processes: 8}
 
-	t.Run("between runs", func(t *testing.T) {
-		old := killServer()
-		time.Sleep(50 * time.Millisecond)
-		assertServes(t, p)
-		if now := forkServers(); len(now) != 1 || now[0] == old {
-			t.Errorf("fork servers now %v, killed %d: want one new one", now, old)
-		}
-		if got := restarts(); got != 1 {
-			t.Errorf("restarts = %v, want 1", got)
-		}
-	})
-
-	// killDuringRun runs job and, 300 ms into it, kills the one process
-	// find lists (a fork server or the runner): the Run must be retried on
-	// the slot's new processes and pass.
-	killDuringRun := func(t *testing.T, what string, find func() []int, job sandbox.Job, wantRestarts float64) {
-		t.Helper()
-		killed := make(chan int, 1)
-		timer := time.AfterFunc(300*time.Millisecond, func() {
-			// Not t.Fatal: that belongs to the test's goroutine.
-			ps := find()
-			if len(ps) != 1 || syscall.Kill(ps[0], syscall.SIGKILL) != nil {
-				killed <- -1
-				return
-			}
-			killed <- ps[0]
-		})
-		defer timer.Stop()
-		start := time.Now()
-		res := run(t, p, job)
-		if tr := res.Tests[0]; tr.Status != sandbox.Passed {
-			t.Errorf("the retried run: %s (%s)", tr.Status, tr.Detail)
-		}
-		if d := time.Since(start); d < 800*time.Millisecond {
-			t.Errorf("took %v: it cannot have run twice", d)
-		}
-		k := <-killed
-		if k < 0 {
-			t.Fatalf("could not find and kill the one %s", what)
-		}
-		if now := find(); len(now) != 1 || now[0] == k {
-			t.Errorf("%ss now %v, killed %d: want one new one", what, now, k)
-		}
-		if got := restarts(); got != wantRestarts {
-			t.Errorf("restarts = %v, want %v", got, wantRestarts)
-		}
-		assertNoSlotProcs(t)
-		assertServes(t, p)
-	}
-
+	t.Run("between runs", func(t *testing.T) { s.killBetweenRuns(t, "fork server", forkServers, 1) })
 	t.Run("during a run", func(t *testing.T) {
-		killDuringRun(t, "fork server", forkServers, sandbox.Job{
-			Style: sandbox.IO, Code: "import time\ntime.sleep(0.6)\nprint('done')\n", Inputs: []string{""},
-			Limits: sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 64, Processes: 8},
-			Check:  func(_ int, out []byte) bool { return string(out) == "done\n" },
+		s.killDuringRun(t, "fork server", forkServers, sandbox.Job{
+			Style: sandbox.IO, Code: "import time\ntime.sleep(0.6)\nprint('done')\n", Inputs: []string{""}, Limits: lim,
+			Check: func(_ int, out []byte) bool { return string(out) == "done\n" },
 		}, 2)
 	})
-
 	// The runner, which runs the assert-style tests, is the slot's other
 	// half: killed, the slot restarts whole and the Run is retried.
-	t.Run("runner between runs", func(t *testing.T) {
-		rs := runners()
-		if len(rs) != 1 {
-			t.Fatalf("runners of this process: %v, want 1", rs)
-		}
-		if err := syscall.Kill(rs[0], syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-		assertServes(t, p)
-		if now := runners(); len(now) != 1 || now[0] == rs[0] {
-			t.Errorf("runners now %v, killed %d: want one new one", now, rs[0])
-		}
-		if got := restarts(); got != 3 {
-			t.Errorf("restarts = %v, want 3", got)
-		}
-	})
-
+	t.Run("runner between runs", func(t *testing.T) { s.killBetweenRuns(t, "runner", runners, 3) })
 	t.Run("runner during an assert run", func(t *testing.T) {
-		killDuringRun(t, "runner", runners, sandbox.Job{
-			Style: sandbox.Assert, Code: "def f(x):\n    return x\n", EntryPoint: "f",
-			Test:   "import time\n\ndef check(c):\n    time.sleep(0.6)\n    assert c(1) == 1\n",
-			Limits: sandbox.Limits{CPUSeconds: 2, WallSeconds: 3, MemoryMB: 128, OutputKB: 64, Processes: 8},
+		s.killDuringRun(t, "runner", runners, sandbox.Job{
+			Style: sandbox.Assert, Code: "def f(x):\n    return x\n", EntryPoint: "f", Limits: lim,
+			Test: "import time\n\ndef check(c):\n    time.sleep(0.6)\n    assert c(1) == 1\n",
 		}, 4)
 	})
+}
+
+// killedSlot is a one-slot pool whose fork server and runner the test
+// kills, and the registry of its metrics.
+type killedSlot struct {
+	p   *sandbox.Pool
+	reg *prometheus.Registry
+}
+
+// restarts is the pool's count of replaced fork servers.
+func (s *killedSlot) restarts(t *testing.T) float64 {
+	t.Helper()
+	mfs, err := s.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "rewardd_sandbox_restarts_total" {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("no rewardd_sandbox_restarts_total")
+	return 0
+}
+
+// killBetweenRuns kills the one process find lists (a fork server or the
+// runner) and waits until it is dead: the next Run must find it dead, be
+// retried on the slot's new processes and pass.
+func (s *killedSlot) killBetweenRuns(t *testing.T, what string, find func() []int, wantRestarts float64) {
+	t.Helper()
+	ps := find()
+	if len(ps) != 1 {
+		t.Fatalf("%ss of this process: %v, want 1", what, ps)
+	}
+	killAndWait(t, ps[0])
+	assertServes(t, s.p)
+	if now := find(); len(now) != 1 || now[0] == ps[0] {
+		t.Errorf("%ss now %v, killed %d: want one new one", what, now, ps[0])
+	}
+	if got := s.restarts(t); got != wantRestarts {
+		t.Errorf("restarts = %v, want %v", got, wantRestarts)
+	}
+}
+
+// killDuringRun runs job and, 300 ms into it, kills the one process find
+// lists (a fork server or the runner): the Run must be retried on the
+// slot's new processes and pass.
+func (s *killedSlot) killDuringRun(t *testing.T, what string, find func() []int, job sandbox.Job, wantRestarts float64) {
+	t.Helper()
+	killed := make(chan int, 1)
+	timer := time.AfterFunc(300*time.Millisecond, func() {
+		// Not t.Fatal: that belongs to the test's goroutine.
+		ps := find()
+		if len(ps) != 1 || syscall.Kill(ps[0], syscall.SIGKILL) != nil {
+			killed <- -1
+			return
+		}
+		killed <- ps[0]
+	})
+	defer timer.Stop()
+	start := time.Now()
+	res := run(t, s.p, job)
+	if tr := res.Tests[0]; tr.Status != sandbox.Passed {
+		t.Errorf("the retried run: %s (%s)", tr.Status, tr.Detail)
+	}
+	if d := time.Since(start); d < 800*time.Millisecond {
+		t.Errorf("took %v: it cannot have run twice", d)
+	}
+	k := <-killed
+	if k < 0 {
+		t.Fatalf("could not find and kill the one %s", what)
+	}
+	if now := find(); len(now) != 1 || now[0] == k {
+		t.Errorf("%ss now %v, killed %d: want one new one", what, now, k)
+	}
+	if got := s.restarts(t); got != wantRestarts {
+		t.Errorf("restarts = %v, want %v", got, wantRestarts)
+	}
+	assertNoSlotProcs(t)
+	assertServes(t, s.p)
+}
+
+// killAndWait sends SIGKILL to pid and waits, at most 10 s, until it has
+// exited: its pidfd turns readable, the kernel's event for a process's
+// exit.
+func killAndWait(t *testing.T, pid int) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatalf("pidfd_open(%d): %v", pid, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil {
+		t.Fatalf("kill %d: %v", pid, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, max(int(time.Until(deadline).Milliseconds()), 0))
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			t.Fatalf("poll the pidfd of %d: %v", pid, err)
+		case n == 0:
+			t.Fatalf("%d still alive 10 s after SIGKILL", pid)
+		}
+		return
+	}
 }
 
 // mixedBatch is ~20 submissions that pass, fail, time out on the wall
@@ -317,12 +332,17 @@ func TestSameResultsUnderLoad(t *testing.T) {
 			cmd.Wait()
 		}
 	}()
-	time.Sleep(100 * time.Millisecond) // the burners are up
 	burnt := func() (ticks []int) {
 		for _, cmd := range burners {
 			ticks = append(ticks, cpuTicks(t, cmd.Process.Pid))
 		}
 		return ticks
+	}
+	// The burners are up: each has had CPU time, polled for at most 10 s.
+	for deadline := time.Now().Add(10 * time.Second); slices.Contains(burnt(), 0); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the burners used no CPU in 10 s: %v ticks", burnt())
+		}
 	}
 	before := burnt()
 	start = time.Now()
@@ -547,6 +567,17 @@ func TestConcurrentRuns(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// awaitProgram waits, polling for at most 10 s, until a program of a pool
+// of this process runs: a process of one of the pools' uids.
+func awaitProgram(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); len(slotProcs()) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no program of the pool ran within 10 s")
+		}
+	}
 }
 
 // cpuTicks is the user+system CPU time of pid, in clock ticks (1/100 s).
