@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/internal/h2raw"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
 
@@ -114,7 +115,7 @@ func (a *unauthAttack) run(ctx context.Context, ready chan<- struct{}) *Attacker
 		wg.Go(func() {
 			first := true
 			for ctx.Err() == nil {
-				c, err := dialH2(ctx, a.addr)
+				c, err := h2raw.Dial(ctx, a.addr)
 				if err != nil {
 					if ctx.Err() == nil {
 						out.add("dial error", 0)
@@ -141,7 +142,7 @@ func (a *unauthAttack) run(ctx context.Context, ready chan<- struct{}) *Attacker
 
 // attackConn keeps unauthPerConn calls open on c until ctx ends or the
 // server closes c.
-func (a *unauthAttack) attackConn(ctx context.Context, c *h2conn, out *outcomes, first bool, onReady func()) {
+func (a *unauthAttack) attackConn(ctx context.Context, c *h2raw.Conn, out *outcomes, first bool, onReady func()) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	slots := make(chan struct{}, unauthPerConn)
@@ -149,7 +150,7 @@ func (a *unauthAttack) attackConn(ctx context.Context, c *h2conn, out *outcomes,
 	opened := map[uint32]time.Time{}
 	var wg conc.WaitGroup
 	wg.Go(func() {
-		c.serve(nil, func(id uint32, how string) {
+		c.Serve(h2raw.Handler{Ended: func(id uint32, how string) {
 			mu.Lock()
 			t0, ok := opened[id]
 			delete(opened, id)
@@ -158,10 +159,10 @@ func (a *unauthAttack) attackConn(ctx context.Context, c *h2conn, out *outcomes,
 				out.add(how, time.Since(t0))
 				<-slots
 			}
-		})
+		}})
 		cancel()
 	})
-	stop := context.AfterFunc(cctx, func() { c.close() })
+	stop := context.AfterFunc(cctx, func() { c.Close() })
 	defer stop()
 	paths := []string{scoreMethod, scoreStreamMethod}
 	for i := 0; ; i++ {
@@ -173,7 +174,7 @@ func (a *unauthAttack) attackConn(ctx context.Context, c *h2conn, out *outcomes,
 			break
 		}
 		mu.Lock()
-		id, err := c.open(paths[i%2])
+		id, err := c.Open(paths[i%2])
 		if err == nil {
 			opened[id] = time.Now()
 		}
@@ -185,7 +186,7 @@ func (a *unauthAttack) attackConn(ctx context.Context, c *h2conn, out *outcomes,
 			onReady()
 		}
 	}
-	c.close()
+	c.Close()
 	wg.Wait()
 	how := "the server closed the connection with the call open"
 	if ctx.Err() != nil {
@@ -598,9 +599,9 @@ func holdHTTP(conn net.Conn, established func()) error {
 // PINGs answered) until the server closes it; it is established once the
 // server's SETTINGS are acknowledged.
 func holdGRPC(conn net.Conn, established func()) error {
-	c := newH2conn(conn)
-	if err := c.start(); err != nil {
+	c := h2raw.New(conn)
+	if err := c.Start(); err != nil {
 		return err
 	}
-	return c.serve(established, func(uint32, string) {})
+	return c.Serve(h2raw.Handler{Settled: established})
 }

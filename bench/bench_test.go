@@ -15,11 +15,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rewardd/rewardd/internal/sandboxtest"
 	"github.com/rewardd/rewardd/internal/servertest"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
@@ -29,13 +29,7 @@ import (
 	"github.com/rewardd/rewardd/server/config"
 )
 
-func TestMain(m *testing.M) {
-	// The code_exec sandbox re-executes this test binary as its helper.
-	if sandbox.IsHelper(os.Args) {
-		os.Exit(sandbox.HelperMain(os.Args))
-	}
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 const dataPath = "../../shared/data/gsm8k_test.jsonl"
 

@@ -1,12 +1,11 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -89,45 +88,31 @@ type cpSubmission struct {
 
 // readCP reads cp_problems.jsonl.
 func readCP(path string) ([]*cpProblem, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("competitive-programming data: %w", err)
-	}
-	defer f.Close()
 	var problems []*cpProblem
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
+	err := eachLine(path, "competitive-programming", 64<<20, func(line []byte) error {
 		p := new(cpProblem)
-		if err := json.Unmarshal(sc.Bytes(), p); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		if err := json.Unmarshal(line, p); err != nil {
+			return err
 		}
 		var tests []json.RawMessage
 		if err := json.Unmarshal(p.Tests, &tests); err != nil || len(tests) == 0 || p.Checker == "" {
-			return nil, fmt.Errorf("%s:%d: not a cp_problems row (want tests, a list of {stdin, stdout}, and checker)", path, line)
+			return errors.New("not a cp_problems row (want tests, a list of {stdin, stdout}, and checker)")
 		}
 		p.tests = len(tests)
 		if len(p.CheckerFiles) > 0 && string(p.CheckerFiles) != "null" {
 			var v any
 			if err := json.Unmarshal(p.CheckerFiles, &v); err != nil {
-				return nil, fmt.Errorf("%s:%d: checker_files: %w", path, line, err)
+				return fmt.Errorf("checker_files: %w", err)
 			}
+			var err error
 			if p.checkerFiles, err = structpb.NewValue(v); err != nil {
-				return nil, fmt.Errorf("%s:%d: checker_files: %w", path, line, err)
+				return fmt.Errorf("checker_files: %w", err)
 			}
 		}
 		problems = append(problems, p)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(problems) == 0 {
-		return nil, fmt.Errorf("%s: no problems", path)
-	}
-	return problems, nil
+		return nil
+	})
+	return problems, err
 }
 
 // withLanguage returns the cp scenario for the accepted solutions in

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -139,55 +140,30 @@ func newScenario(opts *Options) (*scenario, error) {
 
 // readGSM8K reads GSM8K's test.jsonl ({"question", "answer"} per line).
 func readGSM8K(path string) ([]problem, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("GSM8K data: %w", err)
-	}
-	defer f.Close()
 	var problems []problem
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
+	err := eachLine(path, "GSM8K", 1<<20, func(line []byte) error {
 		var r struct{ Question, Answer string }
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
 		}
 		i := strings.LastIndex(r.Answer, "####")
 		if i < 0 {
-			return nil, fmt.Errorf("%s:%d: the answer has no \"#### n\" line", path, line)
+			return errors.New("the answer has no \"#### n\" line")
 		}
 		problems = append(problems, problem{
 			question: r.Question, solution: r.Answer,
 			steps: strings.TrimSpace(r.Answer[:i]), final: strings.TrimSpace(r.Answer[i+len("####"):]),
 		})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(problems) == 0 {
-		return nil, fmt.Errorf("%s: no GSM8K problems", path)
-	}
-	return problems, nil
+		return nil
+	})
+	return problems, err
 }
 
 // readHumanEval reads HumanEval's JSONL (task_id, prompt,
 // canonical_solution, test, entry_point per line).
 func readHumanEval(path string) ([]task, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("HumanEval data: %w", err)
-	}
-	defer f.Close()
 	var tasks []task
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
+	err := eachLine(path, "HumanEval", 1<<20, func(line []byte) error {
 		var r struct {
 			TaskID            string `json:"task_id"`
 			Prompt            string `json:"prompt"`
@@ -195,21 +171,46 @@ func readHumanEval(path string) ([]task, error) {
 			Test              string `json:"test"`
 			EntryPoint        string `json:"entry_point"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
 		}
 		if r.Prompt == "" || r.CanonicalSolution == "" || r.Test == "" || r.EntryPoint == "" {
-			return nil, fmt.Errorf("%s:%d: not a HumanEval row (want prompt, canonical_solution, test and entry_point)", path, line)
+			return errors.New("not a HumanEval row (want prompt, canonical_solution, test and entry_point)")
 		}
 		tasks = append(tasks, task{id: r.TaskID, prompt: r.Prompt, solution: r.CanonicalSolution, test: r.Test, entry: r.EntryPoint})
+		return nil
+	})
+	return tasks, err
+}
+
+// eachLine calls fn with each line of the JSON Lines file at path that is
+// not blank, lines up to maxLine bytes long. An error names what the data
+// is, the path and, for fn's, the line; a file without a row is an error.
+func eachLine(path, what string, maxLine int, fn func(line []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s data: %w", what, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, maxLine)
+	rows := 0
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		if err := fn(sc.Bytes()); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		rows++
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if len(tasks) == 0 {
-		return nil, fmt.Errorf("%s: no HumanEval problems", path)
+	if rows == 0 {
+		return fmt.Errorf("%s: no %s rows", path, what)
 	}
-	return tasks, nil
+	return nil
 }
 
 // rows returns rows [from, from+n).

@@ -166,6 +166,25 @@ func Optional[T int | float64](bad *ParamErrors, key string, v *T, def, lo, hi T
 	return v
 }
 
+// Choice fills in a parameter that names one of valid: an empty v (the key
+// is absent) is def, and with def "" the key is required. A missing or
+// unknown name is recorded in bad under key, listing the valid ones. It
+// returns the effective value and whether it is one of valid.
+func Choice(bad *ParamErrors, key, v, def string, valid ...string) (string, bool) {
+	if v == "" {
+		v = def
+	}
+	switch {
+	case slices.Contains(valid, v):
+		return v, true
+	case v == "":
+		bad.Addf(key, "is required (one of %s)", strings.Join(valid, ", "))
+	default:
+		bad.Addf(key, "unknown %s %q (one of %s)", key, v, strings.Join(valid, ", "))
+	}
+	return v, false
+}
+
 // AllParamErrors lists the parameter problems in err: each *ParamError it
 // holds, through ParamErrors and errors.Join; any other error in it becomes
 // a ParamError with no key. It returns nil for a nil err.

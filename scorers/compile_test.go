@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -96,5 +97,32 @@ func TestOptional(t *testing.T) {
 	scorers.Optional(&bad, "f", &nan, 0.5, 0, 1)
 	if len(bad) != 2 || bad[0].Error() != "k: 0 is not in [1, 10]" || bad[1].Key != "f" {
 		t.Errorf("problems %v, want an explicit 0 and NaN refused", bad)
+	}
+}
+
+func TestChoice(t *testing.T) {
+	var bad scorers.ParamErrors
+	if v, ok := scorers.Choice(&bad, "unit", "", "words", "words", "chars"); v != "words" || !ok {
+		t.Errorf("absent: %q %v, want the default words", v, ok)
+	}
+	if v, ok := scorers.Choice(&bad, "unit", "chars", "words", "words", "chars"); v != "chars" || !ok {
+		t.Errorf("chars: %q %v, want chars kept", v, ok)
+	}
+	if len(bad) != 0 {
+		t.Fatalf("problems %v for valid choices", bad)
+	}
+	if _, ok := scorers.Choice(&bad, "metric", "", "", "fuzzy", "bleu"); ok {
+		t.Error("a required choice left out: ok")
+	}
+	if v, ok := scorers.Choice(&bad, "mode", "fast", "a", "a", "b"); ok || v != "fast" {
+		t.Errorf("unknown: %q %v, want fast, not ok", v, ok)
+	}
+	if len(bad) != 2 || bad[0].Key != "metric" || bad[1].Key != "mode" {
+		t.Fatalf("problems %v, want metric missing and mode unknown", bad)
+	}
+	for _, p := range bad {
+		if !strings.Contains(p.Error(), "(one of ") {
+			t.Errorf("%v does not list the valid choices", p)
+		}
 	}
 }

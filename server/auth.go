@@ -123,8 +123,8 @@ func (a *Auth) authorizedMD(md metadata.MD) bool {
 	return false
 }
 
-// Middleware refuses HTTP requests without the token.
-func (a *Auth) Middleware(next http.Handler) http.Handler {
+// middleware refuses HTTP requests without the token.
+func (a *Auth) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.check(r.Header.Get("Authorization")) {
 			a.refuse(r.Context(), r.RemoteAddr)

@@ -15,22 +15,22 @@ import (
 	"github.com/rewardd/rewardd/scorers"
 )
 
-// Task is one function to apply to every rollout of a request.
-type Task struct {
+// task is one function to apply to every rollout of a request.
+type task struct {
 	Function *scorers.Function
 	// Label is the function label in metrics: the served name, or
-	// InlineLabel for a function the request defined.
+	// inlineLabel for a function the request defined.
 	Label string
 }
 
-// Engine evaluates functions on rollouts over ONE bounded worker pool shared
+// engine evaluates functions on rollouts over ONE bounded worker pool shared
 // by every request in the process, so total concurrency stays at the pool
 // size however many requests arrive. Work is cut into spans of rollouts of
 // one function, each cut to take about spanTarget of worker time (see
 // cutter); a span holds a pool slot while it runs. Slots go to the
 // requests waiting for one fairly, by the worker time each has used (see
 // fairGate), so a small request is not kept waiting behind a large one.
-type Engine struct {
+type engine struct {
 	workers int
 	gate    *fairGate
 	costs   costs
@@ -40,13 +40,13 @@ type Engine struct {
 
 // newEngine returns an engine with a pool of workers slots. A scorer panic
 // is logged on log with its stack, once.
-func newEngine(workers int, m *engineMetrics, log *zap.Logger) *Engine {
+func newEngine(workers int, m *engineMetrics, log *zap.Logger) *engine {
 	m.poolCapacity.Set(float64(workers))
-	return &Engine{workers: workers, gate: newFairGate(workers), m: m, log: log}
+	return &engine{workers: workers, gate: newFairGate(workers), m: m, log: log}
 }
 
 // Workers returns the pool size.
-func (e *Engine) Workers() int { return e.workers }
+func (e *engine) Workers() int { return e.workers }
 
 // yieldEvery is how long a pool worker scores before it lets other
 // goroutines run (see work).
@@ -62,7 +62,7 @@ const yieldEvery = time.Millisecond
 // work bounds the worker time the call may use (0: no bound): once it is
 // spent, the spans not yet started give their rollouts an Error saying so.
 // Admission (how many requests, how much memory) is the caller's.
-func (e *Engine) Score(ctx context.Context, work time.Duration, tasks []Task, rollouts []*scorers.Rollout, results [][]scorers.Result) error {
+func (e *engine) Score(ctx context.Context, work time.Duration, tasks []task, rollouts []*scorers.Rollout, results [][]scorers.Result) error {
 	n := len(rollouts)
 	if len(results) != len(tasks) {
 		return fmt.Errorf("engine: %d result columns for %d tasks", len(results), len(tasks))
@@ -95,7 +95,7 @@ func (e *Engine) Score(ctx context.Context, work time.Duration, tasks []Task, ro
 
 // work is one of a request's pool goroutines: it takes a slot and runs
 // the request's next span on it until none is left or ctx ends.
-func (e *Engine) work(ctx context.Context, c *cutter, share *share, budget time.Duration, results [][]scorers.Result) {
+func (e *engine) work(ctx context.Context, c *cutter, share *share, budget time.Duration, results [][]scorers.Result) {
 	w := &worker{gate: e.gate, share: share}
 	defer func() {
 		if w.held {
@@ -207,7 +207,7 @@ func (w *worker) spanEnd(now time.Time) time.Duration {
 
 // refuse gives the rollouts of a span an Error: the request ran out of
 // worker time before the span started.
-func (e *Engine) refuse(t Task, sp span, rollouts []*scorers.Rollout, out []scorers.Result, work time.Duration) {
+func (e *engine) refuse(t task, sp span, rollouts []*scorers.Rollout, out []scorers.Result, work time.Duration) {
 	r := scorers.Errorf("not scored: the request used up its worker time (%v, limits.max_request_work) before this rollout's turn", work)
 	if sp.group != nil {
 		for _, i := range sp.group {
@@ -229,7 +229,7 @@ func groupIndices(rollouts []*scorers.Rollout) [][]int {
 
 // runChunk scores rollouts with one function into out, recording metrics
 // once for the chunk.
-func (e *Engine) runChunk(ctx context.Context, t Task, rollouts []*scorers.Rollout, out []scorers.Result) {
+func (e *engine) runChunk(ctx context.Context, t task, rollouts []*scorers.Rollout, out []scorers.Result) {
 	start := time.Now()
 	for i := 0; i < len(rollouts); {
 		i = e.scoreFrom(ctx, t.Function, rollouts, out, i)
@@ -243,7 +243,7 @@ func (e *Engine) runChunk(ctx context.Context, t Task, rollouts []*scorers.Rollo
 // runGroup scores one group with a GroupScorer and spreads the results back
 // over out. A panic makes the whole group an Error: its values depend on each
 // other.
-func (e *Engine) runGroup(ctx context.Context, t Task, rollouts []*scorers.Rollout, idx []int, out []scorers.Result) {
+func (e *engine) runGroup(ctx context.Context, t task, rollouts []*scorers.Rollout, idx []int, out []scorers.Result) {
 	start := time.Now()
 	group := make([]*scorers.Rollout, len(idx))
 	for i, j := range idx {
@@ -276,7 +276,7 @@ func (e *Engine) runGroup(ctx context.Context, t Task, rollouts []*scorers.Rollo
 }
 
 // observe records one span's time and outcomes.
-func (e *Engine) observe(t Task, elapsed time.Duration, results []scorers.Result) {
+func (e *engine) observe(t task, elapsed time.Duration, results []scorers.Result) {
 	var counts [4]int
 	for _, r := range results {
 		counts[r.Outcome]++
@@ -293,7 +293,7 @@ func (e *Engine) observe(t Task, elapsed time.Duration, results []scorers.Result
 // panics; it returns the index to resume from. A panic marks that one rollout
 // as an Error and resumes after it, so the happy path pays no per-rollout
 // defer.
-func (e *Engine) scoreFrom(ctx context.Context, fn *scorers.Function, rollouts []*scorers.Rollout, out []scorers.Result, i int) (next int) {
+func (e *engine) scoreFrom(ctx context.Context, fn *scorers.Function, rollouts []*scorers.Rollout, out []scorers.Result, i int) (next int) {
 	defer func() {
 		if p := recover(); p != nil {
 			e.log.Error("scorer panicked", zap.String("function", fn.Name), zap.String("kind", fn.Kind),

@@ -23,18 +23,18 @@ type scorerFunc func(context.Context, *scorers.Rollout) scorers.Result
 
 func (f scorerFunc) Score(ctx context.Context, r *scorers.Rollout) scorers.Result { return f(ctx, r) }
 
-func task(name string, f scorerFunc) Task {
-	return Task{Function: &scorers.Function{Name: name, Kind: "test", Scorer: f}, Label: InlineLabel}
+func newTask(name string, f scorerFunc) task {
+	return task{Function: &scorers.Function{Name: name, Kind: "test", Scorer: f}, Label: inlineLabel}
 }
 
-func newTestEngine(t *testing.T, workers int) (*Engine, *engineMetrics) {
+func newTestEngine(t *testing.T, workers int) (*engine, *engineMetrics) {
 	t.Helper()
 	m := newEngineMetrics(prometheus.NewRegistry(), nil)
 	return newEngine(workers, m, zap.NewNop()), m
 }
 
 // score runs e.Score into new result columns and returns them.
-func score(ctx context.Context, e *Engine, tasks []Task, rs []*scorers.Rollout) ([][]scorers.Result, error) {
+func score(ctx context.Context, e *engine, tasks []task, rs []*scorers.Rollout) ([][]scorers.Result, error) {
 	res := make([][]scorers.Result, len(tasks))
 	for k := range res {
 		res[k] = make([]scorers.Result, len(rs))
@@ -63,7 +63,7 @@ func TestEngineAlignsResults(t *testing.T) {
 	e, m := newTestEngine(t, 3)
 	for _, n := range []int{0, 1, 5, 255, 256, 257, 1000, 5003} {
 		rs := rollouts(n)
-		res, err := score(context.Background(), e, []Task{task("a", idScore(1)), task("b", idScore(-2))}, rs)
+		res, err := score(context.Background(), e, []task{newTask("a", idScore(1)), newTask("b", idScore(-2))}, rs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestEngineAlignsResults(t *testing.T) {
 	if got := testutil.ToFloat64(m.rolloutsScored); got != 0+1+5+255+256+257+1000+5003 {
 		t.Errorf("rewardd_rollouts_scored_total = %v", got)
 	}
-	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(InlineLabel, "ok")); got != 2*(1+5+255+256+257+1000+5003) {
+	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(inlineLabel, "ok")); got != 2*(1+5+255+256+257+1000+5003) {
 		t.Errorf("ok outcomes = %v", got)
 	}
 }
@@ -92,7 +92,7 @@ func TestEnginePanicIsOneError(t *testing.T) {
 		}
 		return scorers.Score(1)
 	}
-	res, err := score(context.Background(), e, []Task{task("boom", boom)}, rollouts(400))
+	res, err := score(context.Background(), e, []task{newTask("boom", boom)}, rollouts(400))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestEnginePanicIsOneError(t *testing.T) {
 			t.Errorf("rollout %d: %+v, want OK 1", i, r)
 		}
 	}
-	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(InlineLabel, "error")); got != 3 {
+	if got := testutil.ToFloat64(m.functionOutcomes.WithLabelValues(inlineLabel, "error")); got != 3 {
 		t.Errorf("error outcomes = %v, want 3", got)
 	}
 }
@@ -119,7 +119,7 @@ func TestEngineSanitizes(t *testing.T) {
 		{Value: 0.5, Outcome: scorers.NotApplicable}, // n/a carries NaN
 	}
 	for i, c := range cases {
-		res, err := score(context.Background(), e, []Task{task("x", func(context.Context, *scorers.Rollout) scorers.Result { return c })}, rollouts(1))
+		res, err := score(context.Background(), e, []task{newTask("x", func(context.Context, *scorers.Rollout) scorers.Result { return c })}, rollouts(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestEngineBoundsConcurrency(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if _, err := score(context.Background(), e, []Task{task("s", slow), task("t", slow)}, rollouts(40)); err != nil {
+			if _, err := score(context.Background(), e, []task{newTask("s", slow), newTask("t", slow)}, rollouts(40)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -175,7 +175,7 @@ func TestEngineCancelStopsQueuedWork(t *testing.T) {
 		}
 		return scorers.Score(1)
 	}
-	_, err := score(ctx, e, []Task{task("f", f)}, rollouts(10000))
+	_, err := score(ctx, e, []task{newTask("f", f)}, rollouts(10000))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -185,7 +185,7 @@ func TestEngineCancelStopsQueuedWork(t *testing.T) {
 		t.Errorf("%d evaluations ran after cancellation, want at most 16", n)
 	}
 	// The pool slot is free again.
-	if _, err := score(context.Background(), e, []Task{task("a", idScore(1))}, rollouts(3)); err != nil {
+	if _, err := score(context.Background(), e, []task{newTask("a", idScore(1))}, rollouts(3)); err != nil {
 		t.Errorf("after cancel: %v", err)
 	}
 }
@@ -234,7 +234,7 @@ func TestEngineGroupScorer(t *testing.T) {
 		}
 	}
 	fn := &scorers.Function{Name: "g", Kind: "test", Scorer: groupSize{}}
-	res, err := score(context.Background(), e, []Task{{Function: fn, Label: InlineLabel}, task("id", idScore(1))}, rs)
+	res, err := score(context.Background(), e, []task{{Function: fn, Label: inlineLabel}, newTask("id", idScore(1))}, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestEngineGroupScorer(t *testing.T) {
 
 	// A panic fails its whole group and only that group.
 	rs[6].ID = "boom"
-	res, err = score(context.Background(), e, []Task{{Function: fn, Label: InlineLabel}}, rs)
+	res, err = score(context.Background(), e, []task{{Function: fn, Label: inlineLabel}}, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestEngineSharesWorkersFairly(t *testing.T) {
 	}
 	// The small request waits for the one slot before the large one's
 	// first span ends.
-	scoreWhileBusy(t, e, task("h", heavy), long(6), first, task("l", light), long(6), release)
+	scoreWhileBusy(t, e, newTask("h", heavy), long(6), first, newTask("l", light), long(6), release)
 	if got, want := order.joined(""), "HLLLLLLHHHHH"; got != want {
 		t.Errorf("spans ran in the order %s, want %s", got, want)
 	}
@@ -308,7 +308,7 @@ func TestEngineWorkBudget(t *testing.T) {
 	}
 	res := make([][]scorers.Result, 1)
 	res[0] = make([]scorers.Result, 50)
-	if err := e.Score(context.Background(), time.Millisecond, []Task{task("s", slow)}, rollouts(50), res); err != nil {
+	if err := e.Score(context.Background(), time.Millisecond, []task{newTask("s", slow)}, rollouts(50), res); err != nil {
 		t.Fatal(err)
 	}
 	ok, refused := 0, 0
@@ -354,14 +354,14 @@ func TestEngineYieldLetsWaitingRequestsIn(t *testing.T) {
 		record("short")
 		return scorers.Score(1)
 	}
-	scoreWhileBusy(t, e, task("long", long), rollouts(1), started, task("short", short), rollouts(1), waiting)
+	scoreWhileBusy(t, e, newTask("long", long), rollouts(1), started, newTask("short", short), rollouts(1), waiting)
 	if got, want := order.joined(", "), "long starts, short, long ends"; got != want {
 		t.Errorf("order %q, want %q", got, want)
 	}
 }
 
 // awaitWaiter returns once a request waits for a slot of e's gate.
-func awaitWaiter(t *testing.T, e *Engine) {
+func awaitWaiter(t *testing.T, e *engine) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -381,18 +381,18 @@ func awaitWaiter(t *testing.T, e *Engine) {
 // scoreWhileBusy scores busyRollouts with busy and, once started is
 // closed, waiterRollouts with waiter; when the second request waits for a
 // worker it closes release, and it returns when both requests have ended.
-func scoreWhileBusy(t *testing.T, e *Engine, busy Task, busyRollouts []*scorers.Rollout, started <-chan struct{},
-	waiter Task, waiterRollouts []*scorers.Rollout, release chan struct{}) {
+func scoreWhileBusy(t *testing.T, e *engine, busy task, busyRollouts []*scorers.Rollout, started <-chan struct{},
+	waiter task, waiterRollouts []*scorers.Rollout, release chan struct{}) {
 	t.Helper()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if _, err := score(context.Background(), e, []Task{busy}, busyRollouts); err != nil {
+		if _, err := score(context.Background(), e, []task{busy}, busyRollouts); err != nil {
 			t.Error(err)
 		}
 	})
 	<-started
 	wg.Go(func() {
-		if _, err := score(context.Background(), e, []Task{waiter}, waiterRollouts); err != nil {
+		if _, err := score(context.Background(), e, []task{waiter}, waiterRollouts); err != nil {
 			t.Error(err)
 		}
 	})
@@ -426,13 +426,13 @@ func (r *recorder) joined(sep string) string {
 // cost allows, never fewer than one nor more than the chunk.
 func TestCutterCutsByCost(t *testing.T) {
 	e, _ := newTestEngine(t, 1)
-	served := Task{Function: &scorers.Function{Name: "f", Kind: "test", Scorer: idScore(1)}, Label: "f"}
+	served := task{Function: &scorers.Function{Name: "f", Kind: "test", Scorer: idScore(1)}, Label: "f"}
 	rs := rollouts(64)
 	for _, r := range rs {
 		r.Completion = strings.Repeat("x", 1000-rolloutBytes) // 1,000 bytes a rollout
 	}
 	sizes := func() []int {
-		c := e.cutter([]Task{served}, rs)
+		c := e.cutter([]task{served}, rs)
 		var got []int
 		for sp, ok := c.next(); ok; sp, ok = c.next() {
 			got = append(got, sp.hi-sp.lo)
@@ -484,7 +484,7 @@ func BenchmarkSpanBoundary(b *testing.B) {
 				r.Completion = c.text
 			}
 			for b.Loop() {
-				if _, err := score(context.Background(), e, []Task{task("nothing", nothing)}, rs); err != nil {
+				if _, err := score(context.Background(), e, []task{newTask("nothing", nothing)}, rs); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -67,7 +67,7 @@ func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gathe
 	api := &jsonAPI{svc: svc, m: m, log: log, ready: ready, exec: exec}
 	scoring.HandleFunc("POST /v1/score", api.endpoint("http_score", api.score))
 	api.registerCompat(scoring)
-	guarded := auth.Middleware(scoring)
+	guarded := auth.middleware(scoring)
 	for _, path := range []string{"/v1/score", "/get_reward", "/verify", "/seed_session", "/run_code"} {
 		mux.Handle(path, guarded)
 	}

@@ -5,10 +5,10 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-// InlineLabel is the function label of every function a request defines
+// inlineLabel is the function label of every function a request defines
 // inline: label values come from a fixed list (the config), never from
 // request data.
-const InlineLabel = "inline"
+const inlineLabel = "inline"
 
 // rewardd's Prometheus metrics, one struct per layer that writes them: the
 // engine (engineMetrics), the service and its admission (serviceMetrics),
@@ -66,7 +66,7 @@ func newEngineMetrics(reg prometheus.Registerer, functions []string) *engineMetr
 	}
 	reg.MustRegister(m.rolloutsScored, m.functionDuration, m.functionOutcomes,
 		m.poolInflight, m.poolCapacity, m.poolQueueWait, m.workExhausted)
-	for _, fn := range append(functions, InlineLabel) {
+	for _, fn := range append(functions, inlineLabel) {
 		m.functionDuration.WithLabelValues(fn)
 		for _, o := range []string{"ok", "not_applicable", "error"} {
 			m.functionOutcomes.WithLabelValues(fn, o)

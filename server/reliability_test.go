@@ -2,12 +2,10 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -17,8 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
+	"github.com/sourcegraph/conc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -26,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rewardd/rewardd/internal/h2raw"
 	"github.com/rewardd/rewardd/internal/servertest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/builtin"
@@ -101,132 +99,123 @@ func eventually(t *testing.T, limit time.Duration, what string, cond func() bool
 	}
 }
 
-// rawH2 is a client HTTP/2 connection driven frame by frame, to do what no
-// well-behaved client does: open calls and never send their messages.
+// rawH2 is an h2raw connection whose frames a goroutine of its own reads,
+// recording how each stream ended.
 type rawH2 struct {
-	t      *testing.T
-	conn   net.Conn
-	fr     *http2.Framer
-	enc    *hpack.Encoder
-	encBuf bytes.Buffer
-	dec    *hpack.Decoder
-	// status is each stream's grpc-status, once answered.
-	status map[uint32]string
-	next   uint32
+	t *testing.T
+	*h2raw.Conn
+
+	mu    sync.Mutex
+	ended map[uint32]string // how each stream ended (see h2raw.Handler)
+	pongs map[[8]byte]bool  // the data of the PINGs acknowledged
+	event chan struct{}     // a token when ended or pongs grew
+	pings uint64            // PINGs sent, to tell them apart
 }
 
+// dialH2 connects to addr; the connection is closed, and its reader waited
+// for, when the test ends.
 func dialH2(t *testing.T, addr string) *rawH2 {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	c, err := h2raw.Dial(context.Background(), addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
-	h := &rawH2{t: t, conn: conn, fr: http2.NewFramer(conn, conn), status: map[uint32]string{}, next: 1}
-	h.enc = hpack.NewEncoder(&h.encBuf)
-	h.dec = hpack.NewDecoder(4096, nil)
-	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.fr.WriteSettings(); err != nil {
-		t.Fatal(err)
-	}
+	h := &rawH2{t: t, Conn: c, ended: map[uint32]string{}, pongs: map[[8]byte]bool{}, event: make(chan struct{}, 1)}
+	var wg conc.WaitGroup
+	wg.Go(func() {
+		c.Serve(h2raw.Handler{
+			Ended: func(id uint32, how string) { h.record(func() { h.ended[id] = how }) },
+			Pong:  func(data [8]byte) { h.record(func() { h.pongs[data] = true }) },
+		})
+	})
+	t.Cleanup(func() {
+		c.Close()
+		wg.Wait()
+	})
 	return h
+}
+
+// record changes what h knows under its lock and wakes a waiter.
+func (h *rawH2) record(change func()) {
+	h.mu.Lock()
+	change()
+	h.mu.Unlock()
+	select {
+	case h.event <- struct{}{}:
+	default:
+	}
 }
 
 // open sends the HEADERS of a call to method, with the given extra headers,
 // and never any DATA; it returns the stream id.
 func (h *rawH2) open(method string, extra ...string) uint32 {
 	h.t.Helper()
-	h.encBuf.Reset()
-	fields := []string{":method", "POST", ":scheme", "http", ":path", method, ":authority", "rewardd",
-		"content-type", "application/grpc", "te", "trailers"}
-	for _, kv := range [][]string{fields, extra} {
-		for i := 0; i+1 < len(kv); i += 2 {
-			h.enc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
-		}
-	}
-	id := h.next
-	h.next += 2
-	if err := h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.encBuf.Bytes(), EndHeaders: true}); err != nil {
+	id, err := h.Open(method, extra...)
+	if err != nil {
 		h.t.Fatal(err)
 	}
 	return id
+}
+
+// how returns how stream id ended, "" while it is open.
+func (h *rawH2) how(id uint32) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ended[id]
+}
+
+// wait waits until done holds (under h's lock) or limit passes, and
+// reports whether done held.
+func (h *rawH2) wait(limit time.Duration, done func() bool) bool {
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		h.mu.Lock()
+		ok := done()
+		h.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-h.event:
+		case <-timer.C:
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return done()
+		}
+	}
 }
 
 // sync returns once the server has read every frame sent so far: it answers
 // a PING after them.
 func (h *rawH2) sync() {
 	h.t.Helper()
-	data := [8]byte{'s', 'y', 'n', 'c'}
-	if err := h.fr.WritePing(false, data); err != nil {
+	h.pings++
+	var data [8]byte
+	binary.BigEndian.PutUint64(data[:], h.pings)
+	if err := h.Ping(data); err != nil {
 		h.t.Fatal(err)
 	}
-	h.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	defer h.conn.SetReadDeadline(time.Time{})
-	for {
-		f, err := h.fr.ReadFrame()
-		if err != nil {
-			h.t.Fatalf("waiting for the PING's answer: %v", err)
-		}
-		if p, ok := f.(*http2.PingFrame); ok && p.IsAck() && p.Data == data {
-			return
-		}
-		h.handle(f)
+	if !h.wait(10*time.Second, func() bool { return h.pongs[data] }) {
+		h.t.Fatal("no answer to the PING within 10 s")
 	}
 }
 
-// handle answers the server's SETTINGS and PINGs and records each stream's
-// grpc-status.
-func (h *rawH2) handle(f http2.Frame) {
-	switch f := f.(type) {
-	case *http2.SettingsFrame:
-		if !f.IsAck() {
-			h.fr.WriteSettingsAck()
-		}
-	case *http2.PingFrame:
-		if !f.IsAck() {
-			h.fr.WritePing(true, f.Data)
-		}
-	case *http2.HeadersFrame:
-		fields, err := h.dec.DecodeFull(f.HeaderBlockFragment())
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		for _, hf := range fields {
-			if hf.Name == "grpc-status" {
-				h.status[f.StreamID] = hf.Value
-			}
-		}
-	case *http2.RSTStreamFrame:
-		if _, ok := h.status[f.StreamID]; !ok {
-			h.status[f.StreamID] = "reset"
-		}
-	}
-}
-
-// await reads frames until every stream in ids has a grpc-status or limit
-// passes; it returns how many were answered.
+// await waits until every stream in ids has ended or limit passes; it
+// returns how many ended.
 func (h *rawH2) await(ids []uint32, limit time.Duration) int {
-	h.t.Helper()
-	h.conn.SetReadDeadline(time.Now().Add(limit))
-	defer h.conn.SetReadDeadline(time.Time{})
 	answered := func() int {
 		n := 0
 		for _, id := range ids {
-			if _, ok := h.status[id]; ok {
+			if h.ended[id] != "" {
 				n++
 			}
 		}
 		return n
 	}
-	for answered() < len(ids) {
-		f, err := h.fr.ReadFrame()
-		if err != nil {
-			return answered()
-		}
-		h.handle(f)
-	}
+	h.wait(limit, func() bool { return answered() == len(ids) })
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	return answered()
 }
 
@@ -259,8 +248,8 @@ func TestCallsWithoutTheTokenHoldNothing(t *testing.T) {
 		t.Fatalf("%d of %d calls without the token answered on their headers, want all", n, len(ids))
 	}
 	for _, id := range ids {
-		if got := attacker.status[id]; got != strconv.Itoa(int(codes.Unauthenticated)) {
-			t.Errorf("stream %d: grpc-status %s, want %d (UNAUTHENTICATED)", id, got, codes.Unauthenticated)
+		if got := attacker.how(id); got != codes.Unauthenticated.String() {
+			t.Errorf("stream %d: %s, want %s", id, got, codes.Unauthenticated)
 		}
 	}
 	if _, err := st.client.Score(authed, oneRollout()); err != nil {
@@ -285,8 +274,8 @@ func TestCallsWithoutTheTokenHoldNothing(t *testing.T) {
 		t.Fatalf("%d of %d calls whose message never came were cut, want all", n, len(ids))
 	}
 	for _, id := range ids {
-		if got := slow.status[id]; got != strconv.Itoa(int(codes.DeadlineExceeded)) {
-			t.Errorf("stream %d: grpc-status %s, want %d (DEADLINE_EXCEEDED)", id, got, codes.DeadlineExceeded)
+		if got := slow.how(id); got != codes.DeadlineExceeded.String() {
+			t.Errorf("stream %d: %s, want %s", id, got, codes.DeadlineExceeded)
 		}
 	}
 	if _, err := st.client.Score(authed, oneRollout()); err != nil {
@@ -664,12 +653,12 @@ func TestCancelledCallsAreNotInternalErrors(t *testing.T) {
 		id := c.open(rewardv1.RewardService_Score_FullMethodName)
 		for rest := frame; len(rest) > 0; {
 			n := min(len(rest), 16<<10)
-			if err := c.fr.WriteData(id, n == len(rest), rest[:n]); err != nil {
+			if err := c.WriteData(id, n == len(rest), rest[:n]); err != nil {
 				t.Fatal(err)
 			}
 			rest = rest[n:]
 		}
-		if err := c.fr.WriteRSTStream(id, http2.ErrCodeCancel); err != nil {
+		if err := c.Cancel(id); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)

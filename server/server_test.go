@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
 	"runtime"
 	"strings"
@@ -33,6 +31,7 @@ import (
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
 )
@@ -94,22 +93,7 @@ type gsm8kRow struct{ Question, Answer string }
 // gsm8k reads the shared GSM8K test set.
 func gsm8k(t testing.TB) []gsm8kRow {
 	t.Helper()
-	f, err := os.Open("../../shared/data/gsm8k_test.jsonl")
-	if err != nil {
-		t.Skipf("GSM8K data not found (CI has ../shared beside the repo): %v", err)
-	}
-	defer f.Close()
-	var rows []gsm8kRow
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r gsm8kRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
-	return rows
+	return scorertest.ReadJSONL[gsm8kRow](t, "../../shared/data/gsm8k_test.jsonl")
 }
 
 // goldNumber returns the number after "#### " in a GSM8K answer.

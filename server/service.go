@@ -31,7 +31,7 @@ import (
 type Service struct {
 	cfg    *config.Config
 	reg    scorers.Registry
-	engine *Engine
+	engine *engine
 	adm    *admission
 	m      *serviceMetrics
 	log    *zap.Logger
@@ -43,14 +43,14 @@ type Service struct {
 }
 
 // newService returns a service for cfg. reg compiles the functions requests
-// define inline; engine is shared by every transport of the process.
-func newService(cfg *config.Config, reg scorers.Registry, engine *Engine, m *serviceMetrics, log *zap.Logger) *Service {
+// define inline; eng is shared by every transport of the process.
+func newService(cfg *config.Config, reg scorers.Registry, eng *engine, m *serviceMetrics, log *zap.Logger) *Service {
 	served := make(map[string]*scorers.Function, len(cfg.Functions))
 	for _, fn := range cfg.Functions {
 		served[fn.Name] = fn
 	}
 	adm := newAdmission(admissionLimits{maxInflight: cfg.Limits.MaxInflightRequests, capacity: cfg.Limits.RequestMemory(), message: int64(cfg.Limits.MaxMessageBytes)}, m)
-	return &Service{cfg: cfg, reg: reg, engine: engine, adm: adm, m: m, log: log, served: served, memory: new(memoryPool)}
+	return &Service{cfg: cfg, reg: reg, engine: eng, adm: adm, m: m, log: log, served: served, memory: new(memoryPool)}
 }
 
 // Config returns the config the service serves.
@@ -323,16 +323,16 @@ func scatter(results [][]scorers.Result, n int, rejected map[int]string) [][]sco
 
 // tasks resolves the functions a request asks for: the named served ones
 // (all of them when none are named and none are inline), then the inline ones.
-func (s *Service) tasks(req *rewardv1.ScoreRequest) ([]Task, error) {
+func (s *Service) tasks(req *rewardv1.ScoreRequest) ([]task, error) {
 	names := req.GetFunctions()
 	if len(names) == 0 && len(req.GetInline()) == 0 {
-		tasks := make([]Task, len(s.cfg.Functions))
+		tasks := make([]task, len(s.cfg.Functions))
 		for i, fn := range s.cfg.Functions {
-			tasks[i] = Task{Function: fn, Label: fn.Name}
+			tasks[i] = task{Function: fn, Label: fn.Name}
 		}
 		return tasks, nil
 	}
-	tasks := make([]Task, 0, len(names)+len(req.GetInline()))
+	tasks := make([]task, 0, len(names)+len(req.GetInline()))
 	seen := make(map[string]bool, cap(tasks))
 	for _, name := range names {
 		fn, ok := s.served[name]
@@ -343,7 +343,7 @@ func (s *Service) tasks(req *rewardv1.ScoreRequest) ([]Task, error) {
 			return nil, invalid("function %q is asked for twice", name)
 		}
 		seen[name] = true
-		tasks = append(tasks, Task{Function: fn, Label: fn.Name})
+		tasks = append(tasks, task{Function: fn, Label: fn.Name})
 	}
 	for i, spec := range req.GetInline() {
 		fn, err := s.compileInline(spec)
@@ -354,7 +354,7 @@ func (s *Service) tasks(req *rewardv1.ScoreRequest) ([]Task, error) {
 			return nil, invalid("inline[%d] %q: the request already asks for a function of that name", i, fn.Name)
 		}
 		seen[fn.Name] = true
-		tasks = append(tasks, Task{Function: fn, Label: InlineLabel})
+		tasks = append(tasks, task{Function: fn, Label: inlineLabel})
 	}
 	return tasks, nil
 }
@@ -451,7 +451,7 @@ func (s *Service) ListFunctions(context.Context, *rewardv1.ListFunctionsRequest)
 // asks. The request's mode, scale and weights win over the config's. A
 // rollout's group is its group id, or its prompt when it has none: the
 // completions of one prompt are a GRPO group.
-func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []Task, resp *rewardv1.ScoreResponse) error {
+func (s *Service) aggregate(req *rewardv1.ScoreRequest, tasks []task, resp *rewardv1.ScoreResponse) error {
 	ra, ca := req.GetAggregation(), s.cfg.Aggregation
 	if ra == nil && ca == nil {
 		return nil
@@ -523,14 +523,14 @@ func aggregationSpec(ra *rewardv1.Aggregation, ca *config.Aggregation) (aggregat
 // Hatchery sums the functions unweighted: the config's weights, which are
 // for its own mode, are not applied (unweighted lists them, for the
 // answer to say so), and a weight the request gives is refused by name.
-func (s *Service) aggregationWeights(ra *rewardv1.Aggregation, tasks []Task, mode aggregate.Mode) (weights []float64, unweighted []string, err error) {
+func (s *Service) aggregationWeights(ra *rewardv1.Aggregation, tasks []task, mode aggregate.Mode) (weights []float64, unweighted []string, err error) {
 	weights = make([]float64, len(tasks))
 	inRequest := make(map[string]bool, len(tasks))
 	for k, t := range tasks {
 		name := t.Function.Name
 		inRequest[name] = true
 		weights[k] = 1
-		if w, ok := s.cfg.Weights[name]; ok && t.Label != InlineLabel {
+		if w, ok := s.cfg.Weights[name]; ok && t.Label != inlineLabel {
 			if mode != aggregate.Hatchery {
 				weights[k] = w
 			} else if w != 1 {

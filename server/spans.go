@@ -67,8 +67,8 @@ type costs struct {
 }
 
 // of returns the cost that t's spans are cut by and observed into.
-func (cs *costs) of(t Task) *cost {
-	if t.Label == InlineLabel {
+func (cs *costs) of(t task) *cost {
+	if t.Label == inlineLabel {
 		return new(cost)
 	}
 	cs.mu.Lock()
@@ -100,7 +100,7 @@ type span struct {
 // at most chunk rollouts, so that
 // a request of many cheap rollouts still spreads over every worker.
 type cutter struct {
-	tasks    []Task
+	tasks    []task
 	rollouts []*scorers.Rollout
 	costs    []*cost // of each task
 	chunk    int
@@ -110,7 +110,7 @@ type cutter struct {
 	k, lo int // the next span is task k's from rollout (or group) lo
 }
 
-func (e *Engine) cutter(tasks []Task, rollouts []*scorers.Rollout) *cutter {
+func (e *engine) cutter(tasks []task, rollouts []*scorers.Rollout) *cutter {
 	c := &cutter{
 		tasks:    tasks,
 		rollouts: rollouts,

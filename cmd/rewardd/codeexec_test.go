@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/internal/sandboxtest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
 
@@ -32,6 +33,17 @@ const codeConfig = `functions:
     test_style: io
     limits: {cpu_seconds: 1, wall_seconds: 2}
 `
+
+// serveCode starts `rewardd serve` with codeConfig and args, and checks
+// that its start log says want about the sandbox.
+func serveCode(t *testing.T, want string, args ...string) *process {
+	t.Helper()
+	srv := startServer(t, append([]string{"--config", writeConfig(t, codeConfig)}, args...)...)
+	if !strings.Contains(srv.logText(), want) {
+		t.Errorf("the start log does not say %q:\n%s", want, srv.logText())
+	}
+	return srv
+}
 
 func codeRequest(t *testing.T) *rewardv1.ScoreRequest {
 	t.Helper()
@@ -60,18 +72,9 @@ func codeRequest(t *testing.T) *rewardv1.ScoreRequest {
 // sandbox (the binary re-executing itself as the helper), a hostile program
 // is a failed program, and the sandbox metrics count what ran.
 func TestServeCodeExec(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root; not root")
-	}
-	cfg := filepath.Join(t.TempDir(), "code.yml")
-	if err := os.WriteFile(cfg, []byte(codeConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, "--config", cfg, "--workers", "2")
+	sandboxtest.SkipUnlessRoot(t)
+	srv := serveCode(t, "code execution sandbox ready", "--workers", "2")
 	defer srv.stop(t)
-	if !strings.Contains(srv.logText(), "code execution sandbox ready") {
-		t.Errorf("start log does not say the sandbox is ready:\n%s", srv.logText())
-	}
 	resp, err := srv.client(t).Score(context.Background(), codeRequest(t))
 	if err != nil {
 		t.Fatal(err)
@@ -109,15 +112,8 @@ func TestServeCodeExec(t *testing.T) {
 // still serves, says so loudly, and scores code_exec rollouts ERROR with the
 // reason; other functions are unaffected.
 func TestServeCodeExecFailsClosed(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "code.yml")
-	if err := os.WriteFile(cfg, []byte(codeConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, "--config", cfg, "--sandbox-python", "/nonexistent/python3")
+	srv := serveCode(t, "CODE EXECUTION IS OFF", "--sandbox-python", "/nonexistent/python3")
 	defer srv.stop(t)
-	if !strings.Contains(srv.logText(), "CODE EXECUTION IS OFF") {
-		t.Errorf("start log does not say code execution is off:\n%s", srv.logText())
-	}
 	resp, err := srv.client(t).Score(context.Background(), codeRequest(t))
 	if err != nil {
 		t.Fatal(err)
@@ -133,15 +129,8 @@ func TestServeCodeExecFailsClosed(t *testing.T) {
 
 // TestServeUnsafeNoSandboxWarns: the development mode is loud.
 func TestServeUnsafeNoSandboxWarns(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "code.yml")
-	if err := os.WriteFile(cfg, []byte(codeConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, "--config", cfg, "--unsafe-no-sandbox")
+	srv := serveCode(t, "CODE EXECUTION IS NOT SANDBOXED", "--unsafe-no-sandbox")
 	defer srv.stop(t)
-	if !strings.Contains(srv.logText(), "CODE EXECUTION IS NOT SANDBOXED") {
-		t.Errorf("start log does not warn about --unsafe-no-sandbox:\n%s", srv.logText())
-	}
 	resp, err := srv.client(t).Score(context.Background(), &rewardv1.ScoreRequest{
 		Rollouts: codeRequest(t).GetRollouts()[:2], Functions: []string{"tests"}})
 	if err != nil {
@@ -168,13 +157,8 @@ func httpGet(t *testing.T, url string) (int, string) {
 // programs' own wall limit, no process of the sandbox's uids is left, and
 // the next request is scored.
 func TestServeCodeExecDeadline(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root; not root")
-	}
-	cfg := filepath.Join(t.TempDir(), "code.yml")
-	if err := os.WriteFile(cfg, []byte("functions:\n  - name: tests\n    kind: code_exec\n    test_style: assert\n    limits: {cpu_seconds: 30, wall_seconds: 60}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sandboxtest.SkipUnlessRoot(t)
+	cfg := writeConfig(t, "functions:\n  - name: tests\n    kind: code_exec\n    test_style: assert\n    limits: {cpu_seconds: 30, wall_seconds: 60}\n")
 	srv := startServer(t, "--config", cfg, "--workers", "2")
 	defer srv.stop(t)
 	client := srv.client(t)
@@ -247,17 +231,12 @@ func sandboxProcesses(t *testing.T, lo, hi int) []string {
 // its probe leaves a process behind, the fork server cannot end it and says
 // why, and code execution is off with that reason.
 func TestServeCodeExecWithoutCapKill(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root; not root")
-	}
+	sandboxtest.SkipUnlessRoot(t)
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
 		t.Skip("setpriv (util-linux) not found: cannot drop CAP_KILL for the test")
 	}
-	cfg := filepath.Join(t.TempDir(), "code.yml")
-	if err := os.WriteFile(cfg, []byte(codeConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, codeConfig)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, setpriv, "--bounding-set", "-kill", "--", binary, "serve", "--config", cfg,
@@ -319,9 +298,7 @@ func inlineCode(t *testing.T, memoryMB float64) *rewardv1.ScoreRequest {
 // anything runs, and the sandbox never starts. With inline.kinds allowing
 // it, a request can lower the server's limits but not raise them.
 func TestServeInlineCodeExecNeedsTheConfig(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root; not root")
-	}
+	sandboxtest.SkipUnlessRoot(t)
 	srv := startServer(t)
 	_, err := srv.client(t).Score(context.Background(), inlineCode(t, 16384))
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "inline.kinds") {
@@ -332,10 +309,7 @@ func TestServeInlineCodeExecNeedsTheConfig(t *testing.T) {
 		t.Errorf("the sandbox started for a request on a config without code_exec:\n%s", log)
 	}
 
-	cfg := filepath.Join(t.TempDir(), "inline.yml")
-	if err := os.WriteFile(cfg, []byte(codeConfig+"inline:\n  kinds: [code_exec, exact_match]\n  code_exec_limits: {memory_mb: 256}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, codeConfig+"inline:\n  kinds: [code_exec, exact_match]\n  code_exec_limits: {memory_mb: 256}\n")
 	srv = startServer(t, "--config", cfg)
 	client := srv.client(t)
 	_, err = client.Score(context.Background(), inlineCode(t, 16384))
@@ -358,16 +332,11 @@ func TestServeInlineCodeExecNeedsTheConfig(t *testing.T) {
 // verdict, each test's verdict and measurements, the compiler's output
 // when it did not compile.
 func TestScoreCodeExecJSONL(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root; not root")
-	}
+	sandboxtest.SkipUnlessRoot(t)
 	if _, err := os.Stat("/usr/bin/g++"); err != nil {
 		t.Skip("g++ is not installed (make deps installs it)")
 	}
-	cfg := filepath.Join(t.TempDir(), "cpp.yml")
-	if err := os.WriteFile(cfg, []byte("functions:\n  - name: cpp\n    kind: code_exec\n    language: cpp\n    test_style: io\n    time_limit_seconds: 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, "functions:\n  - name: cpp\n    kind: code_exec\n    language: cpp\n    test_style: io\n    time_limit_seconds: 1\n")
 	var in strings.Builder
 	for _, c := range []struct{ id, program string }{
 		{"right", "#include <iostream>\nint main() { int n; std::cin >> n; std::cout << 2 * n; }"},

@@ -60,6 +60,17 @@ type process struct {
 	exitState *os.ProcessState
 }
 
+// writeConfig writes the config text to a file of its own in the test's
+// temporary directory and returns the file's path.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rewards.yml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // startServer runs `rewardd serve` on free loopback ports and waits until it
 // logs that it serves.
 func startServer(t *testing.T, args ...string) *process {

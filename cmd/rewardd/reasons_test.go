@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,14 +11,11 @@ import (
 // says whether the function did not apply or could not decide, and gives
 // an OK score's reason ("no answer found") apart from the errors.
 func TestScoreOutcomesAndReasons(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "rewards.yml")
-	if err := os.WriteFile(cfg, []byte(`functions:
+	cfg := writeConfig(t, `functions:
   - name: accuracy
     kind: exact_match
     extract: [answer_tag]
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	in := strings.Join([]string{
 		`{"id": "right", "completion": "<answer>42</answer>", "answer": "42"}`,
 		`{"id": "none", "completion": "I do not know.", "answer": "42"}`,
@@ -67,10 +62,7 @@ func TestScoreOutcomesAndReasons(t *testing.T) {
 // aggregating config says on stderr that rows with neither a group nor a
 // prompt are each a group of their own.
 func TestScoreWarnsLooseRows(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "rewards.yml")
-	if err := os.WriteFile(cfg, []byte("functions:\n  - name: accuracy\n    kind: exact_match\naggregation: {mode: sum_then_normalize}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, "functions:\n  - name: accuracy\n    kind: exact_match\naggregation: {mode: sum_then_normalize}\n")
 	in := `{"completion": "42", "answer": "42"}` + "\n" + `{"completion": "41", "answer": "42"}` + "\n"
 	_, stderr, exit := runRewardd(t, in, "score", "--config", cfg, "--in", "-")
 	if exit != 0 || !strings.Contains(stderr, "-: rows 1 to 2: warning: 2 rollout(s) have neither a group nor a prompt") {

@@ -317,13 +317,7 @@ func (p *Params) fillIO(bad *scorers.ParamErrors) {
 		if p.CheckerFilesField == "" {
 			p.CheckerFilesField = "checker_files"
 		}
-		switch p.CheckerProtocol {
-		case "":
-			p.CheckerProtocol = kattis
-		case kattis, testlib:
-		default:
-			bad.Addf("checker_protocol", "%q, want kattis or testlib", p.CheckerProtocol)
-		}
+		p.CheckerProtocol, _ = scorers.Choice(bad, "checker_protocol", p.CheckerProtocol, kattis, kattis, testlib)
 	}
 	if p.TimeLimitSeconds < 0 || p.TimeLimitSeconds > 60 {
 		bad.Addf("time_limit_seconds", "must be in [0, 60], got %g", p.TimeLimitSeconds)
@@ -444,7 +438,7 @@ func (s *Scorer) scoreAssert(ctx context.Context, r *scorers.Rollout) scorers.Re
 
 // program is the rollout's program, its row's prefix before it.
 func (s *Scorer) program(r *scorers.Rollout) (string, error) {
-	code := ProgramIn(r.Completion, s.lang.Names())
+	code := programIn(r.Completion, s.lang.Names())
 	if s.p.PrefixField != "" {
 		prefix, _, err := scorers.String(r, s.p.PrefixField)
 		if err != nil {
@@ -466,7 +460,7 @@ func (s *Scorer) trustedPrompt(r *scorers.Rollout) (string, error) {
 		prefix, _, err := scorers.String(r, s.p.PrefixField)
 		return prefix, err
 	case s.p.TrustedPrompt:
-		return ProgramIn(r.Prompt, s.lang.Names()), nil
+		return programIn(r.Prompt, s.lang.Names()), nil
 	}
 	return "", nil
 }
@@ -482,13 +476,13 @@ func runError(ctx context.Context, err error) scorers.Result {
 // Program returns the python code in a completion: its last fenced block
 // tagged python (or untagged), or the whole completion when it has none.
 func Program(completion string) string {
-	return ProgramIn(completion, []string{"python", "py", "python3"})
+	return programIn(completion, []string{"python", "py", "python3"})
 }
 
-// ProgramIn returns the code in a completion: its last fenced block tagged
+// programIn returns the code in a completion: its last fenced block tagged
 // with one of tags (any case) or with no tag, or the whole completion when
 // it has none.
-func ProgramIn(completion string, tags []string) string {
+func programIn(completion string, tags []string) string {
 	var last string
 	found := false
 	inCode, inOther := false, false

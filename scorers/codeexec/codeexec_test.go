@@ -1,13 +1,11 @@
 package codeexec_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,38 +14,23 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/internal/sandboxtest"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
-func TestMain(m *testing.M) {
-	if sandbox.IsHelper(os.Args) {
-		os.Exit(sandbox.HelperMain(os.Args))
-	}
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 // pool starts one sandbox pool for the test, running python and
 // languages, and closes it at the end.
 func pool(t testing.TB, languages ...string) *sandbox.Pool {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root (namespaces, mounts, setuid); not root")
-	}
-	for _, name := range languages {
-		l, err := sandbox.LookupLanguage(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Available(); err != nil {
-			t.Skipf("%v", err)
-		}
-	}
+	sandboxtest.SkipUnlessRoot(t)
+	sandboxtest.SkipUnlessAvailable(t, languages...)
 	p, err := sandbox.Start(context.Background(), sandbox.Config{Slots: 2, Languages: append([]string{"python"}, languages...)})
 	if err != nil {
 		t.Fatalf("start sandbox: %v", err)
@@ -75,25 +58,7 @@ type humanEvalRow struct {
 
 func humanEval(t testing.TB) []humanEvalRow {
 	t.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "data", "humaneval.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("HumanEval data (../shared beside the repo): %v", err)
-	}
-	defer f.Close()
-	var rows []humanEvalRow
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r humanEvalRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	rows := scorertest.ReadJSONL[humanEvalRow](t, filepath.Join("..", "..", "..", "shared", "data", "humaneval.jsonl"))
 	if len(rows) != 164 {
 		t.Fatalf("%d HumanEval rows, want 164", len(rows))
 	}
@@ -389,9 +354,7 @@ func BenchmarkHumanEval(b *testing.B) {
 	}
 	for _, slots := range []int{1, 2} {
 		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) {
-			if os.Geteuid() != 0 {
-				b.Skip("the sandbox needs root (namespaces, mounts, setuid); not root")
-			}
+			sandboxtest.SkipUnlessRoot(b)
 			var before syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
 			p, err := sandbox.Start(context.Background(), sandbox.Config{Slots: slots})

@@ -1,7 +1,6 @@
 package codeexec_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
 // cpProblem is a row of cp_problems.jsonl: ICPC-style problems (CC BY-SA,
@@ -32,22 +32,15 @@ type cpProblem struct {
 
 func cpProblems(t testing.TB) []cpProblem {
 	t.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "data", "cp_problems.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skipf("competitive-programming data (../shared beside the repo): %v", err)
-	}
-	defer f.Close()
-	var out []cpProblem
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var p cpProblem
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+	lines := scorertest.ReadJSONL[json.RawMessage](t, filepath.Join("..", "..", "..", "shared", "data", "cp_problems.jsonl"))
+	out := make([]cpProblem, len(lines))
+	for i, line := range lines {
+		p := &out[i]
+		if err := json.Unmarshal(line, p); err != nil {
 			t.Fatal(err)
 		}
 		var row map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+		if err := json.Unmarshal(line, &row); err != nil {
 			t.Fatal(err)
 		}
 		s, err := structpb.NewStruct(row)
@@ -58,10 +51,6 @@ func cpProblems(t testing.TB) []cpProblem {
 		for _, k := range []string{"solutions", "wrong_solutions", "statement"} {
 			delete(p.fields, k)
 		}
-		out = append(out, p)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if len(out) != 115 {
 		t.Fatalf("%d problems, want 115", len(out))

@@ -20,7 +20,7 @@ import (
 //
 // A compiled language's program is compiled once for every call that runs
 // it, not once per call: the builds of the most recently compiled programs
-// are kept (ExecutorBuilds of them, at most ExecutorBuildBytes of compiled
+// are kept (executorBuilds of them, at most executorBuildBytes of compiled
 // files), and a program being compiled is compiled once however many calls
 // ask for it meanwhile (verl sends a program's tests as concurrent
 // requests). Its methods are safe for concurrent use.
@@ -35,14 +35,14 @@ type Executor struct {
 
 // The bounds of an Executor's kept builds.
 const (
-	ExecutorBuilds     = 1024
-	ExecutorBuildBytes = 64 << 20
+	executorBuilds     = 1024
+	executorBuildBytes = 64 << 20
 )
 
 // NewExecutor returns an Executor that asks sb for its runner the first
 // time it needs one (sb nil: there is none).
 func NewExecutor(sb Sandbox) *Executor {
-	return &Executor{sb: sb, builds: newBuildCache(ExecutorBuilds, ExecutorBuildBytes)}
+	return &Executor{sb: sb, builds: newBuildCache(executorBuilds, executorBuildBytes)}
 }
 
 // Runner returns the sandbox's runner, or why there is none (the sandbox

@@ -134,7 +134,7 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 		case "last_number":
 			f = extract.LastNumber
 		case "none":
-			f = whole
+			f = extract.NonBlank
 		case "regex":
 			if !patternSet {
 				bad.Add(key, errors.New("regex needs extract_pattern"))
@@ -149,9 +149,6 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 	}
 	return fs, bad.Err()
 }
-
-// whole is the "none" extractor: the answer is the whole text.
-func whole(s string) (string, bool) { return s, strings.TrimSpace(s) != "" }
 
 // Score returns 1 when the completion's answer matches a reference, 0 when it
 // does not or when no answer is found, NotApplicable when the row has no
@@ -199,7 +196,7 @@ func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
 // ref is blank or holds no answer.
 func (s *Scorer) reference(ref string) (string, bool) {
 	if len(s.refExtract) == 0 {
-		return whole(ref)
+		return extract.NonBlank(ref)
 	}
 	return find(s.refExtract, ref)
 }

@@ -54,7 +54,7 @@ func Boxed(s string) (string, bool) {
 	if end >= 0 {
 		spaced = spaced[:end]
 	}
-	return nonBlank(spaced)
+	return NonBlank(spaced)
 }
 
 // braced returns the content of the balanced group that s starts with (s[0]
@@ -68,7 +68,7 @@ func braced(s string) (string, bool) {
 		case '}':
 			depth--
 			if depth == 0 {
-				return nonBlank(s[1:i])
+				return NonBlank(s[1:i])
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func AnswerTag(s string) (string, bool) {
 	if i := strings.Index(content, closing); i >= 0 {
 		content = content[:i] // <answer>1</answer>2</answer>
 	}
-	return nonBlank(content)
+	return NonBlank(content)
 }
 
 // GSM8K returns the text after the last "####" in s up to the end of that
@@ -111,7 +111,7 @@ func GSM8K(s string) (string, bool) {
 	if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
 		rest = rest[:nl]
 	}
-	return nonBlank(strings.TrimSpace(rest))
+	return NonBlank(strings.TrimSpace(rest))
 }
 
 // LastNumber returns the last number in s, in the manner of the regular
@@ -209,8 +209,9 @@ func lastIndex(s, sub string, k int) int {
 	return last
 }
 
-// nonBlank returns s, and whether it holds anything but white space.
-func nonBlank(s string) (string, bool) {
+// NonBlank returns s, and whether it holds anything but white space: it is
+// the "none" extractor, whose answer is the whole text.
+func NonBlank(s string) (string, bool) {
 	if strings.TrimSpace(s) == "" {
 		return "", false
 	}

@@ -158,7 +158,7 @@ func FuzzNormalizers(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for name, norm := range map[string]func(string) string{
-			"Strip": Strip, "Lower": Lower, "Whitespace": Whitespace, "Punctuation": Punctuation,
+			"strip": strip, "lower": lower, "whitespace": whitespace, "punctuation": punctuation,
 		} {
 			once := norm(s)
 			if twice := norm(once); twice != once && utf8.ValidString(s) {

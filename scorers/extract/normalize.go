@@ -14,27 +14,27 @@ import (
 func Normalizer(name string) (f func(string) string, ok bool) {
 	switch name {
 	case "strip":
-		return Strip, true
+		return strip, true
 	case "lower":
-		return Lower, true
+		return lower, true
 	case "whitespace":
-		return Whitespace, true
+		return whitespace, true
 	case "punctuation":
-		return Punctuation, true
+		return punctuation, true
 	}
 	return nil, false
 }
 
-// Strip removes leading and trailing white space.
-func Strip(s string) string { return strings.TrimSpace(s) }
+// strip removes leading and trailing white space.
+func strip(s string) string { return strings.TrimSpace(s) }
 
-// Lower maps s to lower case (Unicode).
-func Lower(s string) string { return strings.ToLower(s) }
+// lower maps s to lower case (Unicode).
+func lower(s string) string { return strings.ToLower(s) }
 
-// Whitespace replaces every run of white space (Unicode) with one space and
+// whitespace replaces every run of white space (Unicode) with one space and
 // removes leading and trailing white space. Bytes that are not valid UTF-8
 // are kept as they are.
-func Whitespace(s string) string {
+func whitespace(s string) string {
 	if collapsed(s) {
 		return s
 	}
@@ -58,7 +58,7 @@ func Whitespace(s string) string {
 	return b.String()
 }
 
-// collapsed reports whether s is ASCII and already in the form Whitespace
+// collapsed reports whether s is ASCII and already in the form whitespace
 // gives.
 func collapsed(s string) bool {
 	prevSpace := true // no leading space
@@ -95,10 +95,10 @@ func asciiSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
-// Punctuation removes every Unicode punctuation character (category P:
+// punctuation removes every Unicode punctuation character (category P:
 // .,;:!?'"()[]{}-_/\@#%&* and their non-ASCII kin). Symbols such as $ + = ^
 // are kept. Bytes that are not valid UTF-8 are kept as they are.
-func Punctuation(s string) string {
+func punctuation(s string) string {
 	i := 0
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])

@@ -9,21 +9,21 @@ func TestNormalizers(t *testing.T) {
 		in   string
 		want string
 	}{
-		{"Strip", Strip, " \t18\n", "18"},
-		{"Strip", Strip, "\u00a018\u2003", "18"},
-		{"Lower", Lower, "Paris", "paris"},
-		{"Lower", Lower, "ÉTÉ", "été"},
-		{"Whitespace", Whitespace, "  New \t York\n\nCity ", "New York City"},
-		{"Whitespace", Whitespace, "a\u00a0\u2003b", "a b"},
-		{"Whitespace", Whitespace, "a b", "a b"},
-		{"Whitespace", Whitespace, " ", ""},
-		{"Whitespace", Whitespace, "a\xffb  c", "a\xffb c"},
-		{"Punctuation", Punctuation, "Hello, world!", "Hello world"},
-		{"Punctuation", Punctuation, "«¿Qué?» — dijo…", "Qué  dijo"},
-		{"Punctuation", Punctuation, "$5 + 3 = 8^2", "$5 + 3 = 8^2"},
-		{"Punctuation", Punctuation, "50%", "50"},
-		{"Punctuation", Punctuation, "a\xff.b", "a\xffb"},
-		{"Punctuation", Punctuation, "", ""},
+		{"strip", strip, " \t18\n", "18"},
+		{"strip", strip, "\u00a018\u2003", "18"},
+		{"lower", lower, "Paris", "paris"},
+		{"lower", lower, "ÉTÉ", "été"},
+		{"whitespace", whitespace, "  New \t York\n\nCity ", "New York City"},
+		{"whitespace", whitespace, "a\u00a0\u2003b", "a b"},
+		{"whitespace", whitespace, "a b", "a b"},
+		{"whitespace", whitespace, " ", ""},
+		{"whitespace", whitespace, "a\xffb  c", "a\xffb c"},
+		{"punctuation", punctuation, "Hello, world!", "Hello world"},
+		{"punctuation", punctuation, "«¿Qué?» — dijo…", "Qué  dijo"},
+		{"punctuation", punctuation, "$5 + 3 = 8^2", "$5 + 3 = 8^2"},
+		{"punctuation", punctuation, "50%", "50"},
+		{"punctuation", punctuation, "a\xff.b", "a\xffb"},
+		{"punctuation", punctuation, "", ""},
 	}
 	for _, c := range cases {
 		if got := c.f(c.in); got != c.want {
@@ -34,7 +34,7 @@ func TestNormalizers(t *testing.T) {
 
 func TestNormalizersDoNotAllocateWhenUnchanged(t *testing.T) {
 	for name, f := range map[string]func(string) string{
-		"Strip": Strip, "Lower": Lower, "Whitespace": Whitespace, "Punctuation": Punctuation,
+		"strip": strip, "lower": lower, "whitespace": whitespace, "punctuation": punctuation,
 	} {
 		in := "the answer is 18 apples"
 		if allocs := testing.AllocsPerRun(100, func() { _ = f(in) }); allocs != 0 {

@@ -66,7 +66,7 @@ func (r *Regexp) Extract(s string) (string, bool) {
 		if lo < 0 {
 			continue
 		}
-		if ans, ok := nonBlank(s[lo:hi]); ok {
+		if ans, ok := NonBlank(s[lo:hi]); ok {
 			return ans, true
 		}
 	}

@@ -82,13 +82,7 @@ type tag struct {
 // at fault.
 func New(p Params) (*Scorer, error) {
 	var bad scorers.ParamErrors
-	switch p.Mode {
-	case "":
-		p.Mode = Strict
-	case Strict, Partial, JSON:
-	default:
-		bad.Addf("mode", "unknown mode %q (one of strict, partial, json)", p.Mode)
-	}
+	p.Mode, _ = scorers.Choice(&bad, "mode", p.Mode, Strict, Strict, Partial, JSON)
 	if p.Mode == JSON {
 		if p.Tags != nil {
 			bad.Add("tags", errors.New("is not used in json mode"))

@@ -178,21 +178,8 @@ func New(p Params) (*Scorer, error) {
 // defaults of the last two; known reports whether the mode is one of the
 // modes.
 func (p *Params) checkModeAndUnit(bad *scorers.ParamErrors) (known bool) {
-	switch p.Mode {
-	case Overlong, Cosine, Kimi:
-		known = true
-	case "":
-		bad.Add("mode", errors.New("is required (overlong, cosine or kimi)"))
-	default:
-		bad.Addf("mode", "unknown mode %q (overlong, cosine or kimi)", p.Mode)
-	}
-	switch p.Unit {
-	case "":
-		p.Unit = Words
-	case Words, Chars, Tokens:
-	default:
-		bad.Addf("unit", "unknown unit %q (words, chars or tokens)", p.Unit)
-	}
+	_, known = scorers.Choice(bad, "mode", p.Mode, "", Overlong, Cosine, Kimi)
+	p.Unit, _ = scorers.Choice(bad, "unit", p.Unit, Words, Words, Chars, Tokens)
 	switch {
 	case p.Unit == Tokens && p.TokensField == "":
 		p.TokensField = "completion_tokens"

@@ -274,7 +274,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := scorertest.Compile(scorers.Kind(length.New), `
+	s := scorertest.MustCompile(t, scorers.Kind(length.New), `
 mode: overlong
 unit: tokens
 tokens_field: n_tokens
@@ -282,12 +282,6 @@ max_length: 20480
 buffer_length: 4096
 penalty_factor: 1.0
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(canonical) == 0 {
-		t.Error("no canonical parameters")
-	}
 	r := &scorers.Rollout{Fields: map[string]*structpb.Value{"n_tokens": structpb.NewNumberValue(18432)}}
 	if got := s.Score(context.Background(), r); got.Outcome != scorers.OK || got.Value != -0.5 {
 		t.Errorf("Score = %+v, want -0.5", got)

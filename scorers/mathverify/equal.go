@@ -332,14 +332,7 @@ func (c *comparer) scalarEqual(g, p *node) (bool, error) {
 	}
 	valid := 0
 	for k := range numPoints {
-		e := point(vars, k)
-		c.ev.mag = 0
-		fg, err := c.ev.float(g, e)
-		if err != nil {
-			return false, err
-		}
-		magG := c.ev.mag
-		fp, err := c.ev.float(p, e)
+		fg, magG, fp, err := c.floats(g, p, point(vars, k))
 		if err != nil {
 			return false, err
 		}
@@ -357,6 +350,19 @@ func (c *comparer) scalarEqual(g, p *node) (bool, error) {
 		return g.String() == p.String(), nil
 	}
 	return true, nil
+}
+
+// floats evaluates the gold g and the prediction p at the point e: their
+// values, and magG, the magnitude of g's terms, by which the rounding in fg
+// is judged.
+func (c *comparer) floats(g, p *node, e *env) (fg, magG, fp float64, err error) {
+	c.ev.mag = 0
+	if fg, err = c.ev.float(g, e); err != nil {
+		return 0, 0, 0, err
+	}
+	magG = c.ev.mag
+	fp, err = c.ev.float(p, e)
+	return fg, magG, fp, err
 }
 
 // baseEqual decides the comparison of two number literals (each maybe
@@ -495,14 +501,7 @@ func (c *comparer) proportional(dg, dp *node, positive bool) (bool, error) {
 	valid := 0
 	var k0 float64
 	for k := range numPoints {
-		e := point(vars, k)
-		c.ev.mag = 0
-		fg, err := c.ev.float(dg, e)
-		if err != nil {
-			return false, err
-		}
-		magG := c.ev.mag
-		fp, err := c.ev.float(dp, e)
+		fg, magG, fp, err := c.floats(dg, dp, point(vars, k))
 		if err != nil {
 			return false, err
 		}

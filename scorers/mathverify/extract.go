@@ -38,7 +38,7 @@ func answerIs(s string) (string, bool) {
 	rest = strings.TrimSpace(rest)
 	rest = strings.Trim(rest, "*_")
 	rest = strings.TrimRight(rest, ". ")
-	return nonBlank(rest)
+	return extract.NonBlank(rest)
 }
 
 // afterAnswer returns the text after the last "answer is" or "answer:" in s,
@@ -86,7 +86,7 @@ func lastLatex(s string) (string, bool) {
 		if !ok {
 			return last, found
 		}
-		if m, ok := nonBlank(m); ok {
+		if m, ok := extract.NonBlank(m); ok {
 			last, found = m, true
 		}
 	}
@@ -100,7 +100,7 @@ func firstLatex(s string) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		if m, ok := nonBlank(m); ok {
+		if m, ok := extract.NonBlank(m); ok {
 			return m, true
 		}
 	}
@@ -195,13 +195,6 @@ func closingDollar(s string, from int) int {
 
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
-
-func nonBlank(s string) (string, bool) {
-	if strings.TrimSpace(s) == "" {
-		return "", false
-	}
-	return s, true
 }
 
 // refine narrows an answer found by a loose extractor (answer tags, "the

@@ -1,10 +1,7 @@
 package mathverify_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,27 +21,14 @@ const mathTestPath = "../../../shared/data/math_test.jsonl"
 // the test when the file is absent, and fails it when a solution has no box.
 func mathGolds(tb testing.TB) []string {
 	tb.Helper()
-	f, err := os.Open(mathTestPath)
-	if err != nil {
-		tb.Skipf("MATH test set not available: %v", err)
-	}
-	defer f.Close()
-	var golds []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var row struct{ Solution string }
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			tb.Fatalf("%s line %d: %v", mathTestPath, len(golds)+1, err)
-		}
+	rows := scorertest.ReadJSONL[struct{ Solution string }](tb, mathTestPath)
+	golds := make([]string, len(rows))
+	for i, row := range rows {
 		g, ok := lastBoxed(row.Solution)
 		if !ok {
-			tb.Fatalf("%s line %d: no \\boxed{…} in the solution", mathTestPath, len(golds)+1)
+			tb.Fatalf("%s line %d: no \\boxed{…} in the solution", mathTestPath, i+1)
 		}
-		golds = append(golds, g)
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
+		golds[i] = g
 	}
 	return golds
 }

@@ -200,7 +200,7 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 		case "last_number":
 			f.find = extract.LastNumber
 		case "none":
-			f.find = nonBlank
+			f.find = extract.NonBlank
 		case "regex":
 			if !patternSet {
 				bad.Add(key, errors.New("regex needs extract_pattern"))
@@ -333,7 +333,7 @@ func (s *Scorer) readGold(text string, b *budget) (gold, error) {
 // ref is blank or holds no answer, and an error only to abort the check.
 func (s *Scorer) reference(ref string, b *budget) (string, bool, error) {
 	if len(s.refExtract) == 0 {
-		a, ok := nonBlank(ref)
+		a, ok := extract.NonBlank(ref)
 		return a, ok, nil
 	}
 	for _, f := range s.refExtract {

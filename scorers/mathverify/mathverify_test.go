@@ -221,19 +221,13 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := scorertest.Compile(scorers.Kind(mathverify.New), `
+	s := scorertest.MustCompile(t, scorers.Kind(mathverify.New), `
 reference_field: solution
 extract: [boxed, answer_is]
 reference_extract: [boxed]
 tolerance: 0.01
 step_budget: 20000
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(canonical) == 0 {
-		t.Error("no canonical parameters")
-	}
 	r := &scorers.Rollout{
 		Completion: "So the answer is 0.333.",
 		Fields:     map[string]*structpb.Value{"solution": str(`Hence $\boxed{\frac{1}{3}}$.`)},

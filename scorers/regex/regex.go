@@ -83,12 +83,9 @@ const maxCountTarget = 1 << 20
 // with the pattern quoted.
 func New(p Params) (*Scorer, error) {
 	var bad scorers.ParamErrors
-	switch p.Mode {
-	case "":
-		p.Mode = Search
-	case Match, FullMatch, Search, Count:
-	default:
-		bad.Addf("mode", "unknown mode %q (one of match, fullmatch, search, count)", p.Mode)
+	if mode, ok := scorers.Choice(&bad, "mode", p.Mode, Search, Match, FullMatch, Search, Count); ok {
+		p.Mode = mode
+	} else {
 		p.Mode = Search // to check the other parameters
 	}
 	switch {

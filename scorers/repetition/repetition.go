@@ -84,13 +84,7 @@ func New(p Params) (*Scorer, error) {
 	if p.MaxPenalty == nil {
 		p.MaxPenalty = new(-1.0)
 	}
-	switch p.Unit {
-	case "":
-		p.Unit = Words
-	case Words, Chars:
-	default:
-		bad.Addf("unit", "unknown unit %q (words or chars)", p.Unit)
-	}
+	p.Unit, _ = scorers.Choice(&bad, "unit", p.Unit, Words, Words, Chars)
 	if err := bad.Err(); err != nil {
 		return nil, err
 	}

@@ -17,31 +17,7 @@ import (
 func ptr(f float64) *float64 { return &f }
 
 func TestCases(t *testing.T) {
-	data, err := os.ReadFile("testdata/cases.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Name       string
-		Params     json.RawMessage
-		Completion string
-		Want       float64
-	}
-	if err := json.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			s, _, err := scorertest.Compile(scorers.Kind(repetition.New), string(c.Params)) // JSON is YAML
-			if err != nil {
-				t.Fatalf("params %s: %v", c.Params, err)
-			}
-			got := s.Score(context.Background(), &scorers.Rollout{Completion: c.Completion})
-			if got.Outcome != scorers.OK || math.Abs(got.Value-c.Want) > 1e-12 || math.Signbit(got.Value) && got.Value == 0 {
-				t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, c.Want)
-			}
-		})
-	}
+	scorertest.RunCases(t, scorers.Kind(repetition.New), "testdata/cases.json", 1e-12)
 }
 
 // TestOpenR1Parity compares with open-r1's formula run in Python on GSM8K
@@ -136,13 +112,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := scorertest.Compile(scorers.Kind(repetition.New), "ngram_size: 2\nmax_penalty: -0.5\nunit: words\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(canonical) == 0 {
-		t.Error("no canonical parameters")
-	}
+	s := scorertest.MustCompile(t, scorers.Kind(repetition.New), "ngram_size: 2\nmax_penalty: -0.5\nunit: words\n")
 	if got := s.Score(context.Background(), &scorers.Rollout{Completion: "a b a b"}); math.Abs(got.Value-(-1.0/6)) > 1e-15 {
 		t.Errorf("Score = %+v", got)
 	}

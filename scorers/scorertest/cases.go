@@ -38,6 +38,20 @@ func Compile(factory scorers.Factory, src string) (scorers.Scorer, []byte, error
 	return factory(&node)
 }
 
+// MustCompile is Compile for a spec that must compile: it fails the test
+// on an error, and when the function has no canonical parameters.
+func MustCompile(tb testing.TB, factory scorers.Factory, src string) scorers.Scorer {
+	tb.Helper()
+	s, canonical, err := Compile(factory, src)
+	if err != nil {
+		tb.Fatalf("compile %q: %v", src, err)
+	}
+	if len(canonical) == 0 {
+		tb.Errorf("compile %q: no canonical parameters", src)
+	}
+	return s
+}
+
 // Rollout returns a rollout of completion whose row field "answer" (the
 // default reference_field of the kinds that compare the completion with a
 // reference) holds ref; with a nil ref the row has no fields.
@@ -65,7 +79,7 @@ func Rollout(completion string, ref *structpb.Value) *scorers.Rollout {
 //   - reason: optional, text the result's reason must contain.
 //
 // An OK value must equal want exactly when tolerance is 0, else lie within
-// tolerance of it.
+// tolerance of it; a zero value must have want's sign.
 func RunCases(t *testing.T, factory scorers.Factory, path string, tolerance float64) {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -110,6 +124,8 @@ func RunCases(t *testing.T, factory scorers.Factory, path string, tolerance floa
 				if tolerance > 0 {
 					off = math.Abs(got.Value-want) > tolerance
 				}
+				// A zero takes want's sign: -0 would print as -0.
+				off = off || got.Value == 0 && math.Signbit(got.Value) != math.Signbit(want)
 				if got.Outcome != scorers.OK || off {
 					t.Errorf("got %v %v (%s), want ok %v", got.Outcome, got.Value, got.Reason, want)
 				}

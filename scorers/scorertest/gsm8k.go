@@ -1,8 +1,6 @@
 package scorertest
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,23 +56,10 @@ func GSM8KTexts(tb testing.TB) []string {
 // at path, skipping the test when the file cannot be opened.
 func readAnswers(tb testing.TB, path string) []string {
 	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Skipf("GSM8K data not available: %v", err)
-	}
-	defer f.Close()
-	var texts []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var row struct{ Answer string }
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			tb.Fatalf("%s line %d: %v", path, len(texts)+1, err)
-		}
-		texts = append(texts, row.Answer)
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
+	rows := ReadJSONL[struct{ Answer string }](tb, path)
+	texts := make([]string, len(rows))
+	for i, row := range rows {
+		texts[i] = row.Answer
 	}
 	return texts
 }

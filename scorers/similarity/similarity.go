@@ -37,7 +37,6 @@ package similarity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -93,13 +92,7 @@ type Scorer struct {
 // reported as a scorers.ParamErrors naming each key.
 func New(p Params) (*Scorer, error) {
 	var bad scorers.ParamErrors
-	switch p.Metric {
-	case Fuzzy, RougeL, BLEU:
-	case "":
-		bad.Add("metric", errors.New("is required (fuzzy, rouge_l or bleu)"))
-	default:
-		bad.Addf("metric", "unknown metric %q (fuzzy, rouge_l or bleu)", p.Metric)
-	}
+	scorers.Choice(&bad, "metric", p.Metric, "", Fuzzy, RougeL, BLEU)
 	if p.ReferenceField == "" {
 		p.ReferenceField = "answer"
 	}

@@ -153,13 +153,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	s, canonical, err := scorertest.Compile(scorers.Kind(similarity.New), "metric: rouge_l\nreference_field: summary\nnormalize: [lower]\nmax_chars: 5000\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(canonical) == 0 {
-		t.Error("no canonical parameters")
-	}
+	s := scorertest.MustCompile(t, scorers.Kind(similarity.New), "metric: rouge_l\nreference_field: summary\nnormalize: [lower]\nmax_chars: 5000\n")
 	r := &scorers.Rollout{Completion: "The Cat", Fields: map[string]*structpb.Value{"summary": structpb.NewStringValue("the cat")}}
 	if got := s.Score(context.Background(), r); got.Outcome != scorers.OK || got.Value != 1 {
 		t.Errorf("Score = %+v, want 1", got)

@@ -58,12 +58,7 @@ var scaleNames = [...]string{
 }
 
 // String returns the mode's configuration name, e.g. "normalize_then_sum".
-func (m Mode) String() string {
-	if int(m) < len(modeNames) {
-		return modeNames[m]
-	}
-	return fmt.Sprintf("mode(%d)", uint8(m))
-}
+func (m Mode) String() string { return enumString(m, modeNames[:], "mode") }
 
 // ModeNames returns the modes' configuration names, in order.
 func ModeNames() []string { return slices.Clone(modeNames[:]) }
@@ -74,75 +69,67 @@ func ScaleNames() []string { return slices.Clone(scaleNames[:]) }
 // ParseMode returns the mode with the given configuration name. The empty
 // string is SumThenNormalize (TRL's default), so an unset field means the
 // default.
-func ParseMode(s string) (Mode, error) {
-	if s == "" {
-		return SumThenNormalize, nil
-	}
-	for m, name := range modeNames {
-		if s == name {
-			return Mode(m), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown aggregation mode %q (valid: %s)", s, strings.Join(modeNames[:], ", "))
-}
+func ParseMode(s string) (Mode, error) { return parseEnum[Mode](s, modeNames[:], "mode") }
 
 // MarshalText implements encoding.TextMarshaler.
-func (m Mode) MarshalText() ([]byte, error) {
-	if int(m) >= len(modeNames) {
-		return nil, fmt.Errorf("invalid aggregation mode %d", uint8(m))
-	}
-	return []byte(m.String()), nil
-}
+func (m Mode) MarshalText() ([]byte, error) { return marshalEnum(m, modeNames[:], "mode") }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParseMode, so a
 // Mode can sit directly in a decoded configuration struct.
-func (m *Mode) UnmarshalText(b []byte) error {
-	v, err := ParseMode(string(b))
-	if err != nil {
-		return err
-	}
-	*m = v
-	return nil
-}
+func (m *Mode) UnmarshalText(b []byte) error { return unmarshalEnum(m, b, modeNames[:], "mode") }
 
 // String returns the scale's configuration name, e.g. "batch".
-func (s Scale) String() string {
-	if int(s) < len(scaleNames) {
-		return scaleNames[s]
-	}
-	return fmt.Sprintf("scale(%d)", uint8(s))
-}
+func (s Scale) String() string { return enumString(s, scaleNames[:], "scale") }
 
 // ParseScale returns the scale with the given configuration name. The empty
 // string is ScaleGroup (TRL's default).
-func ParseScale(s string) (Scale, error) {
-	if s == "" {
-		return ScaleGroup, nil
-	}
-	for sc, name := range scaleNames {
-		if s == name {
-			return Scale(sc), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown aggregation scale %q (valid: %s)", s, strings.Join(scaleNames[:], ", "))
-}
+func ParseScale(s string) (Scale, error) { return parseEnum[Scale](s, scaleNames[:], "scale") }
 
 // MarshalText implements encoding.TextMarshaler.
-func (s Scale) MarshalText() ([]byte, error) {
-	if int(s) >= len(scaleNames) {
-		return nil, fmt.Errorf("invalid aggregation scale %d", uint8(s))
-	}
-	return []byte(s.String()), nil
-}
+func (s Scale) MarshalText() ([]byte, error) { return marshalEnum(s, scaleNames[:], "scale") }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParseScale.
-func (s *Scale) UnmarshalText(b []byte) error {
-	v, err := ParseScale(string(b))
-	if err != nil {
-		return err
+func (s *Scale) UnmarshalText(b []byte) error { return unmarshalEnum(s, b, scaleNames[:], "scale") }
+
+// enumString returns the name of v in names, or what(v) for a value that
+// has none.
+func enumString[E ~uint8](v E, names []string, what string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	*s = v
-	return nil
+	return fmt.Sprintf("%s(%d)", what, uint8(v))
+}
+
+// parseEnum returns the value named s in names; the empty string is the
+// zero value, the default. An unknown name is an error listing the valid
+// ones.
+func parseEnum[E ~uint8](s string, names []string, what string) (E, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if i := slices.Index(names, s); i >= 0 {
+		return E(i), nil
+	}
+	return 0, fmt.Errorf("unknown aggregation %s %q (valid: %s)", what, s, strings.Join(names, ", "))
+}
+
+// unmarshalEnum sets *dst to the value named b in names, as parseEnum
+// reads it, and leaves it as it is on an error.
+func unmarshalEnum[E ~uint8](dst *E, b []byte, names []string, what string) error {
+	v, err := parseEnum[E](string(b), names, what)
+	if err == nil {
+		*dst = v
+	}
+	return err
+}
+
+// marshalEnum returns the name of v in names, and an error for a value
+// that has none.
+func marshalEnum[E ~uint8](v E, names []string, what string) ([]byte, error) {
+	if int(v) >= len(names) {
+		return nil, fmt.Errorf("invalid aggregation %s %d", what, uint8(v))
+	}
+	return []byte(names[v]), nil
 }
 
 // Spec says how to aggregate. The zero value is TRL's default: GRPO with

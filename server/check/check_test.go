@@ -44,6 +44,16 @@ func readRows(t *testing.T, text string) ([]*jsonl.Row, []*jsonl.LineError) {
 	return rows, bad
 }
 
+// mustRun runs the check, which must not fail to run.
+func mustRun(t *testing.T, in check.Input) *check.Report {
+	t.Helper()
+	r, err := check.Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // finding is the structural identity of a finding: what and where, not the
 // message.
 type finding struct {
@@ -132,13 +142,10 @@ const statsSamples = `{"group": "g1", "prompt": "p1", "completion": "<answer>4</
 
 func TestSampleStatistics(t *testing.T) {
 	rows, _ := readRows(t, statsSamples)
-	r, err := check.Run(context.Background(), check.Input{
+	r := mustRun(t, check.Input{
 		ConfigName: "test.yml", Service: newService(t, statsConfig, builtin.Registry()),
 		SamplesName: "samples.jsonl", Rows: rows, BatchSize: 4,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("report:\n%s", table(r))
 	if r.Samples.Rows != 9 || r.Samples.Groups != 4 || r.Samples.BatchSize != 4 {
 		t.Errorf("samples: %d rows in %d groups, batch %d; want 9 rows in 4 groups, batch 4", r.Samples.Rows, r.Samples.Groups, r.Samples.BatchSize)
@@ -198,10 +205,7 @@ func TestNondeterminismFails(t *testing.T) {
 	reg["flaky"] = scorers.Kind(func(struct{}) (*flaky, error) { return &flaky{}, nil })
 	svc := newService(t, "functions:\n  - {name: dice, kind: flaky}\n  - {name: tagged, kind: format, mode: partial}\n", reg)
 	rows, _ := readRows(t, statsSamples)
-	r, err := check.Run(context.Background(), check.Input{ConfigName: "test.yml", Service: svc, SamplesName: "samples.jsonl", Rows: rows})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustRun(t, check.Input{ConfigName: "test.yml", Service: svc, SamplesName: "samples.jsonl", Rows: rows})
 	dice := statsOf(t, r, "dice")
 	if dice.Deterministic || dice.NondeterministicRows != len(rows) {
 		t.Errorf("dice: deterministic=%v, %d rows differ; want every one of %d", dice.Deterministic, dice.NondeterministicRows, len(rows))
@@ -242,12 +246,9 @@ functions:
 {"group": "b", "completion": "<answer>5</answer>"}
 `
 	rows, _ := readRows(t, samples)
-	r, err := check.Run(context.Background(), check.Input{
+	r := mustRun(t, check.Input{
 		ConfigName: "test.yml", Service: newService(t, cfg, builtin.Registry()), SamplesName: "samples.jsonl", Rows: rows,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("report:\n%s", table(r))
 	assertFindings(t, r,
 		finding{check.Warning, check.CodeMissingField, "solution"},
@@ -267,19 +268,13 @@ func TestMalformedAndEmptySamples(t *testing.T) {
 	if len(rows) != 1 || len(bad) != 2 {
 		t.Fatalf("%d rows, %d malformed; want 1, 2", len(rows), len(bad))
 	}
-	r, err := check.Run(context.Background(), check.Input{ConfigName: "test.yml", Service: svc, SamplesName: "s.jsonl", Rows: rows, Malformed: bad})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustRun(t, check.Input{ConfigName: "test.yml", Service: svc, SamplesName: "s.jsonl", Rows: rows, Malformed: bad})
 	if r.Samples.Malformed != 2 || r.Samples.Rows != 1 {
 		t.Errorf("samples: %d rows, %d malformed", r.Samples.Rows, r.Samples.Malformed)
 	}
 	assertFindings(t, r, finding{check.Failure, check.CodeSamples, ""}, finding{check.Failure, check.CodeSamples, ""})
 
-	r, err = check.Run(context.Background(), check.Input{ConfigName: "test.yml", Service: svc, SamplesName: "empty.jsonl"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r = mustRun(t, check.Input{ConfigName: "test.yml", Service: svc, SamplesName: "empty.jsonl"})
 	assertFindings(t, r, finding{check.Failure, check.CodeSamples, ""})
 }
 
@@ -296,13 +291,10 @@ func TestKindCheckHook(t *testing.T) {
 		}
 		return []check.Finding{{Severity: check.Warning, Code: "reference_fails", Message: "x"}}
 	}
-	r, err := check.Run(context.Background(), check.Input{
+	r := mustRun(t, check.Input{
 		ConfigName: "test.yml", Service: newService(t, statsConfig, builtin.Registry()),
 		SamplesName: "samples.jsonl", Rows: rows, KindChecks: map[string]check.KindCheck{"format": hook},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if !slices.Equal(called, []string{"tagged"}) {
 		t.Errorf("hook called for %v, want [tagged]", called)
 	}
@@ -331,12 +323,9 @@ func TestConfigFailed(t *testing.T) {
 // null for statistics that do not exist (no OK row, no group).
 func TestJSONRoundTrip(t *testing.T) {
 	rows, _ := readRows(t, `{"completion": "x"}`+"\n")
-	r, err := check.Run(context.Background(), check.Input{
+	r := mustRun(t, check.Input{
 		ConfigName: "test.yml", Service: newService(t, statsConfig, builtin.Registry()), SamplesName: "s.jsonl", Rows: rows,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var buf bytes.Buffer
 	if err := r.WriteJSON(&buf); err != nil {
 		t.Fatal(err)

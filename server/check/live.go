@@ -51,11 +51,7 @@ func checkLive(ctx context.Context, r *Report, in Input, local *localScores, bat
 	health, err := healthpb.NewHealthClient(in.Live).Check(cctx, &healthpb.HealthCheckRequest{Service: rewardv1.RewardService_ServiceDesc.ServiceName})
 	cancel()
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		r.add(Failure, CodeLiveHealth, "", "health check of %s: %v", in.LiveAddr, err)
-		return nil
+		return r.callFailed(ctx, CodeLiveHealth, "health check of %s: %v", in.LiveAddr, err)
 	}
 	lr.Health = health.GetStatus().String()
 	if health.GetStatus() != healthpb.HealthCheckResponse_SERVING {
@@ -68,11 +64,7 @@ func checkLive(ctx context.Context, r *Report, in Input, local *localScores, bat
 	list, err := client.ListFunctions(cctx, &rewardv1.ListFunctionsRequest{})
 	cancel()
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		r.add(Failure, CodeLiveFunctions, "", "ListFunctions on %s: %v", in.LiveAddr, err)
-		return nil
+		return r.callFailed(ctx, CodeLiveFunctions, "ListFunctions on %s: %v", in.LiveAddr, err)
 	}
 	lr.Fingerprint = list.GetConfigFingerprint()
 	for _, f := range list.GetFunctions() {
@@ -132,12 +124,8 @@ func compareScores(ctx context.Context, r *Report, in Input, local *localScores,
 			err = fmt.Errorf("answered %d functions for the %d asked", len(resp.GetFunctions()), len(common))
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			r.add(Failure, CodeLiveScores, "", "score %s rows %d to %d on %s: %v",
+			return r.callFailed(ctx, CodeLiveScores, "score %s rows %d to %d on %s: %v",
 				in.SamplesName, local.rows[lo].Line, local.rows[hi-1].Line, in.LiveAddr, err)
-			return nil
 		}
 		for k, fs := range resp.GetFunctions() {
 			got := remote[common[k]]
@@ -165,5 +153,16 @@ func compareScores(ctx context.Context, r *Report, in Input, local *localScores,
 				in.LiveAddr, len(diff), n, where(in, i), outcome(mine, i), outcome(theirs, i))
 		}
 	}
+	return nil
+}
+
+// callFailed records a call to the live server that failed as a failure
+// under code, which ends the live check, and returns nil; when ctx ended,
+// which is why the call failed, it records nothing and returns ctx's error.
+func (r *Report) callFailed(ctx context.Context, code Code, format string, args ...any) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	r.add(Failure, code, "", format, args...)
 	return nil
 }

@@ -1,7 +1,6 @@
 package check_test
 
 import (
-	"context"
 	"net"
 	"strings"
 	"testing"
@@ -35,10 +34,7 @@ func runLive(t *testing.T, localYAML string, conn grpc.ClientConnInterface, samp
 		in.SamplesName = "samples.jsonl"
 		in.Rows, _ = readRows(t, samples)
 	}
-	r, err := check.Run(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustRun(t, in)
 	t.Logf("report:\n%s", table(r))
 	return r
 }

@@ -1,7 +1,6 @@
 package check_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -27,12 +26,9 @@ functions:
 {"completion": "<answer>6</answer>", "answer": "4"}
 `
 	rows, _ := readRows(t, samples)
-	r, err := check.Run(context.Background(), check.Input{
+	r := mustRun(t, check.Input{
 		ConfigName: "test.yml", Service: newService(t, cfg, builtin.Registry()), SamplesName: "samples.jsonl", Rows: rows,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	assertFindings(t, r, finding{check.Warning, check.CodeNoGroup, ""})
 	for _, f := range r.Findings {
 		if f.Code == check.CodeNoGroup && (!strings.Contains(f.Message, "3 of 5 rows") || !strings.Contains(f.Message, "samples.jsonl:3")) {

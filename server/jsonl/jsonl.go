@@ -69,7 +69,7 @@ func (rd *Reader) Next() (*Row, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		row, err := Parse(line)
+		row, err := parse(line)
 		if err != nil {
 			return nil, &LineError{rd.line, err}
 		}
@@ -104,8 +104,8 @@ func (rd *Reader) readLine() (line []byte, size int, err error) {
 	}
 }
 
-// Parse parses one JSONL line into a row.
-func Parse(line []byte) (*Row, error) {
+// parse parses one JSONL line into a row.
+func parse(line []byte) (*Row, error) {
 	if !utf8.Valid(line) {
 		return nil, fmt.Errorf("invalid UTF-8 at byte %d", FirstInvalidUTF8(line))
 	}

@@ -33,7 +33,7 @@ func TestParse(t *testing.T) {
 		{line: "{\"completion\": \"\xff\"}", err: "invalid UTF-8"},
 	}
 	for _, c := range cases {
-		row, err := Parse([]byte(c.line))
+		row, err := parse([]byte(c.line))
 		if c.err != "" {
 			if err == nil {
 				t.Errorf("%s: no error, want one (%s)", c.line, c.err)
@@ -106,7 +106,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		row, err := Parse(line)
+		row, err := parse(line)
 		if err != nil {
 			return
 		}

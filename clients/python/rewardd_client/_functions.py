@@ -97,9 +97,7 @@ class RewardFunctions:
             batch = _rows.make_batch(prompts, completions, kwargs)
             if not len(batch):
                 return []
-            result = self._read(name, batch)
-            self._report_errors(result, counted_as="None")
-            self._report_all_not_applicable(result, batch, counted_as="None")
+            result = self._score(name, batch, counted_as="None")
             log_extra = kwargs.get("log_extra")
             if callable(log_extra):
                 log_extra(f"{name}_reason", result.reasons())
@@ -124,9 +122,7 @@ class RewardFunctions:
             batch = _rows.make_batch(texts, completions, answers)
             if not len(batch):
                 return []
-            result = self._read(name, batch)
-            self._report_errors(result, counted_as="0.0")
-            self._report_all_not_applicable(result, batch, counted_as="0.0")
+            result = self._score(name, batch, counted_as="0.0")
             return [v if v is not None else 0.0 for v in result.rewards()]
 
         return self._named(reward, name, module, "hatchery")
@@ -184,6 +180,14 @@ class RewardFunctions:
             raise UnknownFunctionError(name, client.target, served)
 
     # --- one round trip per batch -------------------------------------------
+
+    def _score(self, name: str, batch: _rows.Batch, counted_as: str) -> FunctionResult:
+        """The result of the function `name` on batch (see _read), its errors
+        and a batch it applies to none of reported, each counted as counted_as."""
+        result = self._read(name, batch)
+        self._report_errors(result, counted_as=counted_as)
+        self._report_all_not_applicable(result, batch, counted_as=counted_as)
+        return result
 
     def _read(self, name: str, batch: _rows.Batch) -> FunctionResult:
         client = self.client()

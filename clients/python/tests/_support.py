@@ -17,8 +17,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+import unittest
 import urllib.request
 from typing import Any, Optional
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLIENT_DIR = os.path.dirname(HERE)  # clients/python
@@ -27,6 +29,8 @@ REPO = os.path.dirname(os.path.dirname(CLIENT_DIR))
 # Test this tree's package, not an installed copy.
 if sys.path[:1] != [CLIENT_DIR]:
     sys.path.insert(0, CLIENT_DIR)
+
+import rewardd_client  # noqa: E402  (after the path is set)
 
 _binary: Optional[str] = None
 _binary_lock = threading.Lock()
@@ -124,6 +128,26 @@ class Server:
         if self._tmp is not None:
             os.unlink(self._tmp.name)
             self._tmp = None
+
+
+class ServedTest(unittest.TestCase):
+    """A test case class with one real server of its own: each test runs
+    with REWARDD_ADDR naming it, the client's other REWARDD_* settings
+    unset, and the client's state reset before and after."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+        cls.addClassCleanup(cls.server.stop)
+
+    def setUp(self):
+        env = mock.patch.dict(os.environ, {"REWARDD_ADDR": self.server.grpc_addr})
+        env.start()
+        for var in ("REWARDD_TOKEN", "REWARDD_FINGERPRINT", "REWARDD_ON_ERROR", "REWARDD_TIMEOUT", "REWARDD_MAX_ATTEMPTS"):
+            os.environ.pop(var, None)
+        self.addCleanup(env.stop)
+        rewardd_client.reset()
+        self.addCleanup(rewardd_client.reset)
 
 
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$")

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import inspect
-import os
 import unittest
-from unittest import mock
 
-import _support  # noqa: F401
-from _support import Server, direct_score
+import _support
+from _support import direct_score
 
-import rewardd_client
 from rewardd_client import gold, hatchery
 
 
@@ -29,21 +26,7 @@ class GoldTest(unittest.TestCase):
                 self.assertEqual(gold(prompt), want)
 
 
-class HatcheryTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server()
-        cls.addClassCleanup(cls.server.stop)
-
-    def setUp(self):
-        env = mock.patch.dict(os.environ, {"REWARDD_ADDR": self.server.grpc_addr})
-        env.start()
-        os.environ.pop("REWARDD_FINGERPRINT", None)
-        os.environ.pop("REWARDD_ON_ERROR", None)
-        self.addCleanup(env.stop)
-        rewardd_client.reset()
-        self.addCleanup(rewardd_client.reset)
-
+class HatcheryTest(_support.ServedTest):
     def test_called_as_hatchery_does(self):
         # HatcheryRLTrainer._compute_rewards: reward_fn(prompts, completions),
         # positional, prompts decoded with special tokens, one per sample;

@@ -9,9 +9,8 @@ import pickle
 import types
 import unittest
 import warnings
-from unittest import mock
 
-import _support  # noqa: F401  (puts this tree's rewardd_client first on sys.path)
+import _support  # puts this tree's rewardd_client first on sys.path
 from _support import Server, direct_score, trl_batch
 
 import rewardd_client
@@ -48,21 +47,7 @@ def nan_to_none(xs):
     return [None if isinstance(x, float) and math.isnan(x) else x for x in xs]
 
 
-class RemoteTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server()
-        cls.addClassCleanup(cls.server.stop)
-
-    def setUp(self):
-        env = mock.patch.dict(os.environ, {"REWARDD_ADDR": self.server.grpc_addr})
-        env.start()
-        for var in ("REWARDD_TOKEN", "REWARDD_FINGERPRINT", "REWARDD_ON_ERROR", "REWARDD_TIMEOUT", "REWARDD_MAX_ATTEMPTS"):
-            os.environ.pop(var, None)
-        self.addCleanup(env.stop)
-        rewardd_client.reset()
-        self.addCleanup(rewardd_client.reset)
-
+class RemoteTest(_support.ServedTest):
     def test_values_match_a_direct_score(self):
         rows = trl_batch(seed=1, prompts=12, generations=4)["inputs"]
         want = direct_score(self.server.grpc_addr, rows, FUNCTIONS)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewardd/rewardd/internal/sandboxtest"
 	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
 )
 
@@ -20,15 +21,7 @@ var compiledLanguages = []string{"cpp", "java", "javascript"}
 // skips the test, naming the package, when a toolchain is missing.
 func startLanguagePool(t *testing.T) *sandbox.Pool {
 	t.Helper()
-	for _, name := range compiledLanguages {
-		l, err := sandbox.LookupLanguage(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Available(); err != nil {
-			t.Skipf("%v", err)
-		}
-	}
+	sandboxtest.SkipUnlessAvailable(t, compiledLanguages...)
 	return startPool(t, sandbox.Config{Slots: 1, Languages: compiledLanguages})
 }
 
@@ -344,13 +337,7 @@ func judgeJob(t *testing.T, p *sandbox.Pool) {
 // TestCacheShared: pools share what is built once per machine: a second
 // pool on the same cache directory builds nothing.
 func TestCacheShared(t *testing.T) {
-	l, err := sandbox.LookupLanguage("cpp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Available(); err != nil {
-		t.Skipf("%v", err)
-	}
+	sandboxtest.SkipUnlessAvailable(t, "cpp")
 	// Not under /tmp: the sandbox mounts a /tmp of its own.
 	cfg := sandbox.Config{Slots: 1, Languages: []string{"cpp"}, CacheDir: hostPath(t, "/var/tmp", "cache")}
 	startPool(t, cfg)

@@ -1,17 +1,9 @@
 package sandbox_test
 
 import (
-	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
+	"github.com/rewardd/rewardd/internal/sandboxtest"
 )
 
-func TestMain(m *testing.M) {
-	if sandbox.IsHelper(os.Args) {
-		os.Exit(sandbox.HelperMain(os.Args))
-	}
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
