@@ -8,12 +8,17 @@ import (
 
 // fairGate hands out the pool's slots. A free slot goes at once to whoever
 // asks when nobody waits; otherwise to the waiting request that has used
-// the least worker time, counted from when it arrived (a request joins at
-// the worker time of the last request served, not at zero, so that a
-// stream of new requests cannot starve one that has been running). Each
-// request thus gets an equal share of the workers however much work it
-// brings, and a small request waits at most about one span of each other
-// request's work, not behind all of a large one.
+// the least worker time, counted from when it arrived. A request joins
+// joinCredit below the worker time of the last request served (not at
+// zero, so that it cannot take more than that ahead of one that has been
+// running): a request needing less than joinCredit of work is answered
+// before a long one takes another turn, and past that every request gets
+// an equal share of the workers however much work it brings. A small
+// request thus waits at most about one span of each other request's work,
+// not behind all of a large one. A long request can be held back only
+// while newly arrived requests keep every worker busy (as a CPU hog under
+// Linux's CFS, whose sleeper credit this is); limits.max_request_work and
+// the request's deadline bound each of them.
 type fairGate struct {
 	mu      sync.Mutex
 	free    int
@@ -40,11 +45,15 @@ type waiter struct {
 
 func newFairGate(slots int) *fairGate { return &fairGate{free: slots} }
 
+// joinCredit is the head start of a request that arrives: more than the few
+// milliseconds of work of a 1,024-rollout batch of string functions.
+const joinCredit = 50 * time.Millisecond
+
 // join opens the account of a request with the given worker time budget.
 func (g *fairGate) join(budget time.Duration) *share {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return &share{budget: budget, used: g.clock}
+	return &share{budget: budget, used: max(0, g.clock-joinCredit)}
 }
 
 // use records d of worker time.
