@@ -385,8 +385,9 @@ func checkVerlAnswer(t *testing.T, c verlCase) {
 	}
 }
 
-// cpRow is a row of cp_problems.jsonl (ICPC-style problems, CC BY-SA: see
-// ../shared/data/README.md for their origins).
+// cpRow is a row of cp_problems.jsonl (ICPC-style problem packages from
+// public contest repositories, CC BY-SA per problem; `id` names the
+// repository and the problem's directory).
 type cpRow struct {
 	ID             string `json:"id"`
 	Tests          []struct{ Stdin, Stdout string }

@@ -18,9 +18,10 @@ import (
 	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
-// cpProblem is a row of cp_problems.jsonl: ICPC-style problems (CC BY-SA,
-// see ../shared/data/README.md for their origins) with the jury's
-// accepted and wrong solutions.
+// cpProblem is a row of cp_problems.jsonl: ICPC-style problem packages
+// from public contest repositories (CC BY-SA per problem; each row's `id`
+// is <repository>/<problem directory>), with the jury's accepted and wrong
+// solutions.
 type cpProblem struct {
 	ID             string              `json:"id"`
 	Checker        string              `json:"checker"`
