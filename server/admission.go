@@ -124,9 +124,10 @@ const (
 )
 
 // fits reports whether n bytes of kind k fit now, with room bytes free
-// for them (n, or more for a receipt expected big: see receipt). a.mu is
+// for them (n, or more for a receipt expected big: see receipt), and
+// extra bytes of the headroom allowed to them (see reserve). a.mu is
 // held.
-func (a *admission) fits(n, room int64, k kind) bool {
+func (a *admission) fits(n, room, extra int64, k kind) bool {
 	if k == window {
 		return a.windows+n <= a.windowCap
 	}
@@ -135,7 +136,7 @@ func (a *admission) fits(n, room int64, k kind) bool {
 	case k == smallReceipt:
 		limit -= a.small
 	case k == bigReceipt, k == streamReceipt, k == hold && n > a.small:
-		limit -= a.headroom
+		limit -= a.headroom - extra
 	}
 	if k == streamReceipt && a.streamHeld+n > a.streamCap {
 		return false
@@ -152,11 +153,7 @@ func (a *admission) fits(n, room int64, k kind) bool {
 func (a *admission) reserve(n, covered, own int64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	ok := a.fits(n, n-covered, hold)
-	if !ok && n > a.small {
-		ok = a.held-a.windows+a.promised+n-covered <= a.capacity-a.windowCap-a.headroom+min(own, a.headroom)
-	}
-	if !ok {
+	if !a.fits(n, n-covered, min(own, a.headroom), hold) {
 		a.m.memoryRejected.Inc()
 		return a.refusal(n)
 	}
@@ -196,7 +193,7 @@ func (a *admission) take(g grant) {
 func (a *admission) reserveWindow() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.fits(windowBytes, windowBytes, window) {
+	if !a.fits(windowBytes, windowBytes, 0, window) {
 		a.m.memoryRejected.Inc()
 		return a.refusal(windowBytes)
 	}
@@ -251,7 +248,7 @@ func (a *admission) receipt(ctx context.Context, n, expect int64, stream bool) (
 		a.m.memoryRejected.Inc()
 		return grant{}, &MemoryError{Need: n, Held: 0, Capacity: a.capacity}
 	}
-	if a.fits(n, n+g.promise, k) {
+	if a.fits(n, n+g.promise, 0, k) {
 		a.take(g)
 		a.mu.Unlock()
 		return g, nil
@@ -296,7 +293,7 @@ func (a *admission) give(g grant) {
 	}
 	a.m.memoryHeld.Set(float64(a.held))
 	a.waiters = slices.DeleteFunc(a.waiters, func(w *receiptWaiter) bool {
-		if !a.fits(w.n, w.n+w.promise, w.k) {
+		if !a.fits(w.n, w.n+w.promise, 0, w.k) {
 			return false
 		}
 		a.take(w.grant)
@@ -456,13 +453,6 @@ func (t *ticket) shrink(n int64) {
 		t.bytes -= n
 		t.a.give(grant{n: n})
 	}
-}
-
-// held is the ticket's bytes, its receipt included.
-func (t *ticket) held() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.bytes + t.receipt.n
 }
 
 // release gives back everything the ticket holds, once.

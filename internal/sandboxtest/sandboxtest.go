@@ -42,7 +42,7 @@ func SkipUnlessAvailable(tb testing.TB, languages ...string) {
 			tb.Fatal(err)
 		}
 		if err := l.Available(); err != nil {
-			tb.Skipf("%v", err)
+			tb.Skipf("the %s toolchain cannot run here: %v", name, err)
 		}
 	}
 }
