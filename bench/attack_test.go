@@ -38,7 +38,9 @@ func TestOverloadAttacks(t *testing.T) {
 			check: checkUnauthAttack},
 		{attack: AttackMemory, limits: "memory_budget: 64MiB, max_message_bytes: 8388608", opts: OverloadOptions{Attackers: 8, AttackRollouts: 256, AttackBytes: 16 << 10},
 			check: checkMemoryAttack},
-		{attack: AttackStreams, limits: "memory_budget: 64MiB, max_message_bytes: 8388608, write_timeout: 300ms", opts: OverloadOptions{Attackers: 2, AttackRollouts: 256, AttackBytes: 16 << 10},
+		{attack: AttackStreams, limits: "memory_budget: 64MiB, max_message_bytes: 8388608, write_timeout: 300ms",
+			// checkStreamsAttack reads a gauge sampled every second: 3 s sample it mid-attack.
+			opts:  OverloadOptions{Attackers: 2, AttackRollouts: 256, AttackBytes: 16 << 10, Duration: 3 * time.Second},
 			check: checkStreamsAttack},
 		{attack: AttackSlow, limits: "read_timeout: 300ms", opts: OverloadOptions{Attackers: 4},
 			check: checkSlowAttack},
@@ -74,7 +76,10 @@ func (tc overloadAttack) options(t *testing.T) OverloadOptions {
 	var auth *server.Auth
 	opts := tc.opts
 	opts.Attack, opts.Data, opts.ServerPID = tc.attack, dataPath, os.Getpid()
-	opts.Capacity, opts.Duration, opts.Recover = 300*time.Millisecond, time.Second, 300*time.Millisecond
+	opts.Capacity, opts.Recover = 300*time.Millisecond, 300*time.Millisecond
+	if opts.Duration == 0 {
+		opts.Duration = time.Second
+	}
 	opts.MemoryBudget = 64 << 30 // the test process's RSS is the test's: not the bar here
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 16
