@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Overload loads against a real `rewardd serve` on loopback: the server alone
-# on CPU 0 (GOMAXPROCS=1, one worker), the load generator on CPU 1, so that
+# on CPU 0 (one worker, GOMAXPROCS its own: 2), the load generator on CPU 1, so that
 # the clients' work does not come out of the server's core, as it would not
 # with clients on other machines. A fresh server per run, with the load's
 # config.
@@ -29,9 +29,10 @@
 # (peak RSS under the budget, the valid clients at ≥ 80% of capacity, the
 # attacker getting only refusals) and fail when it is not met.
 #
-# Environment: SERVER_PROCS (the server's GOMAXPROCS, default 1: with 2 on
-# its one CPU, a second P polls the network while the worker computes, as a
-# server on several cores does), GRPC_ADDR and HTTP_ADDR (the server's
+# Environment: SERVER_PROCS (the server's GOMAXPROCS; default unset, and
+# the server takes one P more than its worker, which runs the network while
+# the worker computes), SERVER_FLAGS (more `rewardd serve` flags, such as
+# --worker-nice 0), GRPC_ADDR and HTTP_ADDR (the server's
 # addresses, default 127.0.0.1:50091 and 127.0.0.1:8191), SECS (attack seconds, default 30), PHASE (capacity and
 # recovery seconds, default 5), RUNS (runs of each load, default 1), OUT (a
 # directory for each run's JSON and server log; default a temporary one,
@@ -67,8 +68,10 @@ start_server() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
   [ "${1:-}" = -- ] && shift
   flags=("$@")
+  [ -n "${SERVER_FLAGS:-}" ] && flags+=($SERVER_FLAGS)
   printf '%s\nlimits: {%s}\n' "$("$bin" serve -print-config)" "$limits" >"$tmp/config.yaml"
-  env GOMAXPROCS=${SERVER_PROCS:-1} "${envs[@]}" taskset -c 0 "$bin" serve --config "$tmp/config.yaml" --workers 1 \
+  [ -n "${SERVER_PROCS:-}" ] && envs+=("GOMAXPROCS=$SERVER_PROCS")
+  env "${envs[@]}" taskset -c 0 "$bin" serve --config "$tmp/config.yaml" --workers 1 \
     --grpc-addr "$grpc" --http-addr "$http" "${flags[@]}" >"$out/$name.server.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do

@@ -7,10 +7,12 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/rewardd/rewardd/scorers"
 )
@@ -32,17 +34,32 @@ type task struct {
 // fairGate), so a small request is not kept waiting behind a large one.
 type engine struct {
 	workers int
-	gate    *fairGate
-	costs   costs
-	m       *engineMetrics
-	log     *zap.Logger
+	// nice is how much lower the CPU priority of a heavy request's pool
+	// goroutines is (see heavyWork); 0: the server's.
+	nice  int
+	gate  *fairGate
+	costs costs
+	m     *engineMetrics
+	log   *zap.Logger
+	// lowerFailed logs, once, that a thread's priority could not be
+	// lowered.
+	lowerFailed sync.Once
+	// procs is the spare P of the lowered goroutines; nil: GOMAXPROCS is
+	// left as it is.
+	procs *spareProc
 }
 
-// newEngine returns an engine with a pool of workers slots. A scorer panic
-// is logged on log with its stack, once.
-func newEngine(workers int, m *engineMetrics, log *zap.Logger) *engine {
+// newEngine returns an engine with a pool of workers slots, whose heavy
+// requests score nice lower in CPU priority. A scorer panic is logged on
+// log with its stack, once.
+func newEngine(workers, nice int, m *engineMetrics, log *zap.Logger) *engine {
 	m.poolCapacity.Set(float64(workers))
-	return &engine{workers: workers, gate: newFairGate(workers), m: m, log: log}
+	if prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0); nice > 0 && (err != nil || !canRaiseTo(20-prio)) {
+		log.Info("--worker-nice is off: the server could not raise a worker's CPU priority back after lowering it; give it CAP_SYS_NICE, or RLIMIT_NICE of 20 - its nice value",
+			zap.Int("worker_nice", nice), zap.Error(err))
+		nice = 0
+	}
+	return &engine{workers: workers, nice: nice, gate: newFairGate(workers), m: m, log: log}
 }
 
 // Workers returns the pool size.
@@ -96,10 +113,13 @@ func (e *engine) Score(ctx context.Context, work time.Duration, tasks []task, ro
 // work is one of a request's pool goroutines: it takes a slot and runs
 // the request's next span on it until none is left or ctx ends.
 func (e *engine) work(ctx context.Context, c *cutter, share *share, budget time.Duration, results [][]scorers.Result) {
-	w := &worker{gate: e.gate, share: share}
+	w := &worker{engine: e, gate: e.gate, share: share}
 	defer func() {
 		if w.held {
 			e.gate.release()
+		}
+		if w.restore != nil {
+			w.restore()
 		}
 	}()
 	wctx := scorers.WithYield(ctx, w.yield)
@@ -148,14 +168,18 @@ func (e *engine) work(ctx context.Context, c *cutter, share *share, budget time.
 // worker is one of a request's pool goroutines: whether it holds a slot,
 // and since when its request has been using it.
 type worker struct {
-	gate  *fairGate
-	share *share
-	held  bool
-	start time.Time
+	engine *engine
+	gate   *fairGate
+	share  *share
+	held   bool
+	start  time.Time
 	// spanTime is the worker time of the running span before start.
 	spanTime time.Duration
 	// scheduled is when the goroutine last let others run (see yield).
 	scheduled time.Time
+	// restore undoes lower once the request has been found heavy; nil
+	// before.
+	restore func()
 }
 
 // yieldGosched is how often a scorer's yields let the Go scheduler run the
@@ -173,7 +197,34 @@ func (w *worker) take(ctx context.Context) error {
 		err = w.gate.acquire(ctx, w.share)
 	}
 	w.held = err == nil
+	if w.held && w.restore == nil && w.engine.nice > 0 && w.share.worked() >= heavyWork {
+		w.lower()
+	}
 	return err
+}
+
+// lower goes on at the engine's lower CPU priority, with the spare P, for
+// the rest of the goroutine.
+func (w *worker) lower() {
+	e := w.engine
+	restore, err := lowerPriority(e.nice)
+	if err != nil {
+		e.lowerFailed.Do(func() {
+			e.log.Warn("cannot lower the CPU priority of a heavy request's worker; heavy requests score at the server's priority",
+				zap.Int("worker_nice", e.nice), zap.Error(err))
+		})
+		w.restore = func() {} // tried once per goroutine
+		return
+	}
+	w.restore = restore
+	if p := e.procs; p != nil {
+		p.take()
+		w.restore = func() {
+			restore()
+			p.give()
+		}
+	}
+	e.m.poolLowered.Inc()
 }
 
 // yield is scorers.Yield for the spans this worker runs: the time used so

@@ -30,7 +30,7 @@ func newTask(name string, f scorerFunc) task {
 func newTestEngine(t *testing.T, workers int) (*engine, *engineMetrics) {
 	t.Helper()
 	m := newEngineMetrics(prometheus.NewRegistry(), nil)
-	return newEngine(workers, m, zap.NewNop()), m
+	return newEngine(workers, 0, m, zap.NewNop()), m
 }
 
 // score runs e.Score into new result columns and returns them.
@@ -478,7 +478,7 @@ func BenchmarkSpanBoundary(b *testing.B) {
 		name, text string
 	}{{"256-rollout-spans", "1"}, {"1-rollout-spans", strings.Repeat("x", spanBytes)}} {
 		b.Run(c.name, func(b *testing.B) {
-			e := newEngine(1, newEngineMetrics(prometheus.NewRegistry(), nil), zap.NewNop())
+			e := newEngine(1, 0, newEngineMetrics(prometheus.NewRegistry(), nil), zap.NewNop())
 			rs := rollouts(4096)
 			for _, r := range rs {
 				r.Completion = c.text

@@ -70,6 +70,13 @@ func (s *share) load() time.Duration {
 	return s.used
 }
 
+// worked is the request's own worker time so far.
+func (s *share) worked() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.own
+}
+
 // spent says whether the request has used its budget.
 func (s *share) spent() bool {
 	s.mu.Lock()

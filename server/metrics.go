@@ -25,6 +25,7 @@ type engineMetrics struct {
 	poolCapacity     prometheus.Gauge
 	poolQueueWait    prometheus.Histogram
 	workExhausted    prometheus.Counter
+	poolLowered      prometheus.Counter
 }
 
 // newEngineMetrics creates the engine's metrics and registers them on reg.
@@ -63,9 +64,13 @@ func newEngineMetrics(reg prometheus.Registerer, functions []string) *engineMetr
 			Name: "rewardd_work_budget_exhausted_total",
 			Help: "Requests that ran out of limits.max_request_work: their unscored rollouts got ERROR.",
 		}),
+		poolLowered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rewardd_pool_lowered_total",
+			Help: "Pool goroutines that went on at the lower CPU priority (--worker-nice) because their request had used 20ms of worker time.",
+		}),
 	}
 	reg.MustRegister(m.rolloutsScored, m.functionDuration, m.functionOutcomes,
-		m.poolInflight, m.poolCapacity, m.poolQueueWait, m.workExhausted)
+		m.poolInflight, m.poolCapacity, m.poolQueueWait, m.workExhausted, m.poolLowered)
 	for _, fn := range append(functions, inlineLabel) {
 		m.functionDuration.WithLabelValues(fn)
 		for _, o := range []string{"ok", "not_applicable", "error"} {

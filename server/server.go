@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"sync"
 
@@ -32,6 +33,14 @@ type Options struct {
 	// Workers is the size of the one worker pool every request shares.
 	// Zero: runtime.GOMAXPROCS(0).
 	Workers int
+	// WorkerNice is how much lower (in Linux nice values) the CPU priority
+	// of a heavy request's workers is: past 20ms of worker time, a
+	// request scores behind the network and the light requests, and while
+	// it does the Go runtime has one P more than GOMAXPROCS (unless the
+	// GOMAXPROCS environment variable is set), so that a thread is free to
+	// run the network. Zero: every request scores at the server's priority
+	// and GOMAXPROCS is left alone.
+	WorkerNice int
 	// Log receives what the server logs. Nil: nothing is logged.
 	Log *zap.Logger
 	// Registry is where the metrics are registered, and what GET /metrics
@@ -93,7 +102,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	engine := newEngine(opts.Workers, newEngineMetrics(opts.Registry, cfg.Names()), opts.Log)
+	engine := newEngine(opts.Workers, opts.WorkerNice, newEngineMetrics(opts.Registry, cfg.Names()), opts.Log)
+	if opts.WorkerNice > 0 && os.Getenv("GOMAXPROCS") == "" {
+		engine.procs = &spareProc{base: runtime.GOMAXPROCS(0)}
+	}
 	svc := newService(cfg, opts.Kinds, engine, newServiceMetrics(opts.Registry), opts.Log)
 	tm := newTransportMetrics(opts.Registry)
 

@@ -27,7 +27,7 @@ const usage = `rewardd — reward scoring for online RL of language models
 Usage:
   rewardd init    [--force] [rewards.yml]
   rewardd serve   [--config F] [--grpc-addr 127.0.0.1:50051] [--http-addr 127.0.0.1:8080] [--workers N]
-                  [--auth-token-file F] [--tls-cert F --tls-key F] [--log-level info] [--print-config]
+                  [--worker-nice 10] [--auth-token-file F] [--tls-cert F --tls-key F] [--log-level info] [--print-config]
                   [sandbox flags]
   rewardd score   [--config F] --in rows.jsonl|- [--out scores.jsonl] [--progress] [--workers N]
                   [--batch-size N] [sandbox flags]

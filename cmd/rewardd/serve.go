@@ -35,6 +35,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	grpcAddr := fs.String("grpc-addr", "127.0.0.1:50051", "gRPC listen address")
 	httpAddr := fs.String("http-addr", "127.0.0.1:8080", "HTTP listen address (JSON scoring, /metrics, /healthz, /readyz)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worker pool size shared by all requests")
+	workerNice := fs.Int("worker-nice", 10, "how much lower (in nice values, 0-19) the CPU priority of a request is once it has used 20ms of worker time, so that reading requests, writing answers and light requests go first; 0: all at the server's")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	tokenFile := fs.String("auth-token-file", "", "file holding the bearer token required on the scoring endpoints (gRPC and HTTP); metrics and health stay open")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM), with --tls-key: serve gRPC and HTTP over TLS")
@@ -50,6 +51,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *workers < 1 {
 		return cli.Usagef("--workers must be at least 1, got %d", *workers)
+	}
+	if *workerNice < 0 || *workerNice > 19 {
+		return cli.Usagef("--worker-nice must be 0 to 19, got %d", *workerNice)
 	}
 	auth, err := readAuth(*tokenFile)
 	if err != nil {
@@ -81,7 +85,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	memoryLimit := limitMemory(cfg.Limits)
 	srv, err := server.New(server.Options{
-		Config: cfg, Kinds: code.Registry(), Workers: *workers, Log: log, Registry: reg,
+		Config: cfg, Kinds: code.Registry(), Workers: *workers, WorkerNice: *workerNice, Log: log, Registry: reg,
 		Auth: auth, RunCode: codeexec.NewExecutor(code.Runner), TLS: tlsConfig,
 	})
 	if err != nil {
@@ -101,7 +105,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("serving",
 		zap.String("grpc_addr", gl.Addr().String()), zap.String("http_addr", hl.Addr().String()),
 		zap.Strings("functions", cfg.Names()), zap.String("config_fingerprint", cfg.Fingerprint),
-		zap.Int("workers", *workers), zap.Bool("auth", auth.Enabled()), zap.Bool("tls", tlsConfig != nil),
+		zap.Int("workers", *workers), zap.Int("worker_nice", *workerNice), zap.Int("gomaxprocs", runtime.GOMAXPROCS(0)), zap.Bool("auth", auth.Enabled()), zap.Bool("tls", tlsConfig != nil),
 		zap.String("memory_budget", lim.MemoryBudget.String()), zap.String("memory_budget_from", lim.MemoryBudgetSource()),
 		zap.String("request_memory", config.ByteSize(lim.RequestMemory()).String()),
 		zap.String("transport_memory", config.ByteSize(lim.TransportMemory()).String()), zap.String("go_memory_limit", memoryLimit),

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/sys/unix"
+
+	"github.com/rewardd/rewardd/internal/proctest"
+	"github.com/rewardd/rewardd/scorers"
+)
+
+// threadNice is the nice value of the calling thread.
+func threadNice(t *testing.T) int {
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
+	if err != nil {
+		t.Error(err)
+	}
+	return 20 - prio
+}
+
+// TestHeavyRequestScoresAtLowerPriority: a request's rollouts score at the
+// server's priority until it has used heavyWork, then at nice lower, with a
+// spare P; after it, the priority and GOMAXPROCS are back. A light request
+// is never lowered.
+func TestHeavyRequestScoresAtLowerPriority(t *testing.T) {
+	base, procs := threadNice(t), runtime.GOMAXPROCS(0)
+	e, m := newTestEngine(t, 1)
+	e.nice = 5
+	e.procs = &spareProc{base: procs}
+	type seen struct{ nice, procs int }
+	var mu sync.Mutex
+	var seenAt []seen
+	spin := newTask("spin", func(context.Context, *scorers.Rollout) scorers.Result {
+		for start := time.Now(); time.Since(start) < 2*time.Millisecond; {
+		}
+		mu.Lock()
+		seenAt = append(seenAt, seen{threadNice(t), runtime.GOMAXPROCS(0)})
+		mu.Unlock()
+		return scorers.Score(1)
+	})
+
+	if _, err := score(context.Background(), e, []task{spin}, rollouts(2)); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(m.poolLowered); n != 0 {
+		t.Errorf("a request of 4ms lowered %v goroutines", n)
+	}
+	seenAt = nil
+	if _, err := score(context.Background(), e, []task{spin}, rollouts(40)); err != nil {
+		t.Fatal(err)
+	}
+	if first, last := seenAt[0], seenAt[len(seenAt)-1]; first != (seen{base, procs}) || last != (seen{min(base+5, maxNice), procs + 1}) {
+		t.Errorf("the first rollout scored at nice %d with GOMAXPROCS %d, the last at %d with %d; want %d, %d then %d, %d",
+			first.nice, first.procs, last.nice, last.procs, base, procs, min(base+5, maxNice), procs+1)
+	}
+	if n := testutil.ToFloat64(m.poolLowered); n != 1 {
+		t.Errorf("rewardd_pool_lowered_total %v after one heavy request on one worker, want 1", n)
+	}
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS %d after the request, want %d back", got, procs)
+	}
+	proctest.AwaitAllAt(t, "self", base)
+}
+
+// TestLowerPriorityNeedsToRaiseBack: on a thread without CAP_SYS_NICE,
+// lowerPriority lowers nothing, as it could not raise the priority back.
+func TestLowerPriorityNeedsToRaiseBack(t *testing.T) {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NICE, &rl); err != nil || rl.Cur >= 20 {
+		t.Skipf("RLIMIT_NICE %d (%v) lets any thread raise its priority back", rl.Cur, err)
+	}
+	base := threadNice(t)
+	offMainThread(func() {
+		runtime.LockOSThread() // this thread loses CAP_SYS_NICE: the runtime ends it after
+		if os.Geteuid() == 0 {
+			hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+			var data [2]unix.CapUserData
+			if err := unix.Capget(&hdr, &data[0]); err != nil {
+				t.Error(err)
+				return
+			}
+			data[0].Effective &^= 1 << unix.CAP_SYS_NICE
+			if err := unix.Capset(&hdr, &data[0]); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		if _, err := lowerPriority(3); !errors.Is(err, errCannotRaise) {
+			t.Errorf("lowerPriority without CAP_SYS_NICE: %v, want errCannotRaise", err)
+		}
+		if n := threadNice(t); n != base {
+			t.Errorf("nice %d after lowerPriority refused, want %d", n, base)
+		}
+	})
+}
+
+// offMainThread runs f in a goroutine locked to a thread other than the
+// process's main one (which the runtime parks for good instead of ending),
+// and waits for it.
+func offMainThread(f func()) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if syscall.Gettid() == syscall.Getpid() {
+			offMainThread(f) // with the main thread held, f runs on another
+			return
+		}
+		f()
+	})
+	wg.Wait()
+}
