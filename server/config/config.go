@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,8 +80,10 @@ type Limits struct {
 	// number, or a string such as "2GiB"): requests reserve what they hold
 	// from RequestMemory(), a share of it, before they hold it, and are
 	// refused with RESOURCE_EXHAUSTED when it does not fit. 0 (the
-	// default) is half of the memory the process may use: its cgroup's
-	// limit, else the machine's memory. Code execution runs in processes
+	// default) is half of the memory the process may use (its cgroup's
+	// limit, else the machine's memory), or the Go memory limit
+	// (GOMEMLIMIT) when that is less; a budget above the Go limit is an
+	// error, as the collector would run back to back. Code execution runs in processes
 	// of its own, bounded by their own limits, outside this budget.
 	MemoryBudget ByteSize `yaml:"memory_budget"`
 	// ReadTimeout bounds the time from a request's headers to the end of
@@ -566,11 +569,22 @@ const minMemoryBudget = 64 << 20
 // A max_connections or max_message_bytes the file does not set (its line
 // 0) is lowered to fit instead.
 func (l *Limits) resolveMemory(maxMessageLine, maxConnectionsLine int) []limitProblem {
-	if l.MemoryBudget == 0 {
+	// The Go runtime's memory limit: GOMEMLIMIT, or what the process set
+	// (math.MaxInt64: none).
+	goLimit := ByteSize(debug.SetMemoryLimit(-1))
+	switch {
+	case l.MemoryBudget == 0:
 		avail, from := availableMemory()
 		l.MemoryBudget = ByteSize(avail / 2)
 		l.memoryBudgetFrom = fmt.Sprintf("default: half of %s (%s)", ByteSize(avail), from)
-	} else {
+		if goLimit < l.MemoryBudget {
+			l.MemoryBudget = goLimit
+			l.memoryBudgetFrom = fmt.Sprintf("default: the Go memory limit (GOMEMLIMIT), below half of %s (%s)", ByteSize(avail), from)
+		}
+	case goLimit < l.MemoryBudget:
+		return []limitProblem{{"memory_budget", fmt.Errorf("%s is above the Go memory limit %s (GOMEMLIMIT): once the requests hold what the budget admits, the collector would run back to back; lower it to the limit or below, or raise or unset GOMEMLIMIT (without it the server sets the Go limit to the budget)",
+			l.MemoryBudget, goLimit)}}
+	default:
 		l.memoryBudgetFrom = "limits.memory_budget"
 	}
 	if l.MemoryBudget < minMemoryBudget {

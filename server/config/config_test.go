@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -190,5 +191,38 @@ func TestNotYAML(t *testing.T) {
 	var errs config.Errors
 	if !errors.As(err, &errs) || len(errs) != 1 {
 		t.Fatalf("err = %v, want one config error", err)
+	}
+}
+
+// TestMemoryBudgetUnderTheGoLimit: a budget in the file above the Go memory
+// limit (GOMEMLIMIT) is an error naming both; the default budget is lowered
+// to the limit, and says so.
+func TestMemoryBudgetUnderTheGoLimit(t *testing.T) {
+	const goLimit = 256 << 20
+	was := debug.SetMemoryLimit(goLimit)
+	t.Cleanup(func() { debug.SetMemoryLimit(was) })
+
+	src := string(config.Default()) + "limits: {memory_budget: 1GiB}\n"
+	_, err := config.Load("budget.yml", []byte(src), builtin.Registry())
+	if err == nil || !strings.Contains(err.Error(), "limits.memory_budget") || !strings.Contains(err.Error(), "GOMEMLIMIT") || !strings.Contains(err.Error(), "256 MiB") {
+		t.Errorf("memory_budget 1GiB under GOMEMLIMIT=256MiB: %v; want an error naming limits.memory_budget, GOMEMLIMIT and 256 MiB", err)
+	}
+
+	cfg, err := config.Load("default.yml", config.Default(), builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Limits.MemoryBudget; got > goLimit {
+		t.Errorf("default memory budget %s under GOMEMLIMIT=256MiB, want at most the limit", got)
+	}
+	if got := cfg.Limits.MemoryBudget; got == goLimit && !strings.Contains(cfg.Limits.MemoryBudgetSource(), "GOMEMLIMIT") {
+		t.Errorf("the budget is the Go limit, and its source says %q", cfg.Limits.MemoryBudgetSource())
+	}
+
+	src = string(config.Default()) + "limits: {memory_budget: 200MiB}\n"
+	if cfg, err = config.Load("below.yml", []byte(src), builtin.Registry()); err != nil {
+		t.Errorf("memory_budget 200MiB under GOMEMLIMIT=256MiB: %v", err)
+	} else if cfg.Limits.MemoryBudget != 200<<20 {
+		t.Errorf("memory_budget 200MiB under GOMEMLIMIT=256MiB: budget %v, want it as set", cfg.Limits.MemoryBudget)
 	}
 }
