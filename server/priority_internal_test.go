@@ -32,6 +32,7 @@ func threadNice(t *testing.T) int {
 // is never lowered.
 func TestHeavyRequestScoresAtLowerPriority(t *testing.T) {
 	base, procs := threadNice(t), runtime.GOMAXPROCS(0)
+	skipUnlessRaisable(t, base)
 	e, m := newTestEngine(t, 1)
 	e.nice = 5
 	e.procs = &spareProc{base: procs}
@@ -100,6 +101,15 @@ func TestLowerPriorityNeedsToRaiseBack(t *testing.T) {
 			t.Errorf("nice %d after lowerPriority refused, want %d", n, base)
 		}
 	})
+}
+
+// skipUnlessRaisable skips a test that lowers a thread where this process
+// could not raise it back to nice (no CAP_SYS_NICE, RLIMIT_NICE too low),
+// so that nothing is lowered.
+func skipUnlessRaisable(t *testing.T, nice int) {
+	if !canRaiseTo(nice) {
+		t.Skipf("this process cannot raise a thread back to nice %d (no CAP_SYS_NICE, RLIMIT_NICE below %d), so the engine lowers nothing", nice, 20-nice)
+	}
 }
 
 // offMainThread runs f in a goroutine locked to a thread other than the

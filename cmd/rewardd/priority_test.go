@@ -20,6 +20,9 @@ import (
 // lowered.
 func TestServeLowersHeavyRequests(t *testing.T) {
 	srv := startServer(t, "--workers", "1", "--worker-nice", "7")
+	if strings.Contains(srv.logText(), "--worker-nice is off") {
+		t.Skip("the server says it cannot raise a thread's priority back (no CAP_SYS_NICE, RLIMIT_NICE too low), so it lowers nothing")
+	}
 	if !strings.Contains(srv.logText(), `"worker_nice":7`) {
 		t.Errorf("the start log does not say worker_nice 7:\n%s", srv.logText())
 	}
