@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Overload loads against a real `rewardd serve` on loopback: the server alone
-# on CPU 0 (one worker, GOMAXPROCS its own: 2), the load generator on CPU 1, so that
+# on CPU 0 (one worker; GOMAXPROCS its own: 1, and 2 while a heavy request
+# scores), the load generator on CPU 1, so that
 # the clients' work does not come out of the server's core, as it would not
 # with clients on other machines. A fresh server per run, with the load's
 # config.
@@ -29,9 +30,8 @@
 # (peak RSS under the budget, the valid clients at ≥ 80% of capacity, the
 # attacker getting only refusals) and fail when it is not met.
 #
-# Environment: SERVER_PROCS (the server's GOMAXPROCS; default unset, and
-# the server takes one P more than its worker, which runs the network while
-# the worker computes), SERVER_FLAGS (more `rewardd serve` flags, such as
+# Environment: SERVER_PROCS (the server's GOMAXPROCS; default unset: the
+# runtime's, with one P more while a heavy request scores), SERVER_FLAGS (more `rewardd serve` flags, such as
 # --worker-nice 0), GRPC_ADDR and HTTP_ADDR (the server's
 # addresses, default 127.0.0.1:50091 and 127.0.0.1:8191), SECS (attack seconds, default 30), PHASE (capacity and
 # recovery seconds, default 5), RUNS (runs of each load, default 1), OUT (a

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
 
 	"github.com/rewardd/rewardd/scorers"
 )
@@ -54,7 +53,7 @@ type engine struct {
 // log with its stack, once.
 func newEngine(workers, nice int, m *engineMetrics, log *zap.Logger) *engine {
 	m.poolCapacity.Set(float64(workers))
-	if prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0); nice > 0 && (err != nil || !canRaiseTo(20-prio)) {
+	if was, err := niceOf(0); nice > 0 && (err != nil || !canRaiseTo(was)) {
 		log.Info("--worker-nice is off: the server could not raise a worker's CPU priority back after lowering it; give it CAP_SYS_NICE, or RLIMIT_NICE of 20 - its nice value",
 			zap.Int("worker_nice", nice), zap.Error(err))
 		nice = 0

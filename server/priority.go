@@ -76,18 +76,8 @@ var errCannotRaise = errors.New("the priority could not be raised back after: th
 func lowerPriority(nice int) (restore func(), err error) {
 	runtime.LockOSThread()
 	tid := unix.Gettid()
-	// The system call answers 20 - nice, so that it is never negative.
-	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	was, err := lowerThread(tid, nice)
 	if err != nil {
-		runtime.UnlockOSThread()
-		return nil, err
-	}
-	was := 20 - prio
-	if !canRaiseTo(was) {
-		runtime.UnlockOSThread()
-		return nil, errCannotRaise
-	}
-	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, min(was+nice, maxNice)); err != nil {
 		runtime.UnlockOSThread()
 		return nil, err
 	}
@@ -96,6 +86,25 @@ func lowerPriority(nice int) (restore func(), err error) {
 			runtime.UnlockOSThread()
 		}
 	}, nil
+}
+
+// lowerThread lowers thread tid's nice value by nice, where it could be
+// raised back, and returns the value it had.
+func lowerThread(tid, nice int) (was int, err error) {
+	if was, err = niceOf(tid); err != nil {
+		return 0, err
+	}
+	if !canRaiseTo(was) {
+		return 0, errCannotRaise
+	}
+	return was, unix.Setpriority(unix.PRIO_PROCESS, tid, min(was+nice, maxNice))
+}
+
+// niceOf is the nice value of thread tid (0: the calling one).
+func niceOf(tid int) (int, error) {
+	// The system call answers 20 - nice, so that it is never negative.
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	return 20 - prio, err
 }
 
 // canRaiseTo says whether the calling thread may set its nice value to

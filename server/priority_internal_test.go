@@ -19,11 +19,11 @@ import (
 
 // threadNice is the nice value of the calling thread.
 func threadNice(t *testing.T) int {
-	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
+	n, err := niceOf(0)
 	if err != nil {
 		t.Error(err)
 	}
-	return 20 - prio
+	return n
 }
 
 // TestHeavyRequestScoresAtLowerPriority: a request's rollouts score at the

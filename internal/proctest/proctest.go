@@ -29,12 +29,13 @@ func ThreadNices(t testing.TB, pid string) map[string]int {
 		// The command, in parentheses, may hold spaces: count from after
 		// it, where the state is the 3rd field.
 		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		n, err := 0, error(nil)
-		if len(fields) >= 17 {
-			n, err = strconv.Atoi(fields[16])
-		}
-		if len(fields) < 17 || err != nil {
+		if len(fields) < 17 {
 			t.Errorf("thread %s of %s: no nice value in %q", e.Name(), pid, s)
+			continue
+		}
+		n, err := strconv.Atoi(fields[16])
+		if err != nil {
+			t.Errorf("thread %s of %s: nice value %q: %v", e.Name(), pid, fields[16], err)
 			continue
 		}
 		nices[e.Name()] = n
