@@ -75,8 +75,16 @@ func writeConfig(t *testing.T, text string) string {
 // logs that it serves.
 func startServer(t *testing.T, args ...string) *process {
 	t.Helper()
+	return startServerEnv(t, nil, args...)
+}
+
+// startServerEnv is startServer with env (NAME=VALUE) added to the
+// server's environment.
+func startServerEnv(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
 	s := &process{drained: make(chan struct{})}
 	s.cmd = exec.Command(binary, append([]string{"serve", "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, args...)...)
+	s.cmd.Env = append(os.Environ(), env...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

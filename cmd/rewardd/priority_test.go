@@ -84,15 +84,22 @@ func TestServeLowersHeavyRequests(t *testing.T) {
 // loweredTotal is rewardd_pool_lowered_total as /metrics says it.
 func loweredTotal(t *testing.T, srv *process) string {
 	t.Helper()
+	return metric(t, srv, "rewardd_pool_lowered_total")
+}
+
+// metric is the value of the sample named name (with its labels, if any)
+// as srv's /metrics says it.
+func metric(t *testing.T, srv *process, name string) string {
+	t.Helper()
 	code, metrics := httpGet(t, "http://"+srv.httpAddr+"/metrics")
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)
 	}
 	for _, line := range strings.Split(metrics, "\n") {
-		if v, ok := strings.CutPrefix(line, "rewardd_pool_lowered_total "); ok {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			return v
 		}
 	}
-	t.Fatal("/metrics lacks rewardd_pool_lowered_total")
+	t.Fatalf("/metrics lacks %s", name)
 	return ""
 }

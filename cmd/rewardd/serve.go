@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -83,7 +82,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// than with the first such request.
 		code.Runner()
 	}
-	memoryLimit := limitMemory(cfg.Limits)
+	memoryLimit, err := limitMemory(cfg.Limits)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Options{
 		Config: cfg, Kinds: code.Registry(), Workers: *workers, WorkerNice: *workerNice, Log: log, Registry: reg,
 		Auth: auth, RunCode: codeexec.NewExecutor(code.Runner), TLS: tlsConfig,
@@ -182,17 +184,6 @@ func listen(grpcAddr, httpAddr string) (gl, hl net.Listener, err error) {
 		return nil, nil, fmt.Errorf("listen HTTP: %w", err)
 	}
 	return gl, hl, nil
-}
-
-// limitMemory sets the Go runtime's soft memory limit to the memory budget,
-// so that the garbage collector works harder as the process nears it,
-// unless GOMEMLIMIT says otherwise; it returns the limit in force.
-func limitMemory(lim config.Limits) string {
-	if v, set := os.LookupEnv("GOMEMLIMIT"); set {
-		return v + " (GOMEMLIMIT)"
-	}
-	debug.SetMemoryLimit(int64(lim.MemoryBudget))
-	return lim.MemoryBudget.String() + " (limits.memory_budget)"
 }
 
 func isLoopback(a net.Addr) bool {

@@ -582,7 +582,7 @@ func (l *Limits) resolveMemory(maxMessageLine, maxConnectionsLine int) []limitPr
 			l.memoryBudgetFrom = fmt.Sprintf("default: the Go memory limit (GOMEMLIMIT), below half of %s (%s)", ByteSize(avail), from)
 		}
 	case goLimit < l.MemoryBudget:
-		return []limitProblem{{"memory_budget", fmt.Errorf("%s is above the Go memory limit %s (GOMEMLIMIT): once the requests hold what the budget admits, the collector would run back to back; lower it to the limit or below, or raise or unset GOMEMLIMIT (without it the server sets the Go limit to the budget)",
+		return []limitProblem{{"memory_budget", fmt.Errorf("%s is above the Go memory limit %s (GOMEMLIMIT): once the requests hold what the budget admits, the collector would run back to back; lower it to the limit or below, or raise or unset GOMEMLIMIT (without it the server sets the Go limit under the budget)",
 			l.MemoryBudget, goLimit)}}
 	default:
 		l.memoryBudgetFrom = "limits.memory_budget"
