@@ -35,11 +35,14 @@ type engine struct {
 	workers int
 	// nice is how much lower the CPU priority of a heavy request's pool
 	// goroutines is (see heavyWork); 0: the server's.
-	nice  int
-	gate  *fairGate
-	costs costs
-	m     *engineMetrics
-	log   *zap.Logger
+	nice int
+	// gate hands out the pool's slots; back, when nice is on, as many
+	// again to the goroutines of heavy requests, at the lower priority
+	// (worker.lower).
+	gate, back *fairGate
+	costs      costs
+	m          *engineMetrics
+	log        *zap.Logger
 	// lowerFailed logs, once, that a thread's priority could not be
 	// lowered.
 	lowerFailed sync.Once
@@ -58,7 +61,11 @@ func newEngine(workers, nice int, m *engineMetrics, log *zap.Logger) *engine {
 			zap.Int("worker_nice", nice), zap.Error(err))
 		nice = 0
 	}
-	return &engine{workers: workers, nice: nice, gate: newFairGate(workers), m: m, log: log}
+	e := &engine{workers: workers, nice: nice, gate: newFairGate(workers), m: m, log: log}
+	if nice > 0 {
+		e.back = newFairGate(workers)
+	}
+	return e
 }
 
 // Workers returns the pool size.
@@ -212,7 +219,7 @@ func (w *worker) take(ctx context.Context) error {
 	}
 	w.held = err == nil
 	if w.held && w.restore == nil && w.engine.nice > 0 && w.share.worked() >= heavyWork {
-		w.lower()
+		return w.lower(ctx)
 	}
 	return err
 }
@@ -228,9 +235,14 @@ func (w *worker) done() {
 	}
 }
 
-// lower goes on at the engine's lower CPU priority, with the spare P, for
-// the rest of the goroutine.
-func (w *worker) lower() {
+// lower goes on at the engine's lower CPU priority, with a spare P, for
+// the rest of the goroutine, on a slot of the heavy requests' (engine.back):
+// the slot held goes back to the requests at the server's priority, which
+// then never wait for a heavy request's span, only share the CPU with it
+// as the kernel weighs the two priorities. It fails when ctx ends before a
+// heavy request's slot comes. Where the priority cannot be lowered, the
+// goroutine goes on as it was.
+func (w *worker) lower(ctx context.Context) error {
 	e := w.engine
 	restore, err := lowerPriority(e.nice)
 	if err != nil {
@@ -239,7 +251,7 @@ func (w *worker) lower() {
 				zap.Int("worker_nice", e.nice), zap.Error(err))
 		})
 		w.restore = func() {} // tried once per goroutine
-		return
+		return nil
 	}
 	w.restore = restore
 	if p := e.procs; p != nil {
@@ -250,6 +262,11 @@ func (w *worker) lower() {
 		}
 	}
 	e.m.poolLowered.Inc()
+	w.gate.release()
+	w.gate = e.back
+	err = w.gate.acquire(ctx, w.share)
+	w.held = err == nil
+	return err
 }
 
 // yield is scorers.Yield for the spans this worker runs: the time used so

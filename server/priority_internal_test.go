@@ -34,7 +34,7 @@ func TestHeavyRequestScoresAtLowerPriority(t *testing.T) {
 	base, procs := threadNice(t), runtime.GOMAXPROCS(0)
 	skipUnlessRaisable(t, base)
 	e, m := newTestEngine(t, 1)
-	e.nice = 5
+	e.nice, e.back = 5, newFairGate(1)
 	e.procs = &spareProc{base: procs}
 	type seen struct{ nice, procs int }
 	var mu sync.Mutex
