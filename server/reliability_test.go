@@ -688,6 +688,27 @@ func TestCancelledCallsAreNotInternalErrors(t *testing.T) {
 	}
 }
 
+// TestDecodingIsRequestWork (finding: one request can starve the others):
+// a gRPC request's message is copied and decoded as pool work of its
+// request, in turns with the other requests' spans, and counted in its
+// worker time. With limits.max_request_work spent by decoding 16 MiB,
+// no span of the request runs: every rollout gets an Error naming the
+// limit (were decoding outside the pool, its first spans would score).
+func TestDecodingIsRequestWork(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  max_request_work: 1us\n  memory_budget: 512MiB\n  max_message_bytes: 33554432\n", nil)
+	resp, err := st.client.Score(context.Background(), bigRequest(4096, 4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range resp.GetFunctions() {
+		for i, s := range f.GetStatus() {
+			if s != rewardv1.ScoreStatus_SCORE_STATUS_ERROR || !strings.Contains(f.GetErrors()[int32(i)], "limits.max_request_work") {
+				t.Fatalf("%s of rollout %d: %v %q; want every rollout an Error naming limits.max_request_work, as decoding used it up", f.GetName(), i, s, f.GetErrors()[int32(i)])
+			}
+		}
+	}
+}
+
 // TestSlowRolloutsAreCutIntoShortSpans (finding: one request can starve the
 // others): the worker is shared between requests span by span, so a
 // request of rollouts slow per byte is cut into spans of about a
