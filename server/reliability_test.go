@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -529,6 +530,57 @@ func TestIdleConnectionsBounded(t *testing.T) {
 	defer cancel()
 	if _, err := st.client.Score(ctx, oneRollout()); err != nil {
 		t.Errorf("a new gRPC client with the port full of idle connections: %v", err)
+	}
+}
+
+// TestClosingConnectionsMakeRoomFirst (finding: slow bodies and idle
+// connections): a connection net/http is closing (its last answer sent,
+// the half second it waits for the client to close) is the one closed to
+// make room for a new connection on a full port, not a connection that
+// waits for its first request. With max_connections 2: A's body is too
+// slow and is answered 408, B connects and waits, C connects: A makes
+// room, and B and C are both answered.
+func TestClosingConnectionsMakeRoomFirst(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  max_connections: 2\n  read_timeout: 300ms\n", nil)
+	const body = `{"rollouts": [{"completion": "1"}]}`
+	request := func(length int) string {
+		return "POST /v1/score HTTP/1.1\r\nHost: rewardd\r\nContent-Type: application/json\r\n" +
+			"Content-Length: " + strconv.Itoa(length) + "\r\n\r\n" + body
+	}
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", st.httpAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		return c
+	}
+	a := dial()
+	// More than net/http drains after an answer (256 KiB): it closes.
+	if _, err := io.WriteString(a, request(1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	// To the end of what A is sent: net/http has shut its sending side
+	// after the 408, and waits for A to close (which it does not).
+	if out, err := io.ReadAll(a); err != nil || !strings.HasPrefix(string(out), "HTTP/1.1 408") {
+		t.Fatalf("A: %v %q", err, out)
+	}
+	b, c := dial(), dial()
+	for name, conn := range map[string]net.Conn{"B": b, "C": c} {
+		if _, err := io.WriteString(conn, request(len(body))); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Errorf("%s, with A closing and the port full: %v %v; want it answered", name, resp, err)
+			continue
+		}
+		resp.Body.Close()
+	}
+	if n := st.metric(t, "rewardd_connections_closed_total", "port", "http"); n != 1 {
+		t.Errorf("%v connections closed to make room, want 1 (A)", n)
 	}
 }
 
