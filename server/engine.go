@@ -25,12 +25,14 @@ type task struct {
 }
 
 // engine evaluates functions on rollouts over ONE bounded worker pool shared
-// by every request in the process, so total concurrency stays at the pool
-// size however many requests arrive. Work is cut into spans of rollouts of
-// one function, each cut to take about spanTarget of worker time (see
-// cutter); a span holds a pool slot while it runs. Slots go to the
-// requests waiting for one fairly, by the worker time each has used (see
-// fairGate), so a small request is not kept waiting behind a large one.
+// by every request in the process, so total concurrency stays bounded
+// however many requests arrive: the pool's slots, and with --worker-nice
+// as many again for heavy requests at a lower CPU priority (back). Work is
+// cut into spans of rollouts of one function, each cut to take about
+// spanTarget of worker time (see cutter); a span holds a slot while it
+// runs. Slots go to the requests waiting for one fairly, by the worker
+// time each has used (see fairGate), so a small request is not kept
+// waiting behind a large one.
 type engine struct {
 	workers int
 	// nice is how much lower the CPU priority of a heavy request's pool
