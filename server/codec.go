@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"unicode/utf8"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/server/jsonl"
 )
 
@@ -101,10 +103,14 @@ func (c protoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // req: with decodeScoreRequest, whose strings are substrings of b and
 // whose messages are cm's (nil: allocated), or for what it does not handle
 // with proto.Unmarshal. Bytes that do not decode are a *RequestError,
-// which names the field when a string is not UTF-8.
-func decodeRequest(b []byte, req *rewardv1.ScoreRequest, cm *callMemory) error {
-	if decodeScoreRequest(b, req, cm) {
+// which names the field when a string is not UTF-8. With a pacer p, it
+// yields as p says, and returns p's error when a yield failed.
+func decodeRequest(b []byte, req *rewardv1.ScoreRequest, cm *callMemory, p *pacer) error {
+	if decodeScoreRequest(b, req, cm, p) {
 		return nil
+	}
+	if err := p.failed(); err != nil {
+		return err
 	}
 	proto.Reset(req)
 	err := proto.Unmarshal(b, req)
@@ -115,6 +121,45 @@ func decodeRequest(b []byte, req *rewardv1.ScoreRequest, cm *callMemory) error {
 		err = fmt.Errorf("%s (%w)", where, err)
 	}
 	return invalid("the request does not decode as a reward.v1.ScoreRequest: %v", err)
+}
+
+// paceBytes is how much of a message is copied, measured or decoded
+// between two yields to the pool: a few hundred microseconds of work.
+const paceBytes = 1 << 20
+
+// pacer cuts the work on one message (grpcService.received) as the pool
+// cuts scoring into spans: after each paceBytes it yields (scorers.Yield
+// on its ctx), so that a request that has used the workers less may take
+// the slot. A nil pacer never yields.
+type pacer struct {
+	ctx   context.Context
+	since int
+	err   error
+}
+
+// step counts n bytes of work done, yielding once they add up to
+// paceBytes; it reports false once a yield has failed (ctx ended), and
+// the work should stop.
+func (p *pacer) step(n int) bool {
+	if p == nil {
+		return true
+	}
+	if p.err != nil {
+		return false
+	}
+	if p.since += n; p.since >= paceBytes {
+		p.since = 0
+		p.err = scorers.Yield(p.ctx)
+	}
+	return p.err == nil
+}
+
+// failed is the error of the yield that failed, if any.
+func (p *pacer) failed() error {
+	if p == nil {
+		return nil
+	}
+	return p.err
 }
 
 func (c protoCodec) Marshal(v any) (mem.BufferSlice, error) {

@@ -16,8 +16,10 @@ import (
 
 // listener bounds the connections a port holds open (limits.max_connections,
 // well below the process's file descriptors). Beyond the bound a new
-// connection makes room by closing the one that has waited longest for its
-// next request, or, when none is waiting, is closed at once. The server
+// connection makes room by closing one that is closing already (net/http
+// has sent its last answer, and waits half a second for the client to
+// close: see countedConn.CloseWrite), else the one that has waited longest
+// for its next request, or, when none is waiting, is closed at once. The server
 // tells it which connections wait: net/http through ConnState (see
 // httpServer), grpc through a stats.Handler (see statsHandler), which
 // counts each connection's calls in progress. A connection waits from its
@@ -100,6 +102,16 @@ func (l *listener) closed(c *countedConn) {
 	l.mu.Unlock()
 }
 
+// closing records that c serves nothing more: it waits with the earliest
+// time, to be closed before any other to make room.
+func (l *listener) closing(c *countedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byAddr[c.RemoteAddr().String()] == c { // not closed meanwhile
+		l.idle[c] = time.Time{}
+	}
+}
+
 // call records that a gRPC call began (+1) or ended (-1) on the connection
 // from addr.
 func (l *listener) call(addr string, delta int) {
@@ -169,6 +181,21 @@ type countedConn struct {
 	net.Conn
 	l    *listener
 	once sync.Once
+}
+
+// CloseWrite shuts the connection's sending side, as net/http does after
+// the last answer on a connection it closes (a 408 for a body too slow,
+// say): it then waits half a second for the client to close first, so
+// that the answer is not lost to a reset. Meanwhile the connection is the
+// first to close should a new one need its place: a wave of clients
+// answered together and reconnecting at once would otherwise find the
+// port full of connections that serve nothing more.
+func (c *countedConn) CloseWrite() error {
+	c.l.closing(c)
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 func (c *countedConn) Close() error {

@@ -43,9 +43,10 @@ type shape struct{ rollouts, nodes int }
 // without decoding it. Where b is malformed it counts what comes before:
 // a decoder stops there too. The prompt-once form's prompts and columns
 // count as decoded; what expanding them makes is expansionCost's.
-func protoShape(b []byte) shape {
+func protoShape(b []byte, p *pacer) shape {
 	var sh shape
 	eachField(b, func(num protowire.Number, v []byte) {
+		p.step(len(v)) // after a failed yield, received stops at the next step
 		switch num {
 		case 2: // rollouts
 			sh.rollouts++

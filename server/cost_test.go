@@ -141,7 +141,7 @@ limits: {max_rollouts: 50000}
 		before := live()
 		in := new(rewardv1.ScoreRequest)
 		b := append([]byte(nil), wire...) // grpcService.received's copy
-		if err := decodeRequest(b, in, nil); err != nil {
+		if err := decodeRequest(b, in, nil, nil); err != nil {
 			t.Fatalf("%s: decode: %v", name, err)
 		}
 		resp, err := svc.Score(context.Background(), in)
@@ -149,7 +149,7 @@ limits: {max_rollouts: 50000}
 			t.Fatal(err)
 		}
 		held := live() - before
-		reserved := int64(len(wire)) + decodeCost(len(wire), protoShape(wire)) + scoringCost(n, tasks) + expansion
+		reserved := int64(len(wire)) + decodeCost(len(wire), protoShape(wire, nil)) + scoringCost(n, tasks) + expansion
 		if held > reserved {
 			t.Errorf("%s over gRPC: holds %d bytes, reserved %d", name, held, reserved)
 		}

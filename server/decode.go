@@ -36,7 +36,7 @@ import (
 // Whatever keeps a request's string beyond the request must strings.Clone
 // it: b is a call's memory, which the next call writes over once this one
 // is answered (callMemory), and any other b would stay alive whole.
-func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest, cm *callMemory) bool {
+func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest, cm *callMemory, p *pacer) bool {
 	if len(b) == 0 {
 		return true
 	}
@@ -50,6 +50,9 @@ func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest, cm *callMemory) bool
 	}
 	for i := 0; i < len(b); {
 		num, typ, vs, ve, next := d.field(i, len(b))
+		if !p.step(next - i) {
+			return false
+		}
 		i = next
 		switch {
 		case num == 1 && typ == protowire.BytesType:

@@ -118,7 +118,7 @@ func TestDecodeSharesGroupFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got rewardv1.ScoreRequest
-	if !decodeScoreRequest(wire, &got, nil) {
+	if !decodeScoreRequest(wire, &got, nil, nil) {
 		t.Fatal("not decoded by decodeScoreRequest")
 	}
 	if !proto.Equal(&got, req) {
@@ -144,7 +144,7 @@ func TestDecodeScoreRequest(t *testing.T) {
 			var want rewardv1.ScoreRequest
 			wantErr := proto.Unmarshal(c.wire, &want)
 			var got rewardv1.ScoreRequest
-			fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got, nil)
+			fast := decodeScoreRequest(append([]byte(nil), c.wire...), &got, nil, nil)
 			if fast != c.fast {
 				t.Fatalf("decoded itself: %v, want %v (proto.Unmarshal: %v)", fast, c.fast, wantErr)
 			}
@@ -170,7 +170,8 @@ func FuzzDecodeScoreRequest(f *testing.F) {
 		var got rewardv1.ScoreRequest
 		cm := pool.get()
 		defer cm.release()
-		if !decodeScoreRequest(cm.copyWire(mem.BufferSlice{mem.SliceBuffer(wire)}), &got, cm) {
+		b, _ := cm.copyWire(mem.BufferSlice{mem.SliceBuffer(wire)}, nil) // no pacer: no error
+		if !decodeScoreRequest(b, &got, cm, nil) {
 			return
 		}
 		if wantErr != nil {
@@ -233,7 +234,7 @@ func BenchmarkDecodeScoreRequest(b *testing.B) {
 			for b.Loop() {
 				var m rewardv1.ScoreRequest
 				// The codec decodes a copy of grpc's bytes.
-				if !decodeScoreRequest(append([]byte(nil), c.wire...), &m, nil) {
+				if !decodeScoreRequest(append([]byte(nil), c.wire...), &m, nil, nil) {
 					b.Fatal("declined")
 				}
 				if err := expand(&m); err != nil {

@@ -25,21 +25,26 @@ type task struct {
 }
 
 // engine evaluates functions on rollouts over ONE bounded worker pool shared
-// by every request in the process, so total concurrency stays at the pool
-// size however many requests arrive. Work is cut into spans of rollouts of
-// one function, each cut to take about spanTarget of worker time (see
-// cutter); a span holds a pool slot while it runs. Slots go to the
-// requests waiting for one fairly, by the worker time each has used (see
-// fairGate), so a small request is not kept waiting behind a large one.
+// by every request in the process, so total concurrency stays bounded
+// however many requests arrive: the pool's slots, and with --worker-nice
+// as many again for heavy requests at a lower CPU priority (back). Work is
+// cut into spans of rollouts of one function, each cut to take about
+// spanTarget of worker time (see cutter); a span holds a slot while it
+// runs. Slots go to the requests waiting for one fairly, by the worker
+// time each has used (see fairGate), so a small request is not kept
+// waiting behind a large one.
 type engine struct {
 	workers int
 	// nice is how much lower the CPU priority of a heavy request's pool
 	// goroutines is (see heavyWork); 0: the server's.
-	nice  int
-	gate  *fairGate
-	costs costs
-	m     *engineMetrics
-	log   *zap.Logger
+	nice int
+	// gate hands out the pool's slots; back, when nice is on, as many
+	// again to the goroutines of heavy requests, at the lower priority
+	// (worker.lower).
+	gate, back *fairGate
+	costs      costs
+	m          *engineMetrics
+	log        *zap.Logger
 	// lowerFailed logs, once, that a thread's priority could not be
 	// lowered.
 	lowerFailed sync.Once
@@ -58,7 +63,11 @@ func newEngine(workers, nice int, m *engineMetrics, log *zap.Logger) *engine {
 			zap.Int("worker_nice", nice), zap.Error(err))
 		nice = 0
 	}
-	return &engine{workers: workers, nice: nice, gate: newFairGate(workers), m: m, log: log}
+	e := &engine{workers: workers, nice: nice, gate: newFairGate(workers), m: m, log: log}
+	if nice > 0 {
+		e.back = newFairGate(workers)
+	}
+	return e
 }
 
 // Workers returns the pool size.
@@ -68,17 +77,20 @@ func (e *engine) Workers() int { return e.workers }
 // goroutines run (see work).
 const yieldEvery = time.Millisecond
 
+// join opens a request's account of worker time at the pool, for Score
+// and serial. work bounds the worker time the request may use (0: no
+// bound): once it is spent, the spans not yet started give their rollouts
+// an Error saying so.
+func (e *engine) join(work time.Duration) *share { return e.gate.join(work) }
+
 // Score applies every task to every rollout and sets results[k][i] for task
-// k and rollout i (results has a column of len(rollouts) per task). It
-// blocks until all are done or ctx ends; on ctx end it stops queued spans,
-// waits for running ones, and returns ctx's error, with results partly set.
-// A panic while scoring one rollout becomes an Error result for that
-// rollout only.
-//
-// work bounds the worker time the call may use (0: no bound): once it is
-// spent, the spans not yet started give their rollouts an Error saying so.
-// Admission (how many requests, how much memory) is the caller's.
-func (e *engine) Score(ctx context.Context, work time.Duration, tasks []task, rollouts []*scorers.Rollout, results [][]scorers.Result) error {
+// k and rollout i (results has a column of len(rollouts) per task), as work
+// of the request whose account is s (join). It blocks until all are done
+// or ctx ends; on ctx end it stops queued spans, waits for running ones,
+// and returns ctx's error, with results partly set. A panic while scoring
+// one rollout becomes an Error result for that rollout only. Admission
+// (how many requests, how much memory) is the caller's.
+func (e *engine) Score(ctx context.Context, s *share, tasks []task, rollouts []*scorers.Rollout, results [][]scorers.Result) error {
 	n := len(rollouts)
 	if len(results) != len(tasks) {
 		return fmt.Errorf("engine: %d result columns for %d tasks", len(results), len(tasks))
@@ -93,13 +105,12 @@ func (e *engine) Score(ctx context.Context, work time.Duration, tasks []task, ro
 	}
 
 	c := e.cutter(tasks, rollouts)
-	share := e.gate.join(work)
 	var wg conc.WaitGroup
 	for range min(e.workers, c.fewest()) {
-		wg.Go(func() { e.work(ctx, c, share, work, results) })
+		wg.Go(func() { e.work(ctx, c, s, results) })
 	}
 	wg.Wait()
-	if share.spent() {
+	if s.spent() {
 		e.m.workExhausted.Inc()
 	}
 	if err := ctx.Err(); err != nil {
@@ -109,18 +120,31 @@ func (e *engine) Score(ctx context.Context, work time.Duration, tasks []task, ro
 	return nil
 }
 
+// serial runs f on one pool slot as work of the request whose account is
+// s, for work of a request outside its spans (decoding it): f calls
+// scorers.Yield with the ctx it is given after about a span's work, and
+// the slot may then go to a request that has used the workers less, while
+// this one waits its turn. It returns f's error, or ctx's when no slot
+// came before ctx ended.
+func (e *engine) serial(ctx context.Context, s *share, f func(ctx context.Context) error) error {
+	w := &worker{engine: e, gate: e.gate, share: s}
+	defer w.done()
+	waitStart := time.Now()
+	if err := w.take(ctx); err != nil {
+		return err
+	}
+	w.start = time.Now()
+	e.m.poolQueueWait.Observe(w.start.Sub(waitStart).Seconds())
+	err := f(scorers.WithYield(ctx, w.yield))
+	w.spanEnd(time.Now())
+	return err
+}
+
 // work is one of a request's pool goroutines: it takes a slot and runs
 // the request's next span on it until none is left or ctx ends.
-func (e *engine) work(ctx context.Context, c *cutter, share *share, budget time.Duration, results [][]scorers.Result) {
+func (e *engine) work(ctx context.Context, c *cutter, share *share, results [][]scorers.Result) {
 	w := &worker{engine: e, gate: e.gate, share: share}
-	defer func() {
-		if w.held {
-			e.gate.release()
-		}
-		if w.restore != nil {
-			w.restore()
-		}
-	}()
+	defer w.done()
 	wctx := scorers.WithYield(ctx, w.yield)
 	lastYield := time.Now()
 	for ctx.Err() == nil && c.more() {
@@ -139,7 +163,7 @@ func (e *engine) work(ctx context.Context, c *cutter, share *share, budget time.
 		refused := share.spent()
 		switch {
 		case refused:
-			e.refuse(t, sp, c.rollouts, results[sp.task], budget)
+			e.refuse(t, sp, c.rollouts, results[sp.task], share.budget)
 		case sp.group == nil:
 			e.runChunk(wctx, t, c.rollouts[sp.lo:sp.hi], results[sp.task][sp.lo:sp.hi])
 		default:
@@ -197,14 +221,30 @@ func (w *worker) take(ctx context.Context) error {
 	}
 	w.held = err == nil
 	if w.held && w.restore == nil && w.engine.nice > 0 && w.share.worked() >= heavyWork {
-		w.lower()
+		return w.lower(ctx)
 	}
 	return err
 }
 
-// lower goes on at the engine's lower CPU priority, with the spare P, for
-// the rest of the goroutine.
-func (w *worker) lower() {
+// done gives back the slot held and the priority lowered, when the
+// goroutine has no more of its request's work to do.
+func (w *worker) done() {
+	if w.held {
+		w.gate.release()
+	}
+	if w.restore != nil {
+		w.restore()
+	}
+}
+
+// lower goes on at the engine's lower CPU priority, with a spare P, for
+// the rest of the goroutine, on a slot of the heavy requests' (engine.back):
+// the slot held goes back to the requests at the server's priority, which
+// then never wait for a heavy request's span, only share the CPU with it
+// as the kernel weighs the two priorities. It fails when ctx ends before a
+// heavy request's slot comes. Where the priority cannot be lowered, the
+// goroutine goes on as it was.
+func (w *worker) lower(ctx context.Context) error {
 	e := w.engine
 	restore, err := lowerPriority(e.nice)
 	if err != nil {
@@ -213,7 +253,7 @@ func (w *worker) lower() {
 				zap.Int("worker_nice", e.nice), zap.Error(err))
 		})
 		w.restore = func() {} // tried once per goroutine
-		return
+		return nil
 	}
 	w.restore = restore
 	if p := e.procs; p != nil {
@@ -224,6 +264,11 @@ func (w *worker) lower() {
 		}
 	}
 	e.m.poolLowered.Inc()
+	w.gate.release()
+	w.gate = e.back
+	err = w.gate.acquire(ctx, w.share)
+	w.held = err == nil
+	return err
 }
 
 // yield is scorers.Yield for the spans this worker runs: the time used so

@@ -39,7 +39,7 @@ func score(ctx context.Context, e *engine, tasks []task, rs []*scorers.Rollout) 
 	for k := range res {
 		res[k] = make([]scorers.Result, len(rs))
 	}
-	return res, e.Score(ctx, 0, tasks, rs, res)
+	return res, e.Score(ctx, e.join(0), tasks, rs, res)
 }
 
 func rollouts(n int) []*scorers.Rollout {
@@ -308,7 +308,7 @@ func TestEngineWorkBudget(t *testing.T) {
 	}
 	res := make([][]scorers.Result, 1)
 	res[0] = make([]scorers.Result, 50)
-	if err := e.Score(context.Background(), time.Millisecond, []task{newTask("s", slow)}, rollouts(50), res); err != nil {
+	if err := e.Score(context.Background(), e.join(time.Millisecond), []task{newTask("s", slow)}, rollouts(50), res); err != nil {
 		t.Fatal(err)
 	}
 	ok, refused := 0, 0

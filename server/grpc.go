@@ -103,11 +103,12 @@ func newGRPCService(svc *Service, m *transportMetrics, log *zap.Logger, auth *Au
 func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
 	// The message is in: the read timeout no longer applies.
 	stopReadTimeout(ctx)
-	cm, err := g.received(ticketFrom(ctx), req)
+	account := g.svc.engine.join(g.svc.cfg.Limits.MaxRequestWork)
+	cm, err := g.received(ctx, ticketFrom(ctx), req, account)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := g.svc.score(ctx, req, cm)
+	resp, err := g.svc.score(ctx, req, cm, account)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,12 @@ func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*r
 // back the receipt. It fails with a *MemoryError when that does not fit,
 // or a *RequestError when the bytes do not decode. A message the codec did
 // not receive is left as it is, with call memory that is not pooled.
-func (g *grpcService) received(t *ticket, req *rewardv1.ScoreRequest) (*callMemory, error) {
+//
+// The copy and the decoding are pool work of the request whose account is
+// account (engine.serial), cut by a pacer: a large message is decoded in
+// turns with the other requests' spans, by the worker time each has used,
+// rather than beside them, taking the CPU from them.
+func (g *grpcService) received(ctx context.Context, t *ticket, req *rewardv1.ScoreRequest, account *share) (*callMemory, error) {
 	data, ok := g.codec.receipts.take(req)
 	if !ok {
 		return new(callMemory), nil
@@ -138,17 +144,36 @@ func (g *grpcService) received(t *ticket, req *rewardv1.ScoreRequest) (*callMemo
 		}
 	}
 	cm := g.svc.memory.get()
-	b := cm.copyWire(data)
-	data.Free()
-	if t != nil {
-		err := t.reserve(decodeCost(len(b), protoShape(b)))
-		t.giveReceipt()
+	held := true // data, until copied
+	var refused error
+	err := g.svc.engine.serial(ctx, account, func(ctx context.Context) error {
+		p := &pacer{ctx: ctx}
+		b, err := cm.copyWire(data, p)
+		data.Free()
+		held = false
 		if err != nil {
-			cm.release()
-			return nil, err
+			return err
 		}
+		if t != nil {
+			sh := protoShape(b, p)
+			if err := p.failed(); err != nil {
+				return err
+			}
+			refused = t.reserve(decodeCost(len(b), sh))
+			t.giveReceipt()
+			if refused != nil {
+				return refused
+			}
+		}
+		return decodeRequest(b, req, cm, p)
+	})
+	if held {
+		data.Free()
 	}
-	if err := decodeRequest(b, req, cm); err != nil {
+	if refused != nil {
+		cm.release()
+	}
+	if err != nil {
 		return nil, err
 	}
 	return cm, nil

@@ -87,17 +87,25 @@ func (m *callMemory) release() {
 const poisonByte = '~'
 
 // copyWire copies data, a received request, into m's wire form and
-// returns it. The buffer keeps a quarter more room than this request
-// needs, so that the next ones, which a trainer makes of about the same
-// size, fit in it too.
-func (m *callMemory) copyWire(data mem.BufferSlice) []byte {
+// returns it, yielding as p says (nil: without a yield); when a yield
+// fails it stops, and returns p's error. The buffer keeps a quarter more
+// room than this request needs, so that the next ones, which a trainer
+// makes of about the same size, fit in it too.
+func (m *callMemory) copyWire(data mem.BufferSlice, p *pacer) ([]byte, error) {
 	n := data.Len()
 	if cap(m.wire) < n {
 		m.wire = make([]byte, n, n+n/4)
 	}
 	m.wire = m.wire[:n]
-	data.CopyTo(m.wire)
-	return m.wire
+	off := 0
+	for _, buf := range data {
+		c := copy(m.wire[off:], buf.ReadOnlyData())
+		off += c
+		if !p.step(c) {
+			return nil, p.failed()
+		}
+	}
+	return m.wire, nil
 }
 
 // decoded returns n empty Rollout messages and an empty slice with room

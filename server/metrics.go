@@ -49,11 +49,11 @@ func newEngineMetrics(reg prometheus.Registerer, functions []string) *engineMetr
 		}, []string{"function", "outcome"}),
 		poolInflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rewardd_pool_inflight",
-			Help: "Worker pool slots in use.",
+			Help: "Spans running: on the worker pool's slots, and with --worker-nice on the heavy requests' slots beside them (as many, at the lower CPU priority), so up to twice rewardd_pool_capacity.",
 		}),
 		poolCapacity: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rewardd_pool_capacity",
-			Help: "Worker pool slots in all.",
+			Help: "Worker pool slots in all (--workers); with --worker-nice, heavy requests have as many again at the lower CPU priority.",
 		}),
 		poolQueueWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "rewardd_pool_queue_wait_seconds",

@@ -18,13 +18,15 @@ import (
 // at all). A request this light never pays for a thread of its own.
 const heavyWork = 20 * time.Millisecond
 
-// spareProc gives the Go runtime one P more than base while any pool
-// goroutine runs at the lower priority, and base again after. While every
-// worker computes, the spare P runs the goroutines the network wakes
-// (reading requests, writing answers) at once, on a thread of the server's
-// priority that the kernel then prefers to the heavy request's; without it
-// they wait for a worker's P, or for the runtime's poll of the network every
-// 10ms, and the lower priority changes nothing. It is not kept for good:
+// spareProc gives the Go runtime a P more than base for each pool
+// goroutine that runs at the lower priority, up to base more (as many as
+// the heavy requests' slots, engine.back), and base again after. The
+// lowered goroutines run on the spare Ps, so that the goroutines the
+// network wakes (reading requests, writing answers) and the light
+// requests' spans keep base Ps at the server's priority, which the kernel
+// prefers to the heavy requests' threads; without them they would wait
+// for a lowered goroutine's P, or for the runtime's poll of the network
+// every 10ms, and the lower priority would change nothing. They are not kept for good:
 // a P more than the CPUs costs a light load that keeps them busy the
 // switching between threads (bench/README.md, "Heavy requests behind the
 // network").
@@ -41,18 +43,18 @@ type spareProc struct {
 func (p *spareProc) take() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.users == 0 {
-		runtime.GOMAXPROCS(p.base + 1)
-	}
 	p.users++
+	if p.users <= p.base {
+		runtime.GOMAXPROCS(p.base + p.users)
+	}
 }
 
 func (p *spareProc) give() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.users--
-	if p.users == 0 {
-		runtime.GOMAXPROCS(p.base)
+	if p.users < p.base {
+		runtime.GOMAXPROCS(p.base + p.users)
 	}
 }
 

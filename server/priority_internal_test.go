@@ -34,7 +34,7 @@ func TestHeavyRequestScoresAtLowerPriority(t *testing.T) {
 	base, procs := threadNice(t), runtime.GOMAXPROCS(0)
 	skipUnlessRaisable(t, base)
 	e, m := newTestEngine(t, 1)
-	e.nice = 5
+	e.nice, e.back = 5, newFairGate(1)
 	e.procs = &spareProc{base: procs}
 	type seen struct{ nice, procs int }
 	var mu sync.Mutex
@@ -69,6 +69,51 @@ func TestHeavyRequestScoresAtLowerPriority(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d after the request, want %d back", got, procs)
 	}
 	proctest.AwaitAllAt(t, "self", base)
+}
+
+// TestLightRequestsDoNotWaitForHeavySpans: once a heavy request's
+// goroutine is lowered it runs on a slot of the heavy requests' own, so a
+// light request takes the pool's one slot even while a heavy span holds on
+// (here it holds until the light request is answered: were it on the
+// pool's slot, the light request would wait out its deadline).
+func TestLightRequestsDoNotWaitForHeavySpans(t *testing.T) {
+	base := threadNice(t)
+	skipUnlessRaisable(t, base)
+	e, _ := newTestEngine(t, 1)
+	e.nice, e.back = 5, newFairGate(1)
+	lowered, light := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	heavy := newTask("heavy", func(context.Context, *scorers.Rollout) scorers.Result {
+		for start := time.Now(); time.Since(start) < 2*time.Millisecond; {
+		}
+		if threadNice(t) != base {
+			once.Do(func() {
+				close(lowered)
+				<-light
+			})
+		}
+		return scorers.Score(1)
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := score(context.Background(), e, []task{heavy}, rollouts(40)); err != nil {
+			t.Errorf("the heavy request: %v", err)
+		}
+	})
+	defer wg.Wait()
+	select {
+	case <-lowered:
+	case <-time.After(30 * time.Second):
+		close(light)
+		t.Fatal("the heavy request was not lowered within 30s")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := score(ctx, e, []task{newTask("light", func(context.Context, *scorers.Rollout) scorers.Result { return scorers.Score(2) })}, rollouts(1))
+	close(light)
+	if err != nil || res[0][0].Outcome != scorers.OK {
+		t.Errorf("the light request while a heavy span held on: %v, %+v; want it answered", err, res)
+	}
 }
 
 // TestLowerPriorityNeedsToRaiseBack: on a thread without CAP_SYS_NICE,

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -532,6 +533,57 @@ func TestIdleConnectionsBounded(t *testing.T) {
 	}
 }
 
+// TestClosingConnectionsMakeRoomFirst (finding: slow bodies and idle
+// connections): a connection net/http is closing (its last answer sent,
+// the half second it waits for the client to close) is the one closed to
+// make room for a new connection on a full port, not a connection that
+// waits for its first request. With max_connections 2: A's body is too
+// slow and is answered 408, B connects and waits, C connects: A makes
+// room, and B and C are both answered.
+func TestClosingConnectionsMakeRoomFirst(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  max_connections: 2\n  read_timeout: 300ms\n", nil)
+	const body = `{"rollouts": [{"completion": "1"}]}`
+	request := func(length int) string {
+		return "POST /v1/score HTTP/1.1\r\nHost: rewardd\r\nContent-Type: application/json\r\n" +
+			"Content-Length: " + strconv.Itoa(length) + "\r\n\r\n" + body
+	}
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", st.httpAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		return c
+	}
+	a := dial()
+	// More than net/http drains after an answer (256 KiB): it closes.
+	if _, err := io.WriteString(a, request(1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	// To the end of what A is sent: net/http has shut its sending side
+	// after the 408, and waits for A to close (which it does not).
+	if out, err := io.ReadAll(a); err != nil || !strings.HasPrefix(string(out), "HTTP/1.1 408") {
+		t.Fatalf("A: %v %q", err, out)
+	}
+	b, c := dial(), dial()
+	for name, conn := range map[string]net.Conn{"B": b, "C": c} {
+		if _, err := io.WriteString(conn, request(len(body))); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Errorf("%s, with A closing and the port full: %v %v; want it answered", name, resp, err)
+			continue
+		}
+		resp.Body.Close()
+	}
+	if n := st.metric(t, "rewardd_connections_closed_total", "port", "http"); n != 1 {
+		t.Errorf("%v connections closed to make room, want 1 (A)", n)
+	}
+}
+
 // TestStreamThatNeverReadsIsCut (finding: ScoreStream clients that send
 // batches and never read held ~320 MiB each, outside admission): a client
 // that stops reading its answers is cut after limits.write_timeout, what
@@ -685,6 +737,27 @@ func TestCancelledCallsAreNotInternalErrors(t *testing.T) {
 	}
 	if _, err := st.client.Score(context.Background(), oneRollout()); err != nil {
 		t.Errorf("after the cancelled calls: %v", err)
+	}
+}
+
+// TestDecodingIsRequestWork (finding: one request can starve the others):
+// a gRPC request's message is copied and decoded as pool work of its
+// request, in turns with the other requests' spans, and counted in its
+// worker time. With limits.max_request_work spent by decoding 16 MiB,
+// no span of the request runs: every rollout gets an Error naming the
+// limit (were decoding outside the pool, its first spans would score).
+func TestDecodingIsRequestWork(t *testing.T) {
+	st := newLiveStack(t, testConfig+"  max_request_work: 1us\n  memory_budget: 512MiB\n  max_message_bytes: 33554432\n", nil)
+	resp, err := st.client.Score(context.Background(), bigRequest(4096, 4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range resp.GetFunctions() {
+		for i, s := range f.GetStatus() {
+			if s != rewardv1.ScoreStatus_SCORE_STATUS_ERROR || !strings.Contains(f.GetErrors()[int32(i)], "limits.max_request_work") {
+				t.Fatalf("%s of rollout %d: %v %q; want every rollout an Error naming limits.max_request_work, as decoding used it up", f.GetName(), i, s, f.GetErrors()[int32(i)])
+			}
+		}
 	}
 }
 

@@ -84,7 +84,7 @@ func (s *Service) countUnscorable(n int) { s.m.unscorable.Add(float64(n)) }
 func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
 	cm := s.memory.get()
 	defer cm.release()
-	resp, err := s.score(ctx, req, cm)
+	resp, err := s.score(ctx, req, cm, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +97,10 @@ func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewar
 
 // score is Score in cm: the rollouts as the scorers see them, their
 // results and the response's value and status columns are cm's, and live
-// as long as cm is not released.
-func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, cm *callMemory) (*rewardv1.ScoreResponse, error) {
+// as long as cm is not released. The request's worker time is counted in
+// account, when its decoding already was (grpcService.received); nil:
+// from now.
+func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, cm *callMemory, account *share) (*rewardv1.ScoreResponse, error) {
 	ctx, cancel := context.WithTimeout(scorers.WithMemo(ctx), s.cfg.Limits.RequestTimeout)
 	defer cancel()
 
@@ -128,7 +130,10 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, cm *cal
 	}
 	ptrs, rejected := s.rollouts(req, cm)
 	results := cm.resultColumns(len(tasks), len(ptrs))
-	err = s.engine.Score(ctx, s.cfg.Limits.MaxRequestWork, tasks, ptrs, results)
+	if account == nil {
+		account = s.engine.join(s.cfg.Limits.MaxRequestWork)
+	}
+	err = s.engine.Score(ctx, account, tasks, ptrs, results)
 	// The work is done: the slot goes back before the answer is written, so
 	// that a client sending its next request the moment it has this answer
 	// finds it free. The memory stays reserved until the answer is written.

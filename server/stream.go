@@ -103,6 +103,8 @@ type batch struct {
 	t   *ticket
 	req *rewardv1.ScoreRequest
 	cm  *callMemory
+	// account is the batch's worker time, from its decoding on.
+	account *share
 }
 
 func (b *batch) release() {
@@ -136,7 +138,8 @@ func (s *scoreStream) next() (*batch, error) {
 			s.cancel()
 			return nil, err
 		}
-		cm, err := s.g.received(t, req)
+		account := s.g.svc.engine.join(s.lim.MaxRequestWork)
+		cm, err := s.g.received(s.ctx, t, req, account)
 		var me *MemoryError
 		switch {
 		case errors.As(err, &me):
@@ -150,7 +153,7 @@ func (s *scoreStream) next() (*batch, error) {
 			s.cancel()
 			return nil, toStatus(s.g.log, "ScoreStream", err).Err()
 		}
-		b := &batch{t: t, req: req, cm: cm}
+		b := &batch{t: t, req: req, cm: cm, account: account}
 		if dup, first := s.groups.addAll(req); dup != "" {
 			s.answerError(req.GetBatchId(), invalid("batch %q: group %q was already sent in batch %q on this stream: send each group whole, in one message", req.GetBatchId(), dup, first))
 			b.release()
@@ -190,7 +193,7 @@ func (s *scoreStream) start(b *batch) bool {
 		defer b.release()
 		req := b.req
 		start := time.Now()
-		resp, err := s.g.svc.score(withTicket(s.ctx, b.t), req, b.cm)
+		resp, err := s.g.svc.score(withTicket(s.ctx, b.t), req, b.cm, b.account)
 		st := toStatus(s.g.log, "ScoreStream", err)
 		s.g.m.requests.WithLabelValues("ScoreStream", st.Code().String()).Inc()
 		s.g.m.requestDuration.WithLabelValues("ScoreStream").Observe(time.Since(start).Seconds())

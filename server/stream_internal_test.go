@@ -24,7 +24,7 @@ func TestGroupSetHoldsNoRequestMemory(t *testing.T) {
 	set := newGroupSet(16)
 	buf := wire("batch-a", "group-1")
 	var first rewardv1.ScoreRequest
-	if !decodeScoreRequest(buf, &first, nil) {
+	if !decodeScoreRequest(buf, &first, nil, nil) {
 		t.Fatal("decode")
 	}
 	if dup, _ := set.addAll(&first); dup != "" {
@@ -32,7 +32,7 @@ func TestGroupSetHoldsNoRequestMemory(t *testing.T) {
 	}
 	copy(buf, wire("batch-b", "group-2")) // the buffer holds the next request
 	var second rewardv1.ScoreRequest
-	if !decodeScoreRequest(buf, &second, nil) {
+	if !decodeScoreRequest(buf, &second, nil, nil) {
 		t.Fatal("decode")
 	}
 	if dup, _ := set.addAll(&second); dup != "" {
