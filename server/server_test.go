@@ -587,7 +587,7 @@ func TestNewOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("# HELP rewardd_pool_capacity Worker pool slots in all.\n# TYPE rewardd_pool_capacity gauge\nrewardd_pool_capacity %d\n", runtime.GOMAXPROCS(0))
+	want := fmt.Sprintf("# HELP rewardd_pool_capacity Worker pool slots in all (--workers); with --worker-nice, heavy requests have as many again at the lower CPU priority.\n# TYPE rewardd_pool_capacity gauge\nrewardd_pool_capacity %d\n", runtime.GOMAXPROCS(0))
 	if err := testutil.GatherAndCompare(srv.Metrics(), strings.NewReader(want), "rewardd_pool_capacity"); err != nil {
 		t.Errorf("the pool is not GOMAXPROCS workers: %v", err)
 	}

@@ -69,14 +69,17 @@ func TestServeLowersHeavyRequests(t *testing.T) {
 	if lowest != base+7 {
 		t.Errorf("while the heavy request scored, the lowest thread priority seen was nice %d; want %d (the server's %d + 7)", lowest, base+7, base)
 	}
-	if n := loweredTotal(t, srv); n != "1" {
-		t.Errorf("rewardd_pool_lowered_total %s after one heavy request on one worker, want 1", n)
+	// The request's scoring goroutine is lowered, and its handler's too
+	// when decoding the 8 MiB message alone passes 20ms (as under -race).
+	heavyLowered := loweredTotal(t, srv)
+	if heavyLowered != "1" && heavyLowered != "2" {
+		t.Errorf("rewardd_pool_lowered_total %s after one heavy request on one worker, want 1 (or 2, with its decoding)", heavyLowered)
 	}
 	if _, err := client.Score(ctx, &rewardv1.ScoreRequest{Rollouts: heavy.Rollouts[:1]}); err != nil {
 		t.Fatal(err)
 	}
-	if n := loweredTotal(t, srv); n != "1" {
-		t.Errorf("rewardd_pool_lowered_total %s after a 1-rollout request, want 1 still", n)
+	if n := loweredTotal(t, srv); n != heavyLowered {
+		t.Errorf("rewardd_pool_lowered_total %s after a 1-rollout request, want %s still", n, heavyLowered)
 	}
 	proctest.AwaitAllAt(t, pid, base)
 }
