@@ -103,8 +103,7 @@ func newGRPCService(svc *Service, m *transportMetrics, log *zap.Logger, auth *Au
 func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
 	// The message is in: the read timeout no longer applies.
 	stopReadTimeout(ctx)
-	account := g.svc.engine.join(g.svc.cfg.Limits.MaxRequestWork)
-	cm, err := g.received(ctx, ticketFrom(ctx), req, account)
+	cm, account, err := g.received(ctx, ticketFrom(ctx), req)
 	if err != nil {
 		return nil, err
 	}
@@ -127,20 +126,22 @@ func (g *grpcService) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*r
 // or a *RequestError when the bytes do not decode. A message the codec did
 // not receive is left as it is, with call memory that is not pooled.
 //
-// The copy and the decoding are pool work of the request whose account is
-// account (engine.serial), cut by a pacer: a large message is decoded in
-// turns with the other requests' spans, by the worker time each has used,
-// rather than beside them, taking the CPU from them.
-func (g *grpcService) received(ctx context.Context, t *ticket, req *rewardv1.ScoreRequest, account *share) (*callMemory, error) {
+// It opens the request's account of worker time (engine.join), which its
+// scoring goes on with, and returns it: the copy and the decoding are pool
+// work of the request (engine.serial), cut by a pacer, so a large message
+// is decoded in turns with the other requests' spans, by the worker time
+// each has used, rather than beside them, taking the CPU from them.
+func (g *grpcService) received(ctx context.Context, t *ticket, req *rewardv1.ScoreRequest) (*callMemory, *share, error) {
+	account := g.svc.engine.join(g.svc.cfg.Limits.MaxRequestWork)
 	data, ok := g.codec.receipts.take(req)
 	if !ok {
-		return new(callMemory), nil
+		return new(callMemory), account, nil
 	}
 	if t != nil {
 		t.received(data.Len())
 		if err := t.reserve(int64(data.Len())); err != nil {
 			data.Free()
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	cm := g.svc.memory.get()
@@ -174,9 +175,9 @@ func (g *grpcService) received(ctx context.Context, t *ticket, req *rewardv1.Sco
 		cm.release()
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cm, nil
+	return cm, account, nil
 }
 
 func (g *grpcService) ListFunctions(ctx context.Context, req *rewardv1.ListFunctionsRequest) (*rewardv1.ListFunctionsResponse, error) {

@@ -35,11 +35,13 @@ type Options struct {
 	Workers int
 	// WorkerNice is how much lower (in Linux nice values) the CPU priority
 	// of a heavy request's workers is: past 20ms of worker time, a
-	// request scores behind the network and the light requests, and while
-	// it does the Go runtime has one P more than GOMAXPROCS (unless the
-	// GOMAXPROCS environment variable is set), so that a thread is free to
-	// run the network. Zero: every request scores at the server's priority
-	// and GOMAXPROCS is left alone.
+	// request scores behind the network and the light requests, on slots
+	// of the heavy requests' own, and the Go runtime has a P more than
+	// GOMAXPROCS for each such worker, up to GOMAXPROCS more (unless the
+	// GOMAXPROCS environment variable is set), so that threads are free
+	// to run the network and the light requests. Zero: every request
+	// scores at the server's priority on the pool's slots, and GOMAXPROCS
+	// is left alone.
 	WorkerNice int
 	// Log receives what the server logs. Nil: nothing is logged.
 	Log *zap.Logger

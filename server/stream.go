@@ -138,8 +138,7 @@ func (s *scoreStream) next() (*batch, error) {
 			s.cancel()
 			return nil, err
 		}
-		account := s.g.svc.engine.join(s.lim.MaxRequestWork)
-		cm, err := s.g.received(s.ctx, t, req, account)
+		cm, account, err := s.g.received(s.ctx, t, req)
 		var me *MemoryError
 		switch {
 		case errors.As(err, &me):

@@ -71,23 +71,17 @@ func TestServeLowersHeavyRequests(t *testing.T) {
 	}
 	// The request's scoring goroutine is lowered, and its handler's too
 	// when decoding the 8 MiB message alone passes 20ms (as under -race).
-	heavyLowered := loweredTotal(t, srv)
+	heavyLowered := metric(t, srv, "rewardd_pool_lowered_total")
 	if heavyLowered != "1" && heavyLowered != "2" {
 		t.Errorf("rewardd_pool_lowered_total %s after one heavy request on one worker, want 1 (or 2, with its decoding)", heavyLowered)
 	}
 	if _, err := client.Score(ctx, &rewardv1.ScoreRequest{Rollouts: heavy.Rollouts[:1]}); err != nil {
 		t.Fatal(err)
 	}
-	if n := loweredTotal(t, srv); n != heavyLowered {
+	if n := metric(t, srv, "rewardd_pool_lowered_total"); n != heavyLowered {
 		t.Errorf("rewardd_pool_lowered_total %s after a 1-rollout request, want %s still", n, heavyLowered)
 	}
 	proctest.AwaitAllAt(t, pid, base)
-}
-
-// loweredTotal is rewardd_pool_lowered_total as /metrics says it.
-func loweredTotal(t *testing.T, srv *process) string {
-	t.Helper()
-	return metric(t, srv, "rewardd_pool_lowered_total")
 }
 
 // metric is the value of the sample named name (with its labels, if any)
