@@ -72,7 +72,10 @@ type OverloadOptions struct {
 	// moment its last is answered. HTTPClients valid HTTP clients do the
 	// same on POST /v1/score with HTTPBatchSize rollouts (the slow and idle
 	// attacks; 0 elsewhere), and a prober opens a new gRPC and a new HTTP
-	// connection for one HTTPBatchSize request every ProbeEvery.
+	// connection for one HTTPBatchSize request every ProbeEvery. The
+	// defaults (4 of each) keep a one-worker server's core busy at
+	// capacity, so that the capacity phase measures the server and not the
+	// clients' round trips.
 	Clients, BatchSize          int
 	HTTPClients, HTTPBatchSize  int
 	ProbeEvery                  time.Duration
@@ -100,7 +103,7 @@ type OverloadOptions struct {
 // OverloadDefaults are the options a zero OverloadOptions field takes.
 func OverloadDefaults() OverloadOptions {
 	return OverloadOptions{
-		Data: Defaults().Data, Clients: 2, BatchSize: 1024, HTTPBatchSize: 64, ProbeEvery: 250 * time.Millisecond,
+		Data: Defaults().Data, Clients: 4, BatchSize: 1024, HTTPBatchSize: 64, ProbeEvery: 250 * time.Millisecond,
 		Capacity: 5 * time.Second, Duration: 30 * time.Second, Recover: 5 * time.Second,
 	}
 }
@@ -147,7 +150,7 @@ func (o *OverloadOptions) fill() error {
 		}
 	}
 	if o.HTTPClients == 0 && d.http {
-		o.HTTPClients = 2
+		o.HTTPClients = 4
 	}
 	for _, p := range []struct{ v, def *time.Duration }{
 		{&o.ProbeEvery, &def.ProbeEvery}, {&o.Capacity, &def.Capacity}, {&o.Duration, &def.Duration}, {&o.Recover, &def.Recover},
@@ -220,6 +223,9 @@ type Phase struct {
 	// near the phase's length, the load generator's core was the limit, not
 	// the server.
 	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
+	// Steal is the CPU time the hypervisor took in the phase; nil where
+	// /proc/stat cannot be read.
+	Steal *Steal `json:"steal,omitempty"`
 }
 
 // ClientLoad is one kind of valid client's load over a phase.
@@ -253,6 +259,11 @@ type Check struct {
 	What string `json:"what"`
 	OK   bool   `json:"ok"`
 }
+
+// noisyShare is the steal, in a phase on the server's or the load
+// generator's CPUs, above which a share check says the machine was not
+// quiet.
+const noisyShare = 0.05
 
 // minShare is the share of the capacity phase's throughput the valid
 // clients must keep while the attack runs.
@@ -298,6 +309,7 @@ func Overload(ctx context.Context, opts OverloadOptions) (*OverloadResult, error
 	}
 	watch := newServerWatch(opts.ServerPID, opts.HTTPAddr)
 	defer watch.close()
+	steal := newStealClock(opts.ServerPID)
 	for _, ph := range []struct {
 		name   string
 		d      time.Duration
@@ -308,6 +320,7 @@ func Overload(ctx context.Context, opts OverloadOptions) (*OverloadResult, error
 		}
 		p := &Phase{Name: ph.name, LoadBefore: loadAvg()}
 		cpu0 := readUsage().cpu
+		steal.begin()
 		pw := watch.begin(ctx)
 		var wg conc.WaitGroup
 		var attackDone func() *AttackerResult
@@ -334,6 +347,7 @@ func Overload(ctx context.Context, opts OverloadOptions) (*OverloadResult, error
 			p.Attacker = attackDone()
 		}
 		p.Server = pw.end(ctx)
+		p.Steal = steal.end()
 		p.ClientCPUSeconds = (readUsage().cpu - cpu0).Seconds()
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -363,13 +377,25 @@ func verdict(r *OverloadResult, opts *OverloadOptions) []Check {
 		checks = append(checks, Check{fmt.Sprintf("server peak RSS %s under the memory budget %s", bytesOf(float64(peak)), bytesOf(float64(opts.MemoryBudget))), peak < opts.MemoryBudget})
 	}
 	capacity, attack := r.Phases[0], r.Phases[1]
+	// The share is of throughput, as the valid clients saw it. The steal
+	// beside it says how much of either phase the hypervisor took: a share
+	// measured while it took a lot (noisyShare) says more of the machine
+	// than of the server, and the check says so.
 	share := func(name string, c, a *ClientLoad) {
 		if c == nil || a == nil {
 			return
 		}
 		s := ratio(a.RolloutsPerSecond, c.RolloutsPerSecond)
-		checks = append(checks, Check{fmt.Sprintf("valid %s clients under attack: %s rollouts/s, %.0f%% of the %s at capacity (want ≥ %.0f%%)",
-			name, num(a.RolloutsPerSecond), 100*s, num(c.RolloutsPerSecond), 100*minShare), s >= minShare})
+		what := fmt.Sprintf("valid %s clients under attack: %s rollouts/s, %.0f%% of the %s at capacity (want ≥ %.0f%%)", name, num(a.RolloutsPerSecond), 100*s, num(c.RolloutsPerSecond), 100*minShare)
+		if capacity.Steal != nil && attack.Steal != nil {
+			most := max(capacity.Steal.Server, capacity.Steal.LoadGenerator, attack.Steal.Server, attack.Steal.LoadGenerator)
+			what += fmt.Sprintf("; steal on the server's, load generator's CPUs %.0f%%, %.0f%% at capacity, %.0f%%, %.0f%% under attack",
+				100*capacity.Steal.Server, 100*capacity.Steal.LoadGenerator, 100*attack.Steal.Server, 100*attack.Steal.LoadGenerator)
+			if most > noisyShare {
+				what += " (the machine was not quiet)"
+			}
+		}
+		checks = append(checks, Check{what, s >= minShare})
 	}
 	share("gRPC", capacity.Valid, attack.Valid)
 	share("HTTP", capacity.HTTP, attack.HTTP)

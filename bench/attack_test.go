@@ -179,6 +179,9 @@ func checkOverload(t *testing.T, r *OverloadResult) {
 		if p.Server.CPUSeconds <= 0 || p.Server.PeakRSSBytes <= 0 || p.Server.MaxOpenFiles <= 0 {
 			t.Errorf("%s: server figures from /proc missing: %+v", p.Name, p.Server)
 		}
+		if st := p.Steal; st == nil || len(st.ServerCPUs) == 0 || len(st.LoadGeneratorCPUs) == 0 || st.Server < 0 || st.Server > 1 {
+			t.Errorf("%s: steal %+v: want the CPUs read and shares in [0, 1]", p.Name, st)
+		}
 		if _, ok := p.Server.metric(`rewardd_requests_total{code="OK",method="Score"}`); !ok {
 			t.Errorf("%s: no metrics read", p.Name)
 		}
@@ -220,4 +223,38 @@ func counter(t *testing.T, p *Phase, series string) float64 {
 		t.Fatalf("%s: no series %s", p.Name, series)
 	}
 	return m.Increase
+}
+
+// TestVerdictSaysWhenTheMachineWasNotQuiet checks that the share check
+// names the steal when it was read, and says the machine was not quiet
+// when the hypervisor took more than noisyShare of either phase on either
+// side, without changing the share the bar checks.
+func TestVerdictSaysWhenTheMachineWasNotQuiet(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		capSteal, attackSteal *Steal
+		rate                  float64 // under attack; 100 at capacity
+		pass, steal, noisy    bool
+	}{
+		{"no reading, passes", nil, nil, 85, true, false, false},
+		{"no reading, fails", nil, nil, 75, false, false, false},
+		{"quiet", &Steal{Server: 0.01}, &Steal{LoadGenerator: 0.02}, 79, false, true, false},
+		{"steal on the server's CPUs under attack", &Steal{}, &Steal{Server: 0.2}, 75, false, true, true},
+		{"steal on the load generator's at capacity", &Steal{LoadGenerator: 0.2}, &Steal{}, 85, true, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &OverloadResult{Phases: []*Phase{
+				{Name: "capacity", Valid: &ClientLoad{RolloutsPerSecond: 100}, Steal: tc.capSteal},
+				{Name: "attack", Valid: &ClientLoad{RolloutsPerSecond: tc.rate}, Steal: tc.attackSteal},
+			}}
+			checks := verdict(r, &OverloadOptions{})
+			if len(checks) != 1 || checks[0].OK != tc.pass {
+				t.Fatalf("checks %+v: want one, passed %v", checks, tc.pass)
+			}
+			what := checks[0].What
+			if strings.Contains(what, "steal") != tc.steal || strings.Contains(what, "not quiet") != tc.noisy {
+				t.Errorf("check %q: want steal named %v, not quiet said %v", what, tc.steal, tc.noisy)
+			}
+		})
+	}
 }

@@ -32,7 +32,8 @@
 #
 # Environment: SERVER_PROCS (the server's GOMAXPROCS; default unset: the
 # runtime's, with one P more while a heavy request scores), SERVER_FLAGS (more `rewardd serve` flags, such as
-# --worker-nice 0), GRPC_ADDR and HTTP_ADDR (the server's
+# --worker-nice 0), BENCH_FLAGS (more `rewardd-bench` flags for the --attack
+# loads, such as --clients 4), GRPC_ADDR and HTTP_ADDR (the server's
 # addresses, default 127.0.0.1:50091 and 127.0.0.1:8191), SECS (attack seconds, default 30), PHASE (capacity and
 # recovery seconds, default 5), RUNS (runs of each load, default 1), OUT (a
 # directory for each run's JSON and server log; default a temporary one,
@@ -98,7 +99,7 @@ attack() {
   local name=$1 kind=$2
   shift 2
   taskset -c 1 "$benchbin" --attack "$kind" --addr "$grpc" --http-addr "$http" --server-pid "$pid" \
-    --data "$data" --duration "${secs}s" --phase "${phase}s" --out "$out/$name.json" "$@"
+    --data "$data" --duration "${secs}s" --phase "${phase}s" --out "$out/$name.json" "$@" ${BENCH_FLAGS:-}
 }
 
 # admission: the first overload test, the excess refused on arrival.

@@ -94,6 +94,14 @@ func (r *OverloadResult) writePhases(w io.Writer) error {
 	})
 	t.row("server most open files", func(p *Phase) string { return num(float64(p.Server.MaxOpenFiles)) })
 	t.row("load generator CPU", func(p *Phase) string { return fmt.Sprintf("%.2f s", p.ClientCPUSeconds) })
+	if capacity.Steal != nil {
+		t.row("steal: server's, load generator's CPUs", func(p *Phase) string {
+			if p.Steal == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f%%, %.1f%%", 100*p.Steal.Server, 100*p.Steal.LoadGenerator)
+		})
+	}
 	return t.tw.Flush()
 }
 

@@ -113,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	f.httpAddr = fs.String("http-addr", "", "with --attack: the server's HTTP address (its /metrics; the HTTP clients and attacks)")
 	f.serverPID = fs.Int("server-pid", 0, "with --attack: the server's process id, for its CPU, peak RSS and open files from /proc")
 	f.attackers = fs.Int("attackers", 0, "with --attack: the attack's connections, clients or streams (default: the attack's)")
-	f.httpClients = fs.Int("http-clients", 0, "with --attack: valid HTTP clients (default 2 for the slow and idle attacks, else 0)")
+	f.httpClients = fs.Int("http-clients", 0, "with --attack: valid HTTP clients (default 4 for the slow and idle attacks, else 0)")
 	f.phase = fs.Duration("phase", bench.OverloadDefaults().Capacity, "with --attack: the length of the capacity and the recovery phase")
 	f.budget = fs.String("memory-budget", "", "with --attack: the server's limits.memory_budget (such as 1GiB), which its peak RSS must stay under")
 	f.attackerProcess = fs.Bool("attacker-process", true, "with --attack: run the attacker in a process of its own at nice 19, so that the valid clients' figures measure the server, not the load generator's core")
