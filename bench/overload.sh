@@ -35,7 +35,8 @@
 # --worker-nice 0), BENCH_FLAGS (more `rewardd-bench` flags for the --attack
 # loads, such as --clients 4), GRPC_ADDR and HTTP_ADDR (the server's
 # addresses, default 127.0.0.1:50091 and 127.0.0.1:8191), SECS (attack seconds, default 30), PHASE (capacity and
-# recovery seconds, default 5), RUNS (runs of each load, default 1), OUT (a
+# recovery seconds, default 5), RUNS (runs of each load, default 1; the
+# script ends with each load's shares over its runs and their median), OUT (a
 # directory for each run's JSON and server log; default a temporary one,
 # removed), DATA (GSM8K test.jsonl).
 set -uo pipefail
@@ -99,7 +100,26 @@ attack() {
   local name=$1 kind=$2
   shift 2
   taskset -c 1 "$benchbin" --attack "$kind" --addr "$grpc" --http-addr "$http" --server-pid "$pid" \
-    --data "$data" --duration "${secs}s" --phase "${phase}s" --out "$out/$name.json" "$@" ${BENCH_FLAGS:-}
+    --data "$data" --duration "${secs}s" --phase "${phase}s" --out "$out/$name.json" "$@" ${BENCH_FLAGS:-} |
+    tee "$tmp/$name.txt"
+  local rc=${PIPESTATUS[0]}
+  # Each valid client kind's share, for the summary: "load kind percent".
+  sed -n "s|^  [A-Z]*  valid \([A-Za-z]*\) clients under attack: .* rollouts/s, \([0-9]*\)% of .*|${name%.*} \1 \2|p" "$tmp/$name.txt" >>"$tmp/shares"
+  return "$rc"
+}
+
+# summary: each load's valid shares over its runs, and their median.
+summary() {
+  [ -s "$tmp/shares" ] || return 0
+  echo "######## valid clients' share of capacity under attack, by load (runs in order; median)"
+  local key vals sorted n med
+  while read -r key; do
+    vals=$(awk -v k="$key" '$1 " " $2 == k {print $3}' "$tmp/shares")
+    sorted=($(sort -n <<<"$vals"))
+    n=${#sorted[@]}
+    if [ $((n % 2)) -eq 1 ]; then med=${sorted[$((n / 2))]}; else med=$(( (sorted[n / 2 - 1] + sorted[n / 2]) / 2 )); fi
+    printf '%-20s %s%%; median %s%%\n' "$key" "$(paste -sd, <<<"$vals" | sed 's/,/%, /g')" "$med"
+  done < <(awk '{print $1 " " $2}' "$tmp/shares" | awk '!seen[$0]++')
 }
 
 # admission: the first overload test, the excess refused on arrival.
@@ -161,4 +181,5 @@ for load in "${loads[@]}"; do
     stop_server "$name"
   done
 done
+summary
 exit $status
