@@ -207,9 +207,7 @@ const humanEvalPath = "../../shared/data/humaneval.jsonl"
 // run here) and returns the registry whose code_exec functions use it.
 func codeRegistry(t *testing.T) scorers.Registry {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the code_exec sandbox needs root (namespaces, mounts, a uid per slot); not root")
-	}
+	sandboxtest.SkipUnlessRoot(t)
 	if err := exec.Command(pythonPath, "-c", "pass").Run(); err != nil {
 		t.Skipf("%s is needed for the sandbox and the naive runner: %v", pythonPath, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rewardd/rewardd/bench"
 	"github.com/rewardd/rewardd/internal/clitest"
+	"github.com/rewardd/rewardd/internal/sandboxtest"
 	"github.com/rewardd/rewardd/internal/servertest"
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/server"
@@ -138,9 +139,7 @@ func TestBenchAttack(t *testing.T) {
 // data, the sandbox (the binary re-executed as its helper) and the naive
 // runner, which must agree with rewardd on every rollout.
 func TestBenchHumanEval(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the code_exec sandbox needs root; not root")
-	}
+	sandboxtest.SkipUnlessRoot(t)
 	const data = "../../../shared/data/humaneval.jsonl"
 	if _, err := os.Stat(data); err != nil {
 		t.Skipf("HumanEval data not found (CI has ../shared beside the repo): %v", err)

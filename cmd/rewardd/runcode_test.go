@@ -17,6 +17,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/internal/sandboxtest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
 
@@ -227,9 +228,7 @@ func TestRunCode(t *testing.T) {
 // or skips the test when the sandbox cannot run here.
 func startCodeServer(t *testing.T, config string, args ...string) *process {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root; not root")
-	}
+	sandboxtest.SkipUnlessRoot(t)
 	path := filepath.Join(t.TempDir(), "config.yml")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
