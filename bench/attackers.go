@@ -429,7 +429,8 @@ func (a *slowAttack) run(ctx context.Context, ready chan<- struct{}) *AttackerRe
 	}
 	wg.Wait()
 	return out.result(fmt.Sprintf("%d HTTP clients, each sending a %s body to /v1/score a byte every %v", a.clients, bytesOf(slowBody), slowEvery),
-		"HTTP 408", "closed on arrival", "closed without an answer", openAtEnd)
+		// 429: the memory budget refused a body's reservation.
+		"HTTP 408", "HTTP 429", "closed on arrival", "closed without an answer", openAtEnd)
 }
 
 // post sends one slow request and returns how it ended. The first byte of
