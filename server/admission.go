@@ -173,6 +173,7 @@ func (a *admission) refusal(n int64) *MemoryError {
 type grant struct {
 	n, promise     int64
 	stream, window bool
+	small          bool // a receipt of a message expected small (not a stream's)
 }
 
 // take takes g. a.mu is held.
@@ -238,7 +239,7 @@ func (a *admission) receipt(ctx context.Context, n, expect int64, stream bool) (
 	case expect > a.small:
 		k = bigReceipt
 	}
-	g := grant{n: n, stream: stream}
+	g := grant{n: n, stream: stream, small: k == smallReceipt}
 	if k != smallReceipt && expect < n {
 		g.promise = min(3*expect, a.capacity-a.windowCap-a.headroom-n)
 	}
@@ -313,6 +314,7 @@ type ticket struct {
 	slot     bool
 	bytes    int64
 	receipt  grant // beside bytes; its promise shrinks as bytes grow
+	drawn    int64 // of the receipt's bytes, now part of bytes
 	window   bool  // windowBytes, beside bytes
 	released bool
 	// expect, when set, is where the size of the message received goes:
@@ -355,7 +357,14 @@ func (t *ticket) giveSlot() {
 	}
 }
 
-// reserve adds n bytes to the ticket, or fails with a *MemoryError.
+// reserve adds n bytes to the ticket, or fails with a *MemoryError. While
+// the ticket holds the receipt of a message expected small, the bytes come
+// first out of the receipt (the message read into it is among them): such
+// a call is never refused what its message holds up to the receipt,
+// whatever the other requests reserved meanwhile. Otherwise they come out
+// of the room promised beside the receipt, then out of the free room, and
+// a message expected big, or of unknown size, is refused after its read
+// when what it holds does not fit there.
 func (t *ticket) reserve(n int64) error {
 	if n <= 0 {
 		return nil
@@ -365,13 +374,29 @@ func (t *ticket) reserve(n int64) error {
 	if t.released {
 		return errReleased
 	}
-	covered := min(n, t.receipt.promise)
-	if err := t.a.reserve(n, covered, t.receipt.n); err != nil {
-		return err
+	var drawn int64
+	if t.receipt.small {
+		drawn = min(n, t.receipt.n-t.drawn)
 	}
+	rest := n - drawn
+	covered := min(rest, t.receipt.promise)
+	if rest > 0 {
+		if err := t.a.reserve(rest, covered, t.receipt.n); err != nil {
+			return err
+		}
+	}
+	t.drawn += drawn
 	t.receipt.promise -= covered
 	t.bytes += n
 	return nil
+}
+
+// receiptLeft is what of the receipt is not drawn into bytes. t.mu is
+// held.
+func (t *ticket) receiptLeft() grant {
+	g := t.receipt
+	g.n -= t.drawn
+	return g
 }
 
 // reserveWindow reserves what grpc buffers of the call's message until its
@@ -440,8 +465,8 @@ func (t *ticket) received(n int) {
 func (t *ticket) giveReceipt() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.a.give(t.receipt)
-	t.receipt = grant{}
+	t.a.give(t.receiptLeft())
+	t.receipt, t.drawn = grant{}, 0
 }
 
 // shrink gives back n of the ticket's bytes (at most what it holds).
@@ -468,11 +493,11 @@ func (t *ticket) release() {
 		t.a.giveSlot()
 	}
 	t.a.give(grant{n: t.bytes})
-	t.a.give(t.receipt)
+	t.a.give(t.receiptLeft())
 	if t.window {
 		t.a.give(grant{n: windowBytes, window: true})
 	}
-	t.bytes, t.receipt, t.window = 0, grant{}, false
+	t.bytes, t.receipt, t.drawn, t.window = 0, grant{}, 0, false
 }
 
 // ticketKey marks the context of a request that holds a ticket already.
