@@ -173,7 +173,7 @@ func (a *admission) refusal(n int64) *MemoryError {
 type grant struct {
 	n, promise     int64
 	stream, window bool
-	small          bool // a receipt of a message expected small (not a stream's)
+	k              kind // a receipt's (hold for the others)
 }
 
 // take takes g. a.mu is held.
@@ -206,7 +206,6 @@ func (a *admission) reserveWindow() error {
 type receiptWaiter struct {
 	grant
 	expect  int64
-	k       kind
 	seq     uint64
 	granted chan struct{} // closed when the receipt is taken for it
 }
@@ -239,7 +238,7 @@ func (a *admission) receipt(ctx context.Context, n, expect int64, stream bool) (
 	case expect > a.small:
 		k = bigReceipt
 	}
-	g := grant{n: n, stream: stream, small: k == smallReceipt}
+	g := grant{n: n, stream: stream, k: k}
 	if k != smallReceipt && expect < n {
 		g.promise = min(3*expect, a.capacity-a.windowCap-a.headroom-n)
 	}
@@ -255,7 +254,7 @@ func (a *admission) receipt(ctx context.Context, n, expect int64, stream bool) (
 		return g, nil
 	}
 	a.seq++
-	w := &receiptWaiter{grant: g, expect: expect, k: k, seq: a.seq, granted: make(chan struct{})}
+	w := &receiptWaiter{grant: g, expect: expect, seq: a.seq, granted: make(chan struct{})}
 	i, _ := slices.BinarySearchFunc(a.waiters, w, (*receiptWaiter).before)
 	a.waiters = slices.Insert(a.waiters, i, w)
 	a.mu.Unlock()
@@ -375,7 +374,7 @@ func (t *ticket) reserve(n int64) error {
 		return errReleased
 	}
 	var drawn int64
-	if t.receipt.small {
+	if t.receipt.k == smallReceipt {
 		drawn = min(n, t.receipt.n-t.drawn)
 	}
 	rest := n - drawn
