@@ -162,6 +162,8 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 		return nil, fmt.Errorf("%s is not compiled: the job has its source in Code, not a Build", lang.Name)
 	case j.TestCPUSeconds < 0 || j.TestCPUSeconds > 60:
 		return nil, fmt.Errorf("a test's CPU time must be in (0, 60] seconds, got %g", j.TestCPUSeconds)
+	case j.TestWallSeconds < 0 || j.TestWallSeconds > 120:
+		return nil, fmt.Errorf("a test's wall time must be in (0, 120] seconds, got %g", j.TestWallSeconds)
 	}
 	for name := range j.Files {
 		if err := CheckFileName(name); err != nil {
@@ -198,7 +200,11 @@ func (j *Job) testLimits() (cpu, wall float64) {
 	if j.TestCPUSeconds > 0 {
 		cpu = j.TestCPUSeconds
 	}
-	return cpu, min(2*cpu+1, j.Limits.WallSeconds)
+	wall = 2*cpu + 1
+	if j.TestWallSeconds > 0 {
+		wall = j.TestWallSeconds
+	}
+	return cpu, min(wall, j.Limits.WallSeconds)
 }
 
 // env is the environment of exec'd programs; compilers get the C locale
@@ -234,7 +240,7 @@ func (p *Pool) request(s *slot, lang *poolLanguage, j Job) (*request, error) {
 		req.Files = append(req.Files, wireFile{Name: name, Data: j.Files[name], Mode: 0o600})
 	}
 	if lang.InProcess {
-		if j.TestCPUSeconds > 0 {
+		if j.TestCPUSeconds > 0 || j.TestWallSeconds > 0 {
 			req.TestCPU, req.TestWall = cpu, wall
 		}
 		return req, nil
@@ -520,6 +526,7 @@ type wireReply struct {
 	Wall   float64 `json:"wall"`
 	RSS    int64   `json:"rss"`
 	Exit   *int    `json:"exit"`
+	Signal int     `json:"signal,omitempty"`
 }
 
 // HarnessError is a problem with the row's tests rather than the program
@@ -560,7 +567,7 @@ func (j Job) result(rep *reply, cgOOM bool) (Result, error) {
 // over says the test went over the total output limit.
 func (j Job) testResult(k int, t wireReply, cgOOM bool) (r TestResult, over bool, err error) {
 	cpu, _ := j.testLimits()
-	r = TestResult{Detail: t.Detail, CPU: seconds(t.CPU), Wall: seconds(t.Wall), MemoryKB: t.RSS, ExitCode: -1}
+	r = TestResult{Detail: t.Detail, CPU: seconds(t.CPU), Wall: seconds(t.Wall), MemoryKB: t.RSS, ExitCode: -1, Signal: t.Signal}
 	if t.Exit != nil {
 		r.ExitCode = *t.Exit
 	}

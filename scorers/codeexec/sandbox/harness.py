@@ -509,16 +509,16 @@ def death(status, usage, cpu_limit):
         sig = os.WTERMSIG(status)
         used = usage.ru_utime + usage.ru_stime if usage else cpu_limit
         if sig == signal.SIGXCPU or sig == signal.SIGKILL and used >= cpu_limit - 0.05:
-            return {"status": "timeout", "detail": "CPU time limit reached (killed by %s)" % signal.Signals(sig).name}
+            return {"status": "timeout", "detail": "CPU time limit reached (killed by %s)" % signal.Signals(sig).name, "signal": sig}
         if sig == signal.SIGPROF:
-            return {"status": "timeout", "detail": "CPU time limit of the test reached"}
+            return {"status": "timeout", "detail": "CPU time limit of the test reached", "signal": sig}
         if sig == signal.SIGXFSZ:
-            return {"status": "output", "detail": "output limit reached"}
+            return {"status": "output", "detail": "output limit reached", "signal": sig}
         try:
             name = signal.Signals(sig).name
         except ValueError:
             name = str(sig)
-        return {"status": "crashed", "detail": "killed by signal %s" % name}
+        return {"status": "crashed", "detail": "killed by signal %s" % name, "signal": sig}
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
     return {"status": "crashed", "detail": "process exited with status %d before the test finished" % code}
 
@@ -899,6 +899,8 @@ def judge_exec(req, t, data, status, timed_out, wall, out, err):
     cpu = cpu_us / 1e6
     if os.WIFEXITED(st):
         res["exit"] = os.WEXITSTATUS(st)
+    elif os.WIFSIGNALED(st):
+        res["signal"] = os.WTERMSIG(st)
     if printed_too_much:
         res.update(status="output", detail="output limit reached")
     elif cpu > cpu_limit or os.WIFSIGNALED(st) and (os.WTERMSIG(st) == signal.SIGXCPU or cpu >= int(cpu_limit + 0.999) - 0.05) \

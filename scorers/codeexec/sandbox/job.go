@@ -194,6 +194,11 @@ type Job struct {
 	// Limits.CPUSeconds. A test may take twice its CPU time plus a second
 	// of wall time, and no more than what is left of Limits.WallSeconds.
 	TestCPUSeconds float64
+	// TestWallSeconds, when above 0, bounds each IO test's wall time
+	// instead (what SandboxFusion's run_timeout means); 0 gives each test
+	// twice its CPU time plus a second. Either way no more than what is
+	// left of Limits.WallSeconds.
+	TestWallSeconds float64
 	// StopOnFailure skips the tests after one whose program did not run
 	// to its end (a time, memory or output limit, a crash, an error).
 	StopOnFailure bool
@@ -255,6 +260,9 @@ type TestResult struct {
 	// ExitCode is the program's exit status, or -1 when it did not exit
 	// (a signal, a limit) or is not known.
 	ExitCode int
+	// Signal is the signal that ended the program (its wait status), 0
+	// when it exited or is not known.
+	Signal int
 	// Stdout and Stderr are what the test's program wrote, up to the
 	// output limit: Stdout when the job has no Check or keeps output,
 	// Stderr when it keeps output.
