@@ -147,11 +147,8 @@ func (a *jsonAPI) runCodeJob(in *runCodeRequest) (codeexec.ExecJob, error) {
 		job.Stdin = *in.Stdin
 	}
 	job.Limits = caps
-	job.Limits.Processes = lang.RunLimits.Processes
-	if job.Limits.Processes > caps.Processes {
-		return job, invalid("%s runs with %d processes, more than this server's inline.code_exec_limits.processes (%d): the config must raise it for /run_code to run %s",
-			lang.Name, lang.RunLimits.Processes, caps.Processes, lang.Name)
-	}
+	// The language's process limit (threads count), within the server's.
+	job.Limits.Processes = min(lang.RunLimits.Processes, caps.Processes)
 	if t, err := seconds("run_timeout", in.RunTimeout); err != nil {
 		return job, err
 	} else if t > caps.CPUSeconds {

@@ -679,7 +679,6 @@ func TestRunCodeRefused(t *testing.T) {
 		{`{"code": "x", "language": "python", "memory_limit_MB": 4096}`, "inline.code_exec_limits.memory_mb"},
 		{`{"code": "x", "language": "python", "run_timeout": -1}`, "run_timeout -1"},
 		{`{"code": "x", "language": "cpp", "compile_timeout": 60}`, "compile_timeout 60 s"},
-		{`{"code": "x", "language": "java"}`, "inline.code_exec_limits.processes"},
 		{`{"code": "x", "language": "python", "fetch_files": ["out.txt"]}`, "fetch_files"},
 		{`{"code": "x", "language": "python", "files": {"../x": ""}}`, `file name \"../x\"`},
 		{`{"code": "x", "language": "python", "files": {"a": "%%%"}}`, "not base64"},

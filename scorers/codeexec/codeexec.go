@@ -169,8 +169,9 @@ type Params struct {
 	// output and processes, and what all its tests print together. A zero
 	// field (a limit a config leaves out: one it writes as 0 is refused)
 	// takes its default from the language: 2 CPU seconds, 6 wall
-	// seconds, 512 MB, 1024 KB of output, 16 processes (java 64,
-	// javascript 32); total_output_kb 16 × output_kb, at most 65536.
+	// seconds, 512 MB, 1024 KB of output, 128 processes (threads count as
+	// processes; java: 4 CPU and 10 wall seconds); total_output_kb 16 ×
+	// output_kb, at most 65536.
 	Limits sandbox.Limits `yaml:"limits,omitempty"`
 	// CompileLimits bound a compile; zero fields (left out) take the
 	// language's defaults (10 CPU seconds, 20 wall seconds, 1024 MB; java

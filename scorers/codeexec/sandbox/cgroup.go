@@ -55,7 +55,8 @@ func newCgroups() (*cgroups, error) {
 	return c, nil
 }
 
-// ownCgroups reads /proc/self/cgroup: controller → path, for v1 hierarchies.
+// ownCgroups reads /proc/self/cgroup: controller → path, for v1
+// hierarchies, and "" → path for the v2 one.
 func ownCgroups() (map[string]string, error) {
 	f, err := os.Open("/proc/self/cgroup")
 	if err != nil {
@@ -66,7 +67,11 @@ func ownCgroups() (map[string]string, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 || parts[1] == "" {
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			own[""] = parts[2] // the cgroup v2 hierarchy
 			continue
 		}
 		for _, ctrl := range strings.Split(parts[1], ",") {
@@ -99,17 +104,34 @@ func (s *slotCgroup) add(pid int) error {
 }
 
 // limit sets the slot's bounds for a job: its memory limit plus room for
-// the runner, the zygote and the tmpfs, and its processes plus the runner
-// and the zygote.
-func (s *slotCgroup) limit(l Limits) error {
-	mem := int64(l.MemoryMB+tmpfsMB+2*serverMB) << 20
+// the servers and the tmpfs, and its processes plus the servers' tasks
+// (the executor's are the Go runtime's threads) and the launcher.
+//
+// tight bounds the job's programs by l.MemoryMB itself instead, above
+// what the slot holds now and cannot give back (its processes' memory and
+// shared memory, the kernel's): for a language whose memory limit is the
+// cgroup's (Resident).
+func (s *slotCgroup) limit(l Limits, tight bool) error {
+	mem := int64(l.MemoryMB+tmpfsMB+3*serverMB) << 20
+	if tight {
+		if held, ok := s.held(); ok {
+			mem = min(mem, held+int64(l.MemoryMB)<<20)
+		}
+	}
 	if mem != s.memLimit {
-		if err := os.WriteFile(filepath.Join(s.memory, "memory.limit_in_bytes"), []byte(strconv.FormatInt(mem, 10)), 0); err != nil {
+		err := os.WriteFile(filepath.Join(s.memory, "memory.limit_in_bytes"), []byte(strconv.FormatInt(mem, 10)), 0)
+		if err != nil && tight && errors.Is(err, syscall.EBUSY) {
+			// The slot holds more than it can give back for the tight
+			// limit: the generous one, and the program's peak resident
+			// set is judged.
+			return s.limit(l, false)
+		}
+		if err != nil {
 			return fmt.Errorf("memory limit: %w", err)
 		}
 		s.memLimit = mem
 	}
-	pids := int64(l.Processes + 3)
+	pids := int64(l.Processes + serverTasks)
 	if pids != s.pidsMax {
 		if err := os.WriteFile(filepath.Join(s.pids, "pids.max"), []byte(strconv.FormatInt(pids, 10)), 0); err != nil {
 			return fmt.Errorf("pids limit: %w", err)
@@ -117,6 +139,37 @@ func (s *slotCgroup) limit(l Limits) error {
 		s.pidsMax = pids
 	}
 	return nil
+}
+
+// held is the memory the slot's cgroup is charged for that it cannot
+// reclaim: its usage less its page cache (shared memory, its tmpfs and
+// memfds, stays in).
+func (s *slotCgroup) held() (int64, bool) {
+	usage, err := readInt(filepath.Join(s.memory, "memory.usage_in_bytes"))
+	if err != nil {
+		return 0, false
+	}
+	data, err := os.ReadFile(filepath.Join(s.memory, "memory.stat"))
+	if err != nil {
+		return 0, false
+	}
+	stat := map[string]int64{}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			stat[k] = n
+		}
+	}
+	cache := stat["total_cache"] - stat["total_shmem"]
+	return usage - max(0, cache), true
+}
+
+func readInt(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
 }
 
 // ooms is how many times the kernel killed a process of the slot for
@@ -167,6 +220,11 @@ func rmdir(dir string) {
 	}
 }
 
-// serverMB is the room a slot's memory cgroup leaves for each of its two
-// Python servers (runner and zygote).
+// serverMB is the room a slot's memory cgroup leaves for each of its
+// three servers (runner, zygote, executor).
 const serverMB = 64
+
+// serverTasks is the room a slot's pids cgroup leaves for the servers'
+// tasks and a test's launcher: the Python servers' one thread each, the
+// executor's runtime threads (GOMAXPROCS 1).
+const serverTasks = 16

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -39,13 +40,6 @@ func HelperMain(args []string) int {
 	if len(args) > 5 {
 		readPaths = args[5:]
 	}
-	// Landlock and seccomp apply to the calling thread; exec from the same
-	// thread so the Python process inherits both.
-	runtime.LockOSThread()
-	if err := confine(readPaths); err != nil {
-		fmt.Fprintf(os.Stderr, "sandbox helper: %v\n", err)
-		return 1
-	}
 	python := args[2]
 	slot, role := "0", "zygote"
 	if len(args) > 3 {
@@ -53,6 +47,21 @@ func HelperMain(args []string) int {
 	}
 	if len(args) > 4 {
 		role = args[4]
+	}
+	if role == unsafeExecutorRole {
+		return executorMain()
+	}
+	// Landlock applies to the calling thread, and seccomp to every thread:
+	// exec (or, the executor, start every program) from this thread, so
+	// that everything the sandbox runs inherits both.
+	runtime.LockOSThread()
+	if err := confine(readPaths); err != nil {
+		fmt.Fprintf(os.Stderr, "sandbox helper: %v\n", err)
+		return 1
+	}
+	if role == "executor" {
+		pin(slot)
+		return executorMain()
 	}
 	argv := []string{python, "-I", "-S", "-B", "-X", "utf8", "-c", harness, role}
 	// LD_BIND_NOW: the dynamic linker resolves every symbol once, in the
@@ -69,6 +78,10 @@ const workDir = "/tmp/work"
 
 // tmpfsMB is the size of each slot's private /tmp, which holds the work dir.
 const tmpfsMB = 64
+
+// WorkDirBytes is what the files of a job (Job.Files, CompileJob.Files)
+// and everything its program writes may take in the work dir together.
+const WorkDirBytes = tmpfsMB << 20
 
 func confine(readPaths []string) error {
 	if os.Getpid() != 1 {
@@ -222,7 +235,33 @@ func filterSyscalls() error {
 			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
 		},
 	}
-	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: policy})
+	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: policy})
+}
+
+// pin keeps the calling thread, and every process it starts, on one CPU:
+// slot k takes the k-th CPU this process may run on, round robin, as the
+// Python servers do. Best effort.
+func pin(slot string) {
+	k, err := strconv.Atoi(slot)
+	if err != nil {
+		return
+	}
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return
+	}
+	var cpus []int
+	for c := range 1024 {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) == 0 {
+		return
+	}
+	set.Zero()
+	set.Set(cpus[k%len(cpus)])
+	unix.SchedSetaffinity(0, &set)
 }
 
 // nativeOnly loads a filter that kills the process on any syscall whose

@@ -69,6 +69,9 @@ func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, e
 	if l.Memory == Cgroup && !p.cfg.Unsafe && p.cg == nil {
 		return nil, fmt.Errorf("its memory is bounded by the slot's cgroup, and there is none: %v", p.cgErr)
 	}
+	if l.Memory == Resident && (p.cfg.Unsafe || p.cg == nil) {
+		l.Memory = AddressSpace
+	}
 	if p.launcher == "" {
 		launcher, err := buildLauncher(ctx, p.cfg.CacheDir)
 		if err != nil {
@@ -247,6 +250,7 @@ func (p *Pool) request(s *slot, lang *poolLanguage, j Job) (*request, error) {
 	}
 	req.Style, req.Code, req.Inputs = "exec", "", []string{}
 	req.Launcher, req.Env, req.Markers = p.launcher, env(lang.Language, false), lang.MemoryMarkers
+
 	source := j.Code
 	if lang.Compiled() {
 		source = j.Build.source
@@ -289,7 +293,7 @@ func (p *Pool) compileIn(ctx context.Context, s *slot, lang *poolLanguage, job C
 	if err != nil {
 		return nil, err
 	}
-	rep, cgOOM, err := p.roundTrip(ctx, s, req, job.Limits)
+	rep, cgOOM, err := p.roundTrip(ctx, s, req, job.Limits, lang.Memory == Resident)
 	if err != nil {
 		return nil, err
 	}
@@ -325,12 +329,12 @@ func (p *Pool) compileRequest(s *slot, lang *poolLanguage, job CompileJob) (*req
 			Output: int64(lim.OutputKB) << 10, Procs: lim.Processes, Total: lim.totalOutput(),
 		},
 		Launcher: p.launcher, Env: env(lang.Language, true), Collect: lang.Artefacts, Keep: true,
-		Markers: []string{"out of memory", "virtual memory exhausted", "Cannot allocate memory"},
-		// g++ itself exits 4 when its cc1plus is killed at the CPU limit.
-		TimeMarkers: []string{"CPU time limit exceeded signal terminated program"},
-		Files:       []wireFile{{Name: src, Data: []byte(job.Source), Mode: 0o600}},
-		Tests:       []wireTest{p.wireTest(lang.Language, argv, lim, lim.CPUSeconds, lim.WallSeconds)},
+		Markers: compileMemoryMarkers, TimeMarkers: compileTimeMarkers, Back: maxCompilerOutput,
+		Files: []wireFile{{Name: src, Data: []byte(job.Source), Mode: 0o600}},
+		Tests: []wireTest{p.wireTest(lang.Language, argv, lim, lim.CPUSeconds, lim.WallSeconds)},
 	}
+	req.Tests[0].Output = compilerOutputKB << 10
+	req.Limits.Total = 2 * compilerOutputKB << 10
 	for _, name := range slices.Sorted(maps.Keys(job.Files)) {
 		if err := CheckFileName(name); err != nil {
 			return nil, err
@@ -340,48 +344,118 @@ func (p *Pool) compileRequest(s *slot, lang *poolLanguage, job CompileJob) (*req
 	return req, nil
 }
 
-// buildOf is the build the fork server's reply to a compile request
+// buildOf is the build the executor's reply to a compile request
 // describes; cgOOM says whether the slot's cgroup ran out of memory.
 func buildOf(lang *poolLanguage, job CompileJob, rep *reply, cgOOM bool) (*Build, error) {
-	t := rep.Tests[0]
+	f := rep.Tests[0]
+	tr, _, err := judge(f, compileLimit(lang, job.Limits), cgOOM)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: compile %s: %w", lang.Name, err)
+	}
 	b := &Build{
-		Language: lang.Name, source: job.Source, Detail: t.Detail,
-		CPU: seconds(t.CPU), Wall: seconds(t.Wall), ExitCode: -1,
+		Language: lang.Name, source: job.Source, Detail: tr.Detail,
+		CPU: tr.CPU, Wall: tr.Wall, ExitCode: tr.ExitCode,
 	}
-	if t.Exit != nil {
-		b.ExitCode = *t.Exit
-	}
-	out := string(t.Stdout) + string(t.Stderr)
+	out := string(f.Stdout) + string(f.Stderr)
 	if len(out) > maxCompilerOutput {
 		out = out[:maxCompilerOutput]
 	}
 	b.Output = out
-	switch t.Status {
-	case "ran":
+	switch tr.Status {
+	case Ran:
 		if len(rep.Files) == 0 {
 			b.Status, b.Detail = Failed, "the compiler made no program"
 		} else {
 			b.Status, b.files, b.loadBytes = Passed, rep.Files, loadBytes(rep.Files)
 		}
-	case "exit":
+	case RuntimeError:
 		b.Status = Failed
-	case "timeout":
-		b.Status = Timeout
-	case "memory":
-		b.Status = Memory
-	case "output", "total_output":
-		b.Status = Output
-	case "crashed":
-		b.Status = Crashed
-		if cgOOM {
-			b.Status, b.Detail = Memory, "memory limit reached (the slot's cgroup)"
-		}
-	case "noexec", "harness", "setup":
-		return nil, fmt.Errorf("sandbox: compile %s: %s", lang.Name, t.Detail)
+	case Output:
+		b.Status, b.Detail = Output, fmt.Sprintf("the compiler wrote more than %d KB of messages", compilerOutputKB)
+	case Timeout, Memory, Crashed:
+		b.Status = tr.Status
 	default:
-		return nil, fmt.Errorf("sandbox: compile: unknown status %q", t.Status)
+		return nil, fmt.Errorf("sandbox: compile: verdict %q", tr.Status)
 	}
 	return b, nil
+}
+
+// compileLimit is what judge needs of a compile's limits.
+func compileLimit(lang *poolLanguage, lim Limits) testLimit {
+	return testLimit{
+		style: IO, cpu: lim.CPUSeconds, wall: lim.WallSeconds, output: compilerOutputKB << 10,
+		totalKB: compilerOutputKB * 2, submission: lim, program: lang.Compile[0],
+		memoryMarks: compileMemoryMarkers, timeMarks: compileTimeMarkers,
+	}
+}
+
+// What a compiler's messages say when it ran out of memory, or when the
+// CPU limit killed the compiler proper under its driver (g++ then exits 4).
+var (
+	compileMemoryMarkers = []string{"out of memory", "virtual memory exhausted", "Cannot allocate memory"}
+	compileTimeMarkers   = []string{"CPU time limit exceeded signal terminated program"}
+)
+
+// compilerOutputKB bounds what a compiler may write, on each of stdout
+// and stderr: a compile that writes more (a diagnostic bomb: recursive
+// templates, a constexpr loop) is stopped there and fails to compile.
+// Only the first maxCompilerOutput bytes of it come back.
+const compilerOutputKB = 1024
+
+// result judges the reply to job, one fact per test; cgOOM says the
+// kernel killed a process of the slot for memory during the job.
+func (j Job) result(rep *reply, lang *poolLanguage, cgOOM bool) (Result, error) {
+	want := 1
+	if j.Style == IO {
+		want = len(j.Inputs)
+	}
+	if len(rep.Tests) != want {
+		return Result{}, fmt.Errorf("fork server answered %d tests of %d", len(rep.Tests), want)
+	}
+	res := Result{Tests: make([]TestResult, want), Elapsed: seconds(rep.Seconds), SlotTime: seconds(rep.Slot), Output: rep.Output}
+	tl := j.testLimit(lang)
+	for k, f := range rep.Tests {
+		r, over, err := judge(f, tl, cgOOM)
+		if err != nil {
+			return Result{}, err
+		}
+		if j.KeepOutput {
+			r.Stdout, r.Stderr = f.Stdout, f.Stderr
+		}
+		if r.Status == Ran {
+			switch {
+			case j.Check == nil:
+				r.Stdout = f.Stdout
+			case j.Check(k, f.Stdout):
+				r.Status = Passed
+			default:
+				r.Status, r.Detail = Failed, "wrong output"
+			}
+		}
+		res.OverOutput = res.OverOutput || over
+		res.Tests[k] = r
+	}
+	return res, nil
+}
+
+// testLimit is what judge needs of j's limits.
+func (j *Job) testLimit(lang *poolLanguage) testLimit {
+	cpu, wall := j.testLimits()
+	tl := testLimit{
+		style: j.Style, cpu: cpu, wall: wall, output: int64(j.Limits.OutputKB) << 10,
+		totalKB: int(j.Limits.totalOutput() >> 10), submission: j.Limits, perTestCPU: j.TestCPUSeconds > 0,
+		memoryMarks: lang.MemoryMarkers,
+	}
+	if j.Style == Assert {
+		tl.cpu = j.Limits.CPUSeconds
+	}
+	if lang.Memory == Resident {
+		tl.residentKB = int64(j.Limits.MemoryMB) << 10
+	}
+	if !lang.InProcess {
+		tl.program = lang.runArgv("", 0)[0]
+	}
+	return tl
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -412,7 +486,7 @@ func loadBytes(files []wireFile) int64 {
 // test reached the limit. ok is false when the program fits.
 func overMemory(lang *poolLanguage, job Job) (res Result, ok bool) {
 	limit := int64(job.Limits.MemoryMB) << 20
-	if lang.Memory != AddressSpace || job.Build == nil || job.Build.loadBytes <= limit {
+	if lang.Memory == Cgroup || job.Build == nil || job.Build.loadBytes <= limit {
 		return Result{}, false
 	}
 	res.Tests = make([]TestResult, len(job.Inputs))
@@ -421,112 +495,6 @@ func overMemory(lang *poolLanguage, job Job) (res Result, ok bool) {
 			Detail: fmt.Sprintf("the program needs %d MB before it starts (its static data), the memory limit is %d MB", job.Build.loadBytes>>20, job.Limits.MemoryMB)}
 	}
 	return res, true
-}
-
-type request struct {
-	ID     int64      `json:"id"`
-	Style  Style      `json:"style"`
-	Code   string     `json:"code"`
-	Inputs []string   `json:"inputs"`
-	Test   string     `json:"test"`
-	Entry  string     `json:"entry"`
-	Prompt string     `json:"prompt,omitempty"`
-	UID    int        `json:"uid"`
-	Limits wireLimits `json:"limits"`
-	// Each io test's CPU and wall time (python; 0: the submission's).
-	TestCPU  float64 `json:"test_cpu,omitempty"`
-	TestWall float64 `json:"test_wall,omitempty"`
-	// Stop after the first test that did not run to its end; keep every
-	// test's stdout and stderr.
-	Stop bool `json:"stop,omitempty"`
-	Keep bool `json:"keep,omitempty"`
-	// An exec job: the launcher, the environment, the files written
-	// first, the tests, the files to send back after the last test (when
-	// it ran), and the texts on stderr that mean "out of memory".
-	Launcher string     `json:"launcher,omitempty"`
-	Env      []string   `json:"env,omitempty"`
-	Files    []wireFile `json:"files,omitempty"`
-	Tests    []wireTest `json:"tests,omitempty"`
-	Collect  []string   `json:"collect,omitempty"`
-	Markers  []string   `json:"markers,omitempty"`
-	// Texts that, on the stderr of a test that failed, mean it ran out of
-	// time (a compiler driver whose compiler the CPU limit killed).
-	TimeMarkers []string `json:"time_markers,omitempty"`
-}
-
-// maxVerdictBytes bounds what a reply says of one test besides its
-// output: its status, detail (2,000 characters at most, each \u-escaped
-// at worst) and measurements.
-const maxVerdictBytes = 32 << 10
-
-// maxReply bounds the size of the reply to r: every test's verdict, the
-// output its tests may print together (in base64: stdout and kept stderr),
-// and for a compile, the files it sends back (from the work dir, at most
-// the slot's tmpfs).
-func (r *request) maxReply() int64 {
-	tests := int64(max(1, len(r.Inputs), len(r.Tests)))
-	size := 64<<10 + tests*maxVerdictBytes + base64Len(r.Limits.Total)
-	if len(r.Collect) > 0 {
-		size += base64Len(tmpfsMB << 20)
-	}
-	return size
-}
-
-func base64Len(n int64) int64 { return (n + 2) / 3 * 4 }
-
-type wireLimits struct {
-	CPU    float64 `json:"cpu"`
-	Wall   float64 `json:"wall"`
-	Memory int64   `json:"memory"`
-	Output int64   `json:"output"`
-	Procs  int     `json:"procs"`
-	// Total is what the request's tests may print together, in bytes.
-	Total int64 `json:"total"`
-}
-
-// wireFile is a file in the work dir (Data in base64 on the wire).
-type wireFile struct {
-	Name string `json:"name"`
-	Data []byte `json:"data"`
-	Mode int    `json:"mode"`
-}
-
-// wireTest is one test of an exec job: a process running argv with stdin
-// under its own limits (Memory 0: no address space limit).
-type wireTest struct {
-	Argv   []string   `json:"argv"`
-	Stdin  []byte     `json:"stdin"`
-	Files  []wireFile `json:"files,omitempty"`
-	CPU    float64    `json:"cpu"`
-	Wall   float64    `json:"wall"`
-	Memory int64      `json:"memory"`
-	Stack  int64      `json:"stack"`
-	Output int64      `json:"output"`
-	Procs  int        `json:"procs"`
-}
-
-type reply struct {
-	ID      int64       `json:"id"`
-	Tests   []wireReply `json:"tests"`
-	Files   []wireFile  `json:"files"`
-	Seconds float64     `json:"seconds"`
-	// Output is what the tests printed, as counted against Limits.Total.
-	Output int64 `json:"output"`
-	Pid1   bool  `json:"pid1"`
-	UID    int   `json:"uid"`
-}
-
-// wireReply is what happened to one test.
-type wireReply struct {
-	Status string  `json:"status"`
-	Detail string  `json:"detail"`
-	Stdout []byte  `json:"stdout"`
-	Stderr []byte  `json:"stderr"`
-	CPU    float64 `json:"cpu"`
-	Wall   float64 `json:"wall"`
-	RSS    int64   `json:"rss"`
-	Exit   *int    `json:"exit"`
-	Signal int     `json:"signal,omitempty"`
 }
 
 // HarnessError is a problem with the row's tests rather than the program
@@ -539,99 +507,4 @@ type HarnessError struct{ Detail string }
 
 func (e *HarnessError) Error() string {
 	return "the row's tests are broken, not the program: " + e.Detail
-}
-
-// result turns the harness's reply into the job's Result; cgOOM says the
-// kernel killed a process of the slot for memory during the job.
-func (j Job) result(rep *reply, cgOOM bool) (Result, error) {
-	want := 1
-	if j.Style == IO {
-		want = len(j.Inputs)
-	}
-	if len(rep.Tests) != want {
-		return Result{}, fmt.Errorf("fork server answered %d tests of %d", len(rep.Tests), want)
-	}
-	res := Result{Tests: make([]TestResult, want), Elapsed: seconds(rep.Seconds), Output: rep.Output}
-	for k, t := range rep.Tests {
-		r, over, err := j.testResult(k, t, cgOOM)
-		if err != nil {
-			return Result{}, err
-		}
-		res.OverOutput = res.OverOutput || over
-		res.Tests[k] = r
-	}
-	return res, nil
-}
-
-// testResult turns the harness's reply t on test k into its TestResult;
-// over says the test went over the total output limit.
-func (j Job) testResult(k int, t wireReply, cgOOM bool) (r TestResult, over bool, err error) {
-	cpu, _ := j.testLimits()
-	r = TestResult{Detail: t.Detail, CPU: seconds(t.CPU), Wall: seconds(t.Wall), MemoryKB: t.RSS, ExitCode: -1, Signal: t.Signal}
-	if t.Exit != nil {
-		r.ExitCode = *t.Exit
-	}
-	if j.KeepOutput {
-		r.Stdout, r.Stderr = t.Stdout, t.Stderr
-	}
-	switch t.Status {
-	case "passed":
-		r.Status = Passed
-		if j.Style == IO {
-			// Only Check passes an io test; the harness never says
-			// "passed" for one, so the program wrote this line itself.
-			r.Status, r.Detail = Failed, "the program wrote a verdict of its own"
-		}
-	case "failed":
-		r.Status = Failed
-	case "error", "exit":
-		r.Status = RuntimeError
-		if j.Style == Assert {
-			r.Status = Failed
-		}
-	case "ran":
-		switch {
-		case j.Check == nil:
-			r.Status, r.Stdout = Ran, t.Stdout
-		case j.Check(k, t.Stdout):
-			r.Status = Passed
-		default:
-			r.Status, r.Detail = Failed, "wrong output"
-		}
-	case "timeout":
-		// Which limit struck first depends on the machine's load; the
-		// verdict must not, so the detail names the limits.
-		r.Status = Timeout
-		if j.Style == IO && j.TestCPUSeconds > 0 {
-			r.Detail = fmt.Sprintf("time limit reached (%.2f s CPU per test)", cpu)
-		} else {
-			r.Detail = fmt.Sprintf("time limit reached (%g CPU seconds, %g wall seconds)", j.Limits.CPUSeconds, j.Limits.WallSeconds)
-		}
-	case "memory":
-		r.Status = Memory
-	case "output":
-		r.Status = Output
-	case "total_output":
-		r.Status, over = Output, true
-		r.Detail = fmt.Sprintf("the tests together printed more than the total output limit (%d KB)", j.Limits.totalOutput()>>10)
-	case "crashed", "noexec":
-		r.Status = Crashed
-	case "skipped":
-		r.Status = Skipped
-	case "harness":
-		return r, false, &HarnessError{Detail: t.Detail}
-	case "setup":
-		return r, false, fmt.Errorf("sandbox: %s", t.Detail)
-	default:
-		return r, false, fmt.Errorf("test %d: unknown status %q", k, t.Status)
-	}
-	if r.Status == Crashed && cgOOM {
-		// The kernel killed a process of the slot for memory: what
-		// looked like a crash was the memory limit.
-		r.Status, r.Detail = Memory, "memory limit reached (the slot's cgroup)"
-	}
-	if j.Style == Assert && r.Status == Crashed {
-		r.Detail = "the program exited before its tests finished: " + r.Detail
-	}
-	return r, over, nil
 }

@@ -1,11 +1,12 @@
-# rewardd code_exec fork server. Each slot runs this file twice, each copy
-# as PID 1 of namespaces of its own (or as plain processes in unsafe mode),
-# started by the Go pool with its role as the one argument:
+# rewardd code_exec fork server, for python programs. Each slot runs this
+# file twice, each copy as PID 1 of namespaces of its own (or as plain
+# processes in unsafe mode), started by the Go pool with its role as the one
+# argument:
 #
 # - "runner" talks to Go (fd 3 in, fd 4 out) and runs the assert-style
 #   tests (trusted: the dataset's). It never forks, so the pages it writes
 #   are its own after the first write: running tests costs no copy-on-write
-#   faults, which on the VMs measured cost 20 µs each.
+#   faults.
 # - "zygote" (the fork server proper) forks one child per submission, in
 #   which the program runs, and kills everything after it. Between forks it
 #   does as little as it can: every page it writes after a fork is a fault.
@@ -15,24 +16,20 @@
 # assert job passes the two pipe ends of the program's process along
 # (SCM_RIGHTS), so the runner talks to the program directly: its requests
 # in marshal (ask_frame: it is trusted), the answers in JSON (they are not).
+# The slot's cpu.pressure and cpu.stat follow each role's descriptors (the
+# runner's 6 and 7, the zygote's 4 and 5): its wall limits are slot time.
 #
 # Protocol with Go: frames of a 4-byte big-endian length and a JSON object.
 # A request names the program, the test style and its inputs (never the
 # expected outputs: those stay in Go), the limits and the uid to run as. The
-# reply lists one result per test, in order. An io request goes on to the
-# zygote, which forks one child that runs every test of the submission; if
-# the child dies in the middle of the suite, the test it was running is
+# reply lists one fact per test, in order: how it ended, what it used and
+# printed; Go judges them (judge.go). An io request goes on to the zygote,
+# which forks one child that runs every test of the submission; if the
+# child dies in the middle of the suite, the test it was running is
 # recorded and the rest run in a new child, within the request's wall time.
 # After each request every process of the program is killed and the work
-# dir emptied, so the next submission starts clean.
-#
-# An exec request (every language but python, and compilers) also goes to
-# the zygote: it writes the request's files into the work dir, then per
-# test forks a child that confines itself as for python and execs the
-# launcher (launcher/launcher.c) with the test's argv; the launcher runs it
-# and reports its exit status, CPU time and peak memory on descriptor 3.
-# Every process of a test is killed before the next test starts. After the
-# last test of a compile, the files the request names are sent back.
+# dir emptied, so the next submission starts clean. Programs of every other
+# language are the executor's (executor.go).
 #
 # This file is the trusted side: it never runs the submission's code in the
 # runner or the zygote, only in children that dropped to an unprivileged uid.
@@ -60,6 +57,8 @@ ROLE = sys.argv[1] if len(sys.argv) > 1 else ""
 IN_FD, OUT_FD, RUNNER_PEER_FD = 3, 4, 5
 # The zygote's: the runner.
 ZYGOTE_PEER_FD = 3
+# The slot's accounting (see slottime.go).
+STALL_FD, CPU_FD = (6, 7) if ROLE == "runner" else (4, 5)
 WORK = os.environ.get("REWARDD_WORK", "/tmp/work")
 AS_PID1 = os.getpid() == 1
 
@@ -121,6 +120,46 @@ def send(obj):
     write_all(OUT_FD, struct.pack(">I", len(data)) + data)
 
 
+def micros(fd, key):
+    """The number after key in what fd holds (a cgroup file), in seconds
+    from microseconds; 0 when there is none."""
+    try:
+        data = os.pread(fd, 512, 0)
+    except OSError:
+        return 0.0
+    i = data.find(key)
+    if i < 0:
+        return 0.0
+    j = k = i + len(key)
+    while k < len(data) and 48 <= data[k] <= 57:
+        k += 1
+    return int(data[j:k] or b"0") / 1e6
+
+
+class Watch:
+    """A stretch of slot time (slottime.go): the wall time since it began
+    less the time the slot waited for a CPU."""
+
+    def __init__(self):
+        self.t0 = time.monotonic()
+        self.s0 = micros(STALL_FD, b"total=")
+        self.c0 = micros(CPU_FD, b"usage_usec ")
+
+    def slot(self):
+        stalled = micros(STALL_FD, b"total=") - self.s0
+        return max(0.0, time.monotonic() - self.t0 - max(0.0, stalled))
+
+    def left(self, limit, cpu):
+        """How much longer to wait before asking again whether limit
+        seconds of slot time ran out (or, past limit of wall time, cpu
+        seconds of the slot's CPU time, after which it stretches no
+        further); 0 when they have."""
+        slot = self.slot()
+        if slot >= limit or time.monotonic() - self.t0 >= limit and micros(CPU_FD, b"usage_usec ") - self.c0 >= cpu:
+            return 0.0
+        return max(limit - slot, 0.02)
+
+
 class Survivors(Exception):
     pass
 
@@ -173,12 +212,11 @@ TMPFS_EMPTY_DIR = 40
 def clean_work(uid):
     """Empty the work dir (on the private tmpfs) of whatever the last
     submission left, then hand it to the next uid and make it this
-    process's working directory, which the children inherit. It walks by directory
-    descriptors, without recursion, so that a tree deeper than any path
-    can name or Python can recurse is no obstacle; what still cannot be
-    removed raises, which ends this server: the pool starts a fresh one,
-    with a fresh tmpfs, rather than show one submission's files to the
-    next."""
+    process's working directory, which the children inherit. It walks by
+    directory descriptors, without recursion, so that a tree deeper than
+    any path can name is no obstacle; what still cannot be removed raises,
+    which ends this server: the pool starts a fresh one, with a fresh
+    tmpfs, rather than show one submission's files to the next."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(WORK, flags)
@@ -186,17 +224,10 @@ def clean_work(uid):
         os.makedirs(WORK, exist_ok=True)
         fd = os.open(WORK, flags)
     names = []  # the path from WORK down to fd
-    if AS_PID1 and os.fstat(fd).st_size == TMPFS_EMPTY_DIR:
-        # The sandbox's own tmpfs sizes a directory by its entries: this
-        # one is empty, nothing to walk.
-        if uid >= 0:
-            os.fchown(fd, uid, uid)
-        os.fchmod(fd, 0o700)
-        os.fchdir(fd)
-        os.close(fd)
-        return
     try:
-        for _ in range(1 << 22):
+        # The sandbox's own tmpfs sizes a directory by its entries: an
+        # empty one needs no walk.
+        for _ in range(0 if AS_PID1 and os.fstat(fd).st_size == TMPFS_EMPTY_DIR else 1 << 22):
             sub, seen = None, False
             with os.scandir(fd) as entries:
                 for e in entries:
@@ -221,13 +252,14 @@ def clean_work(uid):
             else:
                 break
         else:
-            raise RuntimeError("work dir: too many entries to remove")
+            if not (AS_PID1 and os.fstat(fd).st_size == TMPFS_EMPTY_DIR):
+                raise RuntimeError("work dir: too many entries to remove")
+        if uid >= 0:
+            os.fchown(fd, uid, uid)
+        os.fchmod(fd, 0o700)
+        os.fchdir(fd)
     finally:
         os.close(fd)
-    if uid >= 0:
-        os.chown(WORK, uid, uid)
-    os.chmod(WORK, 0o700)
-    os.chdir(WORK)
 
 
 def memfd(name, data=b""):
@@ -254,25 +286,44 @@ def stdin_memfd(data):
     return fd
 
 
-def handle(req):
-    if req["style"] == "exec":
-        return handle_exec(req)
-    return handle_io(req)
+def put_files(files, uid):
+    """Write files ({name, data (base64), mode}) into the work dir, owned
+    by uid. A name is a plain path below the work dir (Go checked it); its
+    directories are made."""
+    for f in files or ():
+        parts = f["name"].split("/")
+        path = WORK
+        for p in parts[:-1]:
+            path = os.path.join(path, p)
+            if not os.path.isdir(path):
+                os.mkdir(path, 0o700)
+                if uid >= 0:
+                    os.chown(path, uid, uid)
+        fd = os.open(os.path.join(path, parts[-1]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            write_all(fd, base64.b64decode(f.get("data") or ""))
+            if uid >= 0:
+                os.fchown(fd, uid, uid)
+        finally:
+            os.close(fd)
 
 
 def handle_io(req):
-    """An io submission in python: one child runs every test, each with its
-    own stdin, stdout and stderr (memfds). A test that ends the child (a
-    crash, a limit) is recorded, and the tests after it run in a new
-    child, within the submission's wall time. Once the tests together
-    have printed more than the submission's total, the child is stopped:
-    the test that crossed it is "total_output", the rest are skipped."""
+    """An io submission: one child runs every test, each with its own
+    stdin, stdout and stderr (memfds). A test that ends the child (a crash,
+    a limit) is recorded, and the tests after it run in a new child, within
+    the submission's wall time. Once the tests together have printed more
+    than the submission's total, the child is stopped: the test that
+    crossed it ends "total", the rest are skipped."""
     n = len(req["inputs"])
     lim = req["limits"]
     uid = req["uid"]
     keep = req.get("keep")
     clean_work(uid)
-    put_files(req.get("files"), uid)
+    try:
+        put_files(req.get("files"), uid)
+    except OSError as e:
+        return {"id": req["id"], "tests": [{"end": "files", "detail": str(e)}] * n}
     inputs = [stdin_memfd(s.encode("utf-8", "surrogateescape")) for s in req["inputs"]]
     outs = [memfd("stdout") for _ in range(n)]
     # Stderr goes back only when the job keeps it: otherwise one memfd,
@@ -280,23 +331,23 @@ def handle_io(req):
     # holds every memfd of the submission, and may fill each).
     errs = [memfd("stderr") for _ in range(n)] if keep else [memfd("stderr")] * n
     results = [None] * n
-    meter = Meter(lim["total"])
+    used = [0]
 
     def over(k):
-        """Whether test k's output takes the tests past the total (then
-        its result says so)."""
-        if meter.count(outs[k], errs[k] if keep else None) is not None:
+        """Count test k's output, as it ends; whether it takes the tests
+        past the total (then its fact says so)."""
+        out, err = os.fstat(outs[k]).st_size, os.fstat(errs[k]).st_size
+        results[k]["out"], results[k]["err"] = out, err
+        used[0] += out + (err if keep else 0)
+        if used[0] <= lim["total"]:
             return False
-        results[k] = {"status": TOTAL_OUTPUT, "detail": ""}
+        results[k] = {"end": "total", "out": out, "err": err}
         return True
 
-    start = time.monotonic()
-    deadline = start + lim["wall"]
+    job = Watch()
     first = 0
     stopped = False
-    while first < n:
-        if deadline - time.monotonic() <= 0:
-            break
+    while first < n and job.slot() < lim["wall"]:
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -304,13 +355,13 @@ def handle_io(req):
             child(req, first, w, inputs, outs, errs)
             os._exit(70)  # never reached
         os.close(w)
-        current, ended = collect(pid, r, results, first, deadline, req, over)
+        current, ended = collect(pid, r, results, first, job, req, over)
         os.close(r)
         kill_all(pid)
         if ended:
-            stopped = ended == "output"
+            stopped = ended == "total"
             break
-        if req.get("stop") and any(x is not None and x["status"] != "ran" for x in results):
+        if req.get("stop") and any(x is not None and not ran(x) for x in results):
             stopped = True
             break
         first = current + 1
@@ -318,54 +369,32 @@ def handle_io(req):
     # are counted again, every test's, in order (a program may have
     # written into another test's memfds), and only what fits in the
     # total goes back.
-    meter = Meter(lim["total"])
-    past = False
+    used[0], past = 0, False
     for k in range(n):
         if past:
-            results[k] = {"status": "skipped"}
+            results[k] = {"end": "skipped"}
             continue
         if results[k] is None:
-            if stopped:
-                results[k] = {"status": "skipped"}
-            else:
-                results[k] = {"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % lim["wall"]}
-        sizes = meter.count(outs[k], errs[k] if keep else None)
-        if sizes is None:
-            results[k], past = {"status": TOTAL_OUTPUT, "detail": ""}, True
+            results[k] = {"end": "skipped" if stopped else "deadline"}
+        out, err = os.fstat(outs[k]).st_size, os.fstat(errs[k]).st_size if keep else 0
+        results[k]["out"] = out
+        used[0] += out + err
+        if used[0] > lim["total"]:
+            results[k], past = {"end": "total", "out": out, "err": err}, True
             continue
-        # Only a test that ran to its end is judged by its output (in Go);
-        # a job that keeps output has all of it.
-        if results[k]["status"] == "ran" or keep:
-            results[k]["stdout"] = read_back(outs[k], min(sizes[0], lim["output"] + 1))
+        if ran(results[k]) or keep:
+            results[k]["stdout"] = read_back(outs[k], min(out, lim["output"] + 1))
         if keep:
-            results[k]["stderr"] = read_back(errs[k], min(sizes[1], lim["output"] + 1))
+            results[k]["stderr"] = read_back(errs[k], min(err, lim["output"] + 1))
     for fd in set(inputs + outs + errs):
         os.close(fd)
-    return {"id": req["id"], "tests": results, "seconds": time.monotonic() - start, "output": meter.used}
+    return {"id": req["id"], "tests": results, "seconds": time.monotonic() - job.t0, "slot": job.slot(),
+            "output": used[0]}
 
 
-class Meter:
-    """What the tests of a submission print, against the total they may
-    print together: the sizes of the memfds of their output, counted as
-    each test ends."""
-
-    def __init__(self, total):
-        self.total = total
-        self.used = 0
-
-    def count(self, out, err=None):
-        """Count what memfds out and err (None: stderr does not count)
-        hold; returns their sizes, or None when they take the tests past
-        the total (that test's verdict is then TOTAL_OUTPUT)."""
-        n_out = os.fstat(out).st_size
-        n_err = os.fstat(err).st_size if err is not None else 0
-        self.used += n_out + n_err
-        if self.used > self.total:
-            return None
-        return n_out, n_err
-
-
-TOTAL_OUTPUT = "total_output"
+def ran(fact):
+    """Whether a test's program ran to its end (Go judges its output)."""
+    return fact["end"] == "return" or fact["end"] == "sysexit" and fact.get("code") == 0
 
 
 def read_back(fd, n):
@@ -373,37 +402,36 @@ def read_back(fd, n):
     return base64.b64encode(os.pread(fd, n, 0)).decode()
 
 
-def collect(pid, r, results, first, deadline, req, over):
-    """Read the child's status lines until it exits, a test runs out of its
-    wall time, the submission's deadline passes or over(k), asked as each
-    test k ends, says the tests printed more than they may. Returns the
-    index of the test it was running when it stopped, and why it stopped
-    early: "timeout" (the submission's wall time ran out), "output" (the
-    total), or "" (neither)."""
+def collect(pid, r, results, first, job, req, over):
+    """Read the child's facts until it exits, a test runs out of its slot
+    time, the submission's runs out or over(k), asked as each test k ends,
+    says the tests printed more than they may. Returns the index of the
+    test it was running when it stopped, and why it stopped early:
+    "deadline" (the submission's slot time ran out), "total", or ""."""
     pidfd = os.pidfd_open(pid)
     buf = b""
     current = first
     exited = False
     started = [False]
     cpu_before = [0.0]  # the child's CPU when its current test began
-    test_wall = req.get("test_wall") or 0
-    test_start = time.monotonic()
+    lim = req["limits"]
+    test_wall, test_cpu = req.get("test_wall") or 0, req.get("test_cpu") or lim["cpu"]
+    test = Watch() if test_wall else None
     watch = [r, pidfd]
     try:
         while True:
             if current >= len(results):
                 return current, ""
-            now = time.monotonic()
-            if now >= deadline:
-                results[current] = {"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % req["limits"]["wall"]}
-                return current, "timeout"
-            if test_wall and now - test_start >= test_wall:
-                results[current] = {"status": "timeout", "detail": "wall time limit of the test (%gs) reached" % test_wall,
-                                    "wall": now - test_start}
-                return current, ""
-            timeout = deadline - now
-            if test_wall:
-                timeout = min(timeout, test_start + test_wall - now)
+            timeout = job.left(lim["wall"], lim["cpu"])
+            if not timeout:
+                results[current] = {"end": "deadline", "wall": job.slot()}
+                return current, "deadline"
+            if test:
+                left = test.left(test_wall, test_cpu)
+                if not left:
+                    results[current] = {"end": "wall", "wall": test.slot()}
+                    return current, ""
+                timeout = min(timeout, left)
             ready, _, _ = select.select(watch, [], [], timeout)
             if pidfd in ready:
                 exited = True
@@ -423,7 +451,7 @@ def collect(pid, r, results, first, deadline, req, over):
                     if k is not None and k >= current:
                         current = k + 1
                         if over(k):
-                            return k, "output"
+                            return k, "total"
                 break
             if r not in ready:
                 continue
@@ -440,87 +468,61 @@ def collect(pid, r, results, first, deadline, req, over):
                 k = record(line, results, started, cpu_before)
                 if k is not None and k >= current:
                     current = k + 1
-                    test_start = time.monotonic()
+                    test = Watch() if test_wall else None
                     if over(k):
-                        return k, "output"
+                        return k, "total"
             if len(buf) > 1 << 20:
                 buf = b""
     finally:
         os.close(pidfd)
-    stopped = req.get("stop") and current > first and results[current - 1]["status"] != "ran"
+    stopped = req.get("stop") and current > first and not ran(results[current - 1])
     if exited and current < len(results) and results[current] is None and not stopped:
         _, status, usage = os.wait4(pid, 0)
-        d = death(status, usage, int(req["limits"]["cpu"] + 0.999))
-        d["cpu"] = max(0.0, usage.ru_utime + usage.ru_stime - cpu_before[0])
-        d["wall"] = time.monotonic() - test_start
-        d["rss"] = usage.ru_maxrss
-        results[current] = d
+        results[current] = {"end": "died", "status": status, "rss": usage.ru_maxrss,
+                            "cpu": max(0.0, usage.ru_utime + usage.ru_stime - cpu_before[0]),
+                            "wall": test.slot() if test else 0.0}
         if over(current):
-            return current, "output"
+            return current, "total"
     return current, ""
 
 
-# What a status line may carry besides k and status: numbers about the test.
-USAGE = ("cpu", "wall", "rss", "exit")
+# What a fact from the program's process may carry besides k and end:
+# numbers about the test, and what it raised.
+USAGE = ("cpu", "wall", "rss", "code", "errno")
 
 
 def record(line, results, started, cpu_before):
-    """Take one status line {"k": index, "status": …}; ignore anything else
-    (a program may write junk into the pipe: it only hurts itself).
-    started[0] is set by the child's "start" line, written just before it
-    runs the program's code: "harness" (a problem with the tests, reported
-    as an error rather than a failed program) and "setup" (the sandbox could
-    not confine the child) are believed only before it.
-    cpu_before[0] becomes the child's CPU time so far (its "c")."""
+    """Take one fact line {"k": index, "end": …}; ignore anything else (a
+    program may write junk into the pipe: it only hurts itself). started[0]
+    is set by the child's "start" line, written just before it runs the
+    program's code: "setup" (the sandbox could not confine the child) is
+    believed only before it. cpu_before[0] becomes the child's CPU time so
+    far (its "c")."""
     if not line:
         return None
     try:
         msg = json.loads(line)
         k = msg["k"]
-        status = msg["status"]
+        end = msg["end"]
     except Exception:
         return None
-    if status == "start":
+    if end == "start":
         started[0] = True
         return None
-    if status in ("harness", "setup") and started[0]:
+    if end not in ("return", "sysexit", "raise", "setup") or end == "setup" and started[0]:
         return None
-    if not isinstance(k, int) or not 0 <= k < len(results) or results[k] is not None:
+    if type(k) is not int or not 0 <= k < len(results) or results[k] is not None:
         return None
-    if status not in ("ran", "exit", "error", "memory", "output", "passed", "failed", "harness", "setup", "timeout"):
-        return None
-    res = {"status": status, "detail": str(msg.get("detail", ""))[:2000]}
+    res = {"end": end, "detail": str(msg.get("detail", ""))[:2000], "exc": str(msg.get("exc", ""))[:100]}
     for key in USAGE:
         v = msg.get(key)
-        if type(v) in (int, float) and v >= 0:
+        if type(v) in (int, float) and v >= 0 or key == "code" and type(v) is int:
             res[key] = v
     c = msg.get("c")
     if type(c) in (int, float) and c >= 0:
         cpu_before[0] = c
     results[k] = res
     return k
-
-
-def death(status, usage, cpu_limit):
-    """What a child's end means. SIGKILL is the CPU hard limit only when the
-    child did use its CPU time; a program may also kill itself. SIGPROF is
-    the CPU timer of one test (python)."""
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        used = usage.ru_utime + usage.ru_stime if usage else cpu_limit
-        if sig == signal.SIGXCPU or sig == signal.SIGKILL and used >= cpu_limit - 0.05:
-            return {"status": "timeout", "detail": "CPU time limit reached (killed by %s)" % signal.Signals(sig).name, "signal": sig}
-        if sig == signal.SIGPROF:
-            return {"status": "timeout", "detail": "CPU time limit of the test reached", "signal": sig}
-        if sig == signal.SIGXFSZ:
-            return {"status": "output", "detail": "output limit reached", "signal": sig}
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = str(sig)
-        return {"status": "crashed", "detail": "killed by signal %s" % name, "signal": sig}
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
-    return {"status": "crashed", "detail": "process exited with status %d before the test finished" % code}
 
 
 def confine(lim, uid, keep, err):
@@ -616,8 +618,8 @@ def child(req, first, w, inputs, outs, errs):
     os._exit(0)
 
 
-def report(w, k, status, detail="", **usage):
-    line = json.dumps(dict(usage, k=k, status=status, detail=detail)) + "\n"
+def report(w, k, end, detail="", **usage):
+    line = json.dumps(dict(usage, k=k, end=end, detail=detail)) + "\n"
     try:
         write_all(w, line.encode())
     except OSError:
@@ -638,7 +640,7 @@ def run_io(req, first, w, inputs, outs, errs):
         code = compile(req["code"], "<submission>", "exec")
     except BaseException as e:
         for k in range(first, len(outs)):
-            report(w, k, "error", describe(e))
+            report(w, k, "raise", str(e)[:500], exc=type(e).__name__)
             if req.get("stop"):
                 break
         return
@@ -657,37 +659,31 @@ def run_io(req, first, w, inputs, outs, errs):
             os.lseek(2, 0, os.SEEK_SET)
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape")
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="surrogateescape")
-        status, detail, exit_code = "ran", "", 0
+        end, detail, usage = "return", "", {}
         me, kids = getrusage(SELF), getrusage(CHILDREN)
         cpu0 = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
         t0 = time.monotonic()
         if test_cpu:
             # The test's CPU timer: SIGPROF's default action ends the
-            # process, which the zygote reports as this test's time limit.
+            # process, which the zygote reports as this test's death.
             _signal.signal(_signal.SIGPROF, _signal.SIG_DFL)
             signal.setitimer(signal.ITIMER_PROF, test_cpu)
         try:
             exec(code, {"__name__": "__main__", "__builtins__": builtins})
         except SystemExit as e:
-            if e.code not in (None, 0):
-                status, detail = "exit", "exit status %r" % (e.code,)
-                exit_code = e.code if type(e.code) is int else 1
-        except MemoryError as e:
-            status, detail = "memory", "MemoryError (memory limit reached)"
-        except OSError as e:
-            if e.errno == errno.EFBIG:
-                status, detail = "output", "output limit reached"
-            else:
-                status, detail = "error", describe(e)
+            end = "sysexit"
+            usage["code"] = 0 if e.code is None else e.code if type(e.code) is int else 1
         except BaseException as e:
-            status, detail = "error", describe(e)
+            end, detail, usage["exc"] = "raise", str(e)[:500], type(e).__name__
+            if isinstance(e, OSError) and e.errno:
+                usage["errno"] = e.errno
         if test_cpu:
             signal.setitimer(signal.ITIMER_PROF, 0)
         try:
             sys.stdout.flush()
         except OSError as e:
-            if e.errno == errno.EFBIG:
-                status, detail = "output", "output limit reached"
+            if end != "raise" and e.errno == errno.EFBIG:
+                end, detail, usage = "raise", str(e), {"exc": "OSError", "errno": e.errno}
         except BaseException:
             pass
         try:
@@ -697,286 +693,11 @@ def run_io(req, first, w, inputs, outs, errs):
         wall = time.monotonic() - t0
         me, kids = getrusage(SELF), getrusage(CHILDREN)
         cpu1 = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-        if test_cpu and cpu1 - cpu0 > test_cpu and status == "ran":
-            status, detail = "timeout", "used %.2f s of CPU, the test's limit is %g s" % (cpu1 - cpu0, test_cpu)
         builtins.__dict__.clear()
         builtins.__dict__.update(saved)
-        usage = {"cpu": cpu1 - cpu0, "wall": wall, "rss": me.ru_maxrss, "c": cpu1}
-        if status in ("ran", "exit"):
-            usage["exit"] = exit_code
-        report(w, k, status, detail, **usage)
-        if req.get("stop") and status != "ran":
+        report(w, k, end, detail, cpu=cpu1 - cpu0, wall=wall, rss=me.ru_maxrss, c=cpu1, **usage)
+        if req.get("stop") and not ran(dict(usage, end=end)):
             return
-
-
-# An exec test's launcher record (launcher.c's struct record), and its kinds.
-RECORD = struct.Struct("<iiqqq")
-EXITED, EXEC_FAILED, SETUP_FAILED = 1, 2, 3
-# The errors of an exec that mean the program does not fit in its memory.
-NO_ROOM = (errno.ENOMEM, errno.E2BIG)
-
-
-def handle_exec(req):
-    """An exec job: a command per test (a compiler, a compiled program, a
-    checker), each in a process of its own, started by the launcher (see
-    launcher.c) under the test's limits and ended with everything it
-    started before the next test. The job's files are written into the
-    work dir first, each test's just before it."""
-    uid = req["uid"]
-    clean_work(uid)
-    put_files(req.get("files"), uid)
-    start = time.monotonic()
-    deadline = start + req["limits"]["wall"]
-    results = []
-    meter = Meter(req["limits"]["total"])
-    stop = False
-    for t in req["tests"]:
-        if stop:
-            results.append({"status": "skipped"})
-            continue
-        if time.monotonic() >= deadline:
-            results.append({"status": "timeout", "detail": "the submission's wall time limit (%gs) ran out" % req["limits"]["wall"]})
-            continue
-        put_files(t.get("files"), uid)
-        res = exec_test(req, t, deadline, meter)
-        results.append(res)
-        stop = req.get("stop") and res["status"] != "ran" or res["status"] == TOTAL_OUTPUT
-    reply = {"id": req["id"], "tests": results, "seconds": time.monotonic() - start, "output": meter.used}
-    if req.get("collect") and results and results[-1]["status"] == "ran":
-        reply["files"] = collect_files(req["collect"])
-    return reply
-
-
-# Bounds of what a job writes into the work dir and collects from it.
-MAX_FILES, MAX_NAME = 64, 255
-
-
-def put_files(files, uid):
-    """Write files ({name, data (base64), mode}) into the work dir, owned
-    by uid. A name is a path below the work dir; its directories are made."""
-    for f in (files or [])[:MAX_FILES]:
-        name = f["name"]
-        parts = name.split("/")
-        if not name or len(name) > MAX_NAME or name.startswith("/") or any(p in ("", ".", "..") for p in parts):
-            raise ValueError("bad file name %r" % name)
-        path = WORK
-        for p in parts[:-1]:
-            path = os.path.join(path, p)
-            if not os.path.isdir(path):
-                os.mkdir(path, 0o700)
-                if uid >= 0:
-                    os.chown(path, uid, uid)
-        path = os.path.join(path, parts[-1])
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, f.get("mode", 0o600))
-        try:
-            write_all(fd, base64.b64decode(f.get("data") or ""))
-            if uid >= 0:
-                os.fchown(fd, uid, uid)
-            os.fchmod(fd, f.get("mode", 0o600))
-        finally:
-            os.close(fd)
-
-
-def collect_files(patterns):
-    """The regular files at the top of the work dir that match patterns,
-    as {name, data (base64), mode}."""
-    import fnmatch
-
-    out = []
-    with os.scandir(WORK) as entries:
-        for e in entries:
-            if not e.is_file(follow_symlinks=False) or not any(fnmatch.fnmatchcase(e.name, p) for p in patterns):
-                continue
-            fd = os.open(e.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            try:
-                st = os.fstat(fd)
-                data = os.read(fd, st.st_size + 1)
-            finally:
-                os.close(fd)
-            out.append({"name": e.name, "data": base64.b64encode(data).decode(), "mode": st.st_mode & 0o700})
-            if len(out) >= MAX_FILES:
-                break
-    return out
-
-
-def exec_test(req, t, deadline, meter):
-    """Run one test of an exec job: fork, confine, exec the launcher with
-    the test's argv; wait for the launcher's record, the test's wall time
-    or the job's deadline; then kill every process of the test, and count
-    its output on meter."""
-    fin = stdin_memfd(base64.b64decode(t.get("stdin") or ""))
-    out, err = memfd("stdout"), memfd("stderr")
-    rep_r, rep_w = os.pipe()
-    start = time.monotonic()
-    wall = min(t["wall"], deadline - start)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            exec_child(req, t, fin, out, err, rep_w)
-        except BaseException as e:
-            # Before exec: descriptor 3 is the record pipe, or rep_w still is.
-            msg = RECORD.pack(SETUP_FAILED, 0, 0, 0, 0) + describe(e).encode("utf-8", "replace")
-            for fd in (3, rep_w):
-                try:
-                    write_all(fd, msg)
-                    break
-                except OSError:
-                    pass
-        finally:
-            os._exit(71)
-    os.close(rep_w)
-    os.close(fin)
-    data, timed_out = read_records(rep_r, start + wall)
-    os.close(rep_r)
-    status = usage = None
-    if not timed_out:
-        _, status, usage = os.wait4(pid, 0)
-    elapsed = time.monotonic() - start
-    kill_all(pid)
-    res = judge_exec(req, t, data, status, timed_out, wall, out, err)
-    keep_err = req.get("keep") or req.get("collect")
-    sizes = meter.count(out, err if keep_err else None)
-    if sizes is None:
-        res = {"status": TOTAL_OUTPUT, "detail": ""}
-    res.setdefault("wall", elapsed)
-    if sizes is not None and (res["status"] == "ran" or req.get("keep")):
-        res["stdout"] = read_back(out, min(sizes[0], t["output"] + 1))
-    if sizes is not None and keep_err:
-        res["stderr"] = read_back(err, min(sizes[1], t["output"] + 1))
-    os.close(out)
-    os.close(err)
-    return res
-
-
-def read_records(r, until):
-    """Read the launcher's records until it exits (the pipe's end: nothing
-    else holds it) or the time until; returns them and whether the time
-    ran out first."""
-    data = b""
-    while len(data) <= 4 * RECORD.size + 1024:
-        left = until - time.monotonic()
-        if left <= 0:
-            return data, True
-        ready, _, _ = select.select([r], [], [], left)
-        if not ready:
-            return data, True
-        chunk = os.read(r, 256)
-        if not chunk:
-            return data, False
-        data += chunk
-    return data, False
-
-
-def judge_exec(req, t, data, status, timed_out, wall, out, err):
-    """What happened to an exec test, from the launcher's records."""
-    cpu_limit = t["cpu"]
-    # However it ended (a runtime may ignore SIGXFSZ, then loop on failed
-    # writes until a time limit ends it, the wall one first on a loaded
-    # machine), a program that filled its output printed too much.
-    printed_too_much = full(out, t["output"]) or full(err, t["output"])
-    if timed_out:
-        if printed_too_much:
-            return {"status": "output", "detail": "output limit reached", "wall": wall}
-        return {"status": "timeout", "detail": "wall time limit (%gs) reached" % wall, "wall": wall}
-    if len(data) >= RECORD.size and RECORD.unpack_from(data)[0] == SETUP_FAILED:
-        return {"status": "setup", "detail": "sandbox setup failed: " + data[RECORD.size:].decode("utf-8", "replace")}
-    records = [RECORD.unpack_from(data, i) for i in range(0, len(data) - RECORD.size + 1, RECORD.size)]
-    failed = [r for r in records if r[0] == EXEC_FAILED]
-    exited = [r for r in records if r[0] == EXITED]
-    if failed:
-        e = failed[0][1]
-        if e in NO_ROOM:
-            return {"status": "memory", "detail": "the program does not fit in the memory limit (exec: %s)" % os.strerror(e)}
-        if e == errno.EAGAIN:
-            return {"status": "crashed", "detail": "could not start: the process limit was reached"}
-        return {"status": "noexec", "detail": "could not start %s: %s" % (t["argv"][0], os.strerror(e))}
-    if not exited:
-        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 71:
-            return {"status": "setup", "detail": "sandbox setup failed"}
-        return {"status": "crashed", "detail": "the program's launcher was killed (%s)" % describe_status(status)}
-    _, st, cpu_us, rss, _ = exited[0]
-    res = {"cpu": cpu_us / 1e6, "rss": rss}
-    cpu = cpu_us / 1e6
-    if os.WIFEXITED(st):
-        res["exit"] = os.WEXITSTATUS(st)
-    elif os.WIFSIGNALED(st):
-        res["signal"] = os.WTERMSIG(st)
-    if printed_too_much:
-        res.update(status="output", detail="output limit reached")
-    elif cpu > cpu_limit or os.WIFSIGNALED(st) and (os.WTERMSIG(st) == signal.SIGXCPU or cpu >= int(cpu_limit + 0.999) - 0.05) \
-            or res.get("exit") != 0 and marked(err, req.get("time_markers")):
-        res.update(status="timeout", detail="used %.2f s of CPU, the limit is %g s" % (cpu, cpu_limit))
-    elif os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGXFSZ:
-        res.update(status="output", detail="output limit reached")
-    elif res.get("exit") == 0:
-        res.update(status="ran", detail="")
-    elif marked(err, req.get("markers")):
-        res.update(status="memory", detail="out of memory (%s)" % describe_status(st))
-    elif os.WIFSIGNALED(st):
-        res.update(status="crashed", detail=describe_status(st))
-    else:
-        res.update(status="exit", detail=describe_status(st))
-    return res
-
-
-def describe_status(st):
-    if os.WIFSIGNALED(st):
-        try:
-            return "killed by signal %s" % signal.Signals(os.WTERMSIG(st)).name
-        except ValueError:
-            return "killed by signal %d" % os.WTERMSIG(st)
-    return "exit status %d" % os.WEXITSTATUS(st)
-
-
-def full(fd, limit):
-    return os.fstat(fd).st_size >= limit
-
-
-def marked(fd, markers):
-    """Whether what fd holds (its last 64 KiB) contains one of markers."""
-    if not markers:
-        return False
-    size = os.fstat(fd).st_size
-    tail = os.pread(fd, 65536, max(0, size - 65536))
-    return any(m.encode() in tail for m in markers)
-
-
-def exec_child(req, t, fin, out, err, rep):
-    """In the forked child of an exec test: stdin, stdout, stderr and the
-    launcher's record pipe on 0-3, nothing else open; the test's limits;
-    the job's uid; then exec the launcher, which runs the test's argv."""
-    os.dup2(fin, 0)
-    os.dup2(out, 1)
-    os.dup2(err, 2)
-    os.dup2(rep, 3)
-    os.closerange(4, 1 << 20)
-    if not AS_PID1:
-        os.setpgid(0, 0)
-    os.chdir(WORK)
-    # A program gets the default action of the signals the zygote
-    # ignores: past the output limit it is killed (SIGXFSZ), as it is when
-    # it writes to a closed pipe.
-    for sig in (_signal.SIGXFSZ, _signal.SIGPIPE, _signal.SIGALRM):
-        _signal.signal(sig, _signal.SIG_DFL)
-    setrlimit = resource.setrlimit
-    cpu = max(1, int(t["cpu"] + 0.999))
-    setrlimit(resource.RLIMIT_CORE, (0, 0))
-    setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    setrlimit(resource.RLIMIT_FSIZE, (t["output"], t["output"]))
-    setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-    setrlimit(resource.RLIMIT_STACK, (t["stack"], t["stack"]))
-    uid = req["uid"]
-    if uid >= 0:
-        # The launcher counts too.
-        setrlimit(resource.RLIMIT_NPROC, (t["procs"] + 1, t["procs"] + 1))
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-    os.umask(0o077)
-    if t["memory"] > 0:
-        setrlimit(resource.RLIMIT_AS, (t["memory"], t["memory"]))
-    launcher = req["launcher"]
-    os.execve(launcher, [launcher] + t["argv"], dict(kv.split("=", 1) for kv in req["env"]))
 
 
 class NotPlain(Exception):
@@ -1148,8 +869,9 @@ class Remote:
     """The runner's end of the conversation with the program's process: r
     and w are pipes to it; peer is the zygote, which knows how it ended."""
 
-    def __init__(self, r, w, peer, deadline):
-        self.r, self.w, self.peer, self.deadline = r, w, peer, deadline
+    def __init__(self, r, w, peer):
+        self.r, self.w, self.peer = r, w, peer
+        self.expired = False  # the test's slot time ran out (judge's timer)
         self.pending = b""  # read past the last answer
 
     def exit_status(self):
@@ -1167,10 +889,10 @@ class Remote:
 
     def read_some(self, n):
         """Up to n bytes from the program's process. The read blocks:
-        judge's timer (SIGALRM at the deadline) interrupts it with Timeout,
-        and a read after the deadline (test code may catch Timeout) raises
-        it at once."""
-        if time.monotonic() >= self.deadline:
+        judge's timer (SIGALRM when the slot time runs out) interrupts it
+        with Timeout, and a read after that (test code may catch Timeout)
+        raises it at once."""
+        if self.expired:
             raise Timeout()
         chunk = os.read(self.r, min(n, 1 << 20))
         if not chunk:
@@ -1372,22 +1094,20 @@ def run_assert(peer, req):
     in this process, which is inside a sandbox too."""
     lim, uid = req["limits"], req["uid"]
     start = time.monotonic()
-    deadline = start + lim["wall"]
 
-    def reply(status, detail=""):
-        return {"id": req["id"], "tests": [{"status": status, "detail": detail}],
-                "seconds": time.monotonic() - start}
+    def reply(fact):
+        return {"id": req["id"], "tests": [fact], "seconds": time.monotonic() - start}
 
     try:
         tests = compile_tests(req["test"])
     except BaseException as e:
-        return reply("harness", "test code does not compile: " + describe(e))
+        return reply({"end": "harness", "detail": "test code does not compile: " + describe(e)})
     src = req["code"]
     if len(src) <= COMPILE_IN_RUNNER:
         try:
             code = compile(src, "<submission>", "exec", dont_inherit=True)
         except BaseException as e:
-            return reply("failed", "program does not compile: " + describe(e))
+            return reply({"end": "program", "detail": "program does not compile: " + describe(e)})
         program = b"m" + marshal.dumps(code)
     else:
         program = b"s" + src.encode("utf-8", "surrogatepass")
@@ -1399,11 +1119,9 @@ def run_assert(peer, req):
     finally:
         os.close(to_r)
         os.close(from_w)
-    remote = Remote(from_r, to_w, peer, deadline)
+    remote = Remote(from_r, to_w, peer)
     try:
-        status, detail = judge(remote, tests, req["entry"], deadline, program, compile_prompt(req.get("prompt")))
-        if status == "gone":
-            status, detail = gone(remote, detail)
+        fact = judge(remote, tests, req["entry"], lim["wall"], lim["cpu"], program, compile_prompt(req.get("prompt")))
     finally:
         os.close(from_r)
         os.close(to_w)
@@ -1417,76 +1135,77 @@ def run_assert(peer, req):
                 raise ZygoteGone()
             if op == b"c":
                 break
-    return reply(status, detail)
+    return reply(fact)
 
 
 def gone(remote, when):
-    """The verdict when the program's process stopped answering: it closed
-    the pipe, and has exited or does soon, or it is alive without it."""
+    """The fact when the program's process stopped answering: it closed the
+    pipe, and has exited or does soon, or it is alive without it."""
     d = remote.exit_status()
     if d.get("alive"):
-        return "failed", "the program closed its connection to the tests %s" % when
-    if d.get("signaled"):
-        if d["status"] == "crashed":
-            return "crashed", "the program was %s %s" % (d["detail"], when)
-        return d["status"], d["detail"]
-    return "failed", "the program exited %s" % when
+        return {"end": "gone", "alive": True, "detail": when}
+    return {"end": "gone", "status": d["status"], "cpu": d["cpu"], "rss": d["rss"], "detail": when}
 
 
-def judge(remote, tests, entry, deadline, program, prompt):
+def judge(remote, tests, entry, wall, cpu, program, prompt):
+    """Run the test code and check(entry point) against the program's
+    process; the fact of how it went."""
+    watch = Watch()
+
     def alarm(signum, frame):
+        left = watch.left(wall, cpu)
+        if left:
+            signal.setitimer(signal.ITIMER_REAL, left)
+            return
+        remote.expired = True
         raise Timeout()
 
     # The test code runs here: a loop in it, or a program that never reads
-    # what it is sent, must not outlive the wall time.
+    # what it is sent, must not outlive the slot time.
     signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic()))
+    signal.setitimer(signal.ITIMER_REAL, max(0.001, wall))
     try:
         try:
             remote.send_raw(program)
             hello = remote.recv()
         except Gone:
-            return "gone", "before the tests ran"
+            return gone(remote, "before the tests ran")
         except Timeout:
-            return "timeout", ""
+            return {"end": "wall"}
         if hello.get("hello") != "ok":
-            return "failed", str(hello.get("detail", "the program did not start"))[:1000]
+            return {"end": "program", "detail": str(hello.get("detail", "the program did not start"))[:1000]}
         g = TestGlobals(remote, Prompt(prompt, entry) if prompt is not None else None)
         try:
             exec(tests, g)
         except (Gone, Timeout, Refused, Exited, ZygoteGone, PromptBroken):
             raise
         except BaseException as e:
-            return "harness", "test code raised " + describe(e)
+            return {"end": "harness", "detail": "test code raised " + describe(e)}
         check = dict.get(g, "check")
         if not callable(check):
-            return "harness", "test code defines no check(candidate)"
+            return {"end": "harness", "detail": "test code defines no check(candidate)"}
         msg = remote.ask(ask_frame("get", entry))
         if msg.get("callable") is not True:
-            return "failed", "program defines no function %r" % entry
+            return {"end": "program", "detail": "program defines no function %r" % entry}
         check(RemoteFunction(remote, entry))
     except ZygoteGone:
         raise
     except Gone:
-        return "gone", "during the tests"
+        return gone(remote, "during the tests")
     except Timeout:
-        return "timeout", ""
+        return {"end": "wall"}
     except PromptBroken as e:
-        return "harness", str(e)
+        return {"end": "harness", "detail": str(e)}
     except Refused as e:
-        return "failed", "refused: %s" % e
-    except Exited as e:
-        return "failed", str(e)
-    except AssertionError as e:
-        return "failed", "AssertionError" + (": %s" % e if str(e) else "")
-    except MemoryError:
-        return "memory", "MemoryError (memory limit reached)"
+        return {"end": "refused", "detail": str(e)}
+    except Exited:
+        return {"end": "exited"}
     except BaseException as e:
-        return "failed", describe(e)
+        return {"end": "raise", "exc": type(e).__name__, "detail": str(e)[:500]}
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
-    return "passed", ""
+    return {"end": "passed"}
 
 
 # An assert job for the zygote: limits (cpu, memory, output, processes) and
@@ -1532,7 +1251,7 @@ def fork_program(peer_fd, job, r, w):
         frame = os.read(peer_fd, 5)
         while frame != DONE:
             if frame == ASK_STATUS:
-                status = json.dumps(exit_status(pid, int(cpu + 0.999))).encode()
+                status = json.dumps(exit_status(pid)).encode()
                 write_all(peer_fd, struct.pack(">I", len(status) + 1) + b"x" + status)
             elif 0 < len(frame) < 5:
                 rest = read_exact(peer_fd, 5 - len(frame))
@@ -1550,9 +1269,10 @@ def fork_program(peer_fd, job, r, w):
 ASK_STATUS, DONE, KILLED = b"\x00\x00\x00\x01s", b"\x00\x00\x00\x01d", b"\x00\x00\x00\x01c"
 
 
-def exit_status(pid, cpu_limit):
+def exit_status(pid):
     """How the program's process pid ended, once it has (half a second at
-    most): {"alive": true} if it has not."""
+    most): its wait status, CPU time and peak memory, or {"alive": true}
+    if it has not."""
     pidfd = os.pidfd_open(pid)
     try:
         ready, _, _ = select.select([pidfd], [], [], 0.5)
@@ -1561,10 +1281,7 @@ def exit_status(pid, cpu_limit):
     if not ready:
         return {"alive": True}
     _, st, usage = os.wait4(pid, 0)
-    d = {"signaled": os.WIFSIGNALED(st)}
-    if d["signaled"]:
-        d.update(death(st, usage, cpu_limit))
-    return d
+    return {"status": st, "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss}
 
 
 HELLO_OK = b'\x00\x00\x00\x0e{"hello":"ok"}'
@@ -1848,7 +1565,7 @@ def zygote_main():
         if op == b"a" and len(fds) == 2 and len(body) == JOB.size:
             fork_program(fd, body, fds[0], fds[1])
         elif op == b"i" and not fds:
-            peer.send(b"r", json.dumps(handle(json.loads(body)), separators=(",", ":")).encode())
+            peer.send(b"r", json.dumps(handle_io(json.loads(body)), separators=(",", ":")).encode())
         else:
             for k in fds:
                 os.close(k)

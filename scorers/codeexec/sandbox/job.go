@@ -64,8 +64,14 @@ func (l Limits) totalOutput() int64 {
 // enough for competitive-programming style tests and HumanEval, small enough
 // that a hostile program costs little.
 func DefaultLimits() Limits {
-	return Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 512, OutputKB: 1024, Processes: 16}
+	return Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 512, OutputKB: 1024, Processes: defaultProcesses}
 }
+
+// defaultProcesses is the process limit of every language by default. The
+// kernel counts threads as processes: accepted solutions start threads (a
+// JVM starts a dozen of its own), and judges let them have 64 and more. A
+// fork bomb stops at it (the slot's pids cgroup, the uid's RLIMIT_NPROC).
+const defaultProcesses = 128
 
 // WithDefaults returns l with its zero fields taken from defaults, and
 // TotalOutputKB, when neither sets it, DefaultTotalOutputKB(OutputKB).
@@ -274,8 +280,10 @@ type TestResult struct {
 // an error from Pool.Run.
 type Result struct {
 	Tests []TestResult
-	// Elapsed is the time the submission took in the sandbox.
-	Elapsed time.Duration
+	// Elapsed is the time the submission took in the sandbox, SlotTime
+	// that time less what its slot waited for a CPU (the time its wall
+	// limits are measured in: see Pool.SlotTime).
+	Elapsed, SlotTime time.Duration
 	// Output is what the tests printed, in bytes, as counted against
 	// Limits.TotalOutputKB.
 	Output int64

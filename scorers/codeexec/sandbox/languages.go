@@ -81,6 +81,12 @@ const (
 	// V8 reserve far more address space than they use. A pool without
 	// cgroups does not run these languages.
 	Cgroup
+	// Resident bounds the slot with its cgroup's memory limit and judges
+	// each test by its peak resident set: a C++ program's threads each
+	// reserve a stack as large as the main one, which an address space
+	// limit would refuse. A pool without cgroups bounds these languages'
+	// address space instead.
+	Resident
 )
 
 // Compiled says whether programs of the language are compiled before they
@@ -132,7 +138,7 @@ func (l *Language) runArgv(source string, memoryMB int) []string {
 // Languages returns the language table, a new copy on every call. The
 // sandbox runs every language on it whose toolchain is installed.
 func Languages() []*Language {
-	compileLimits := Limits{CPUSeconds: 10, WallSeconds: 20, MemoryMB: 1024, OutputKB: 65536, Processes: 16}
+	compileLimits := Limits{CPUSeconds: 10, WallSeconds: 20, MemoryMB: 1024, OutputKB: compilerOutputKB, Processes: 16}
 	return []*Language{
 		{
 			Name: "python", Aliases: []string{"py", "python3"}, Source: "main.py", InProcess: true,
@@ -147,7 +153,7 @@ func Languages() []*Language {
 			Run:       []string{"./main"},
 			Package:   "g++", Toolchain: []string{"/usr/bin/g++"},
 			CompileLimits: compileLimits,
-			RunLimits:     DefaultLimits(), Memory: AddressSpace,
+			RunLimits:     DefaultLimits(), Memory: Resident,
 			MemoryMarkers: []string{"std::bad_alloc"},
 			// The first include of 268 of cp_problems' 302 C++ solutions.
 			PrecompiledHeaders: []string{"bits/stdc++.h", "iostream"}, PrecompileFlags: []string{"-std=gnu++17", "-O2"},
@@ -160,11 +166,11 @@ func Languages() []*Language {
 			Compile: []string{"/usr/bin/javac", "-J-Xmx512m", "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1",
 				"-J-XX:-UsePerfData", "-encoding", "UTF-8", "-d", ".", "{source}"},
 			Artefacts: []string{"*.class"},
-			Run: []string{"/usr/bin/java", "-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+			Run: []string{"/usr/bin/java", "-ea", "-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 				"-XX:-UsePerfData", "-XX:CICompilerCount=1", "-Xshare:auto", "-cp", ".", "{class}"},
 			Package: "openjdk-17-jdk-headless", Toolchain: []string{"/usr/bin/javac", "/usr/bin/java"},
-			CompileLimits: Limits{CPUSeconds: 20, WallSeconds: 30, MemoryMB: 1024, OutputKB: 65536, Processes: 64},
-			RunLimits:     Limits{CPUSeconds: 4, WallSeconds: 10, MemoryMB: 512, OutputKB: 1024, Processes: 64},
+			CompileLimits: Limits{CPUSeconds: 20, WallSeconds: 30, MemoryMB: 1024, OutputKB: compilerOutputKB, Processes: 64},
+			RunLimits:     Limits{CPUSeconds: 4, WallSeconds: 10, MemoryMB: 512, OutputKB: 1024, Processes: defaultProcesses},
 			Memory:        Cgroup, ReadPaths: []string{"/etc/java-17-openjdk"},
 			MemoryMarkers: []string{"java.lang.OutOfMemoryError"},
 		},
@@ -174,7 +180,7 @@ func Languages() []*Language {
 			// /etc) not read at all.
 			Run:     []string{"/usr/bin/node", "--max-old-space-size={memory_mb}", "--v8-pool-size=2", "--stack-size=65500", "main.js"},
 			Package: "nodejs", Toolchain: []string{"/usr/bin/node"},
-			RunLimits: Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 512, OutputKB: 1024, Processes: 32},
+			RunLimits: Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 512, OutputKB: 1024, Processes: defaultProcesses},
 			Memory:    Cgroup, Env: []string{"OPENSSL_CONF=/dev/null"},
 			MemoryMarkers: []string{"JavaScript heap out of memory"},
 		},

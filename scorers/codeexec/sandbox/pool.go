@@ -40,7 +40,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +88,10 @@ type Pool struct {
 	uidBase int
 	cg      *cgroups
 	cgErr   error // why there are no cgroups
+	// clocks are the slots' cgroups v2, which measure slot time
+	// (slottime.go); clockErr says why there are none.
+	clocks   *slotClocks
+	clockErr error
 
 	// langs are the languages the pool runs, by name; unsupported says
 	// why each other language of the table does not run.
@@ -151,10 +154,14 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	p := &Pool{cfg: cfg, free: make(chan *slot, cfg.Slots), uidBase: 1_000_000 + (os.Getpid()%10_000)*100, done: make(chan struct{})}
 	if !cfg.Unsafe {
 		p.cg, p.cgErr = newCgroups()
+		p.clocks, p.clockErr = newSlotClocks()
 	}
 	if err := p.setupLanguages(ctx); err != nil {
 		if p.cg != nil {
 			p.cg.remove()
+		}
+		if p.clocks != nil {
+			p.clocks.remove()
 		}
 		return nil, err
 	}
@@ -171,10 +178,19 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 			}
 			s.cg = cg
 		}
-		if err := p.start(ctx, s); err != nil {
-			if s.cg != nil {
-				s.cg.remove()
+		if p.clocks != nil {
+			clock, err := p.clocks.slot(i)
+			if err != nil {
+				if s.cg != nil {
+					s.cg.remove()
+				}
+				p.Close()
+				return nil, fmt.Errorf("sandbox: cgroup v2 of slot %d: %w", i, err)
 			}
+			s.clock = clock
+		}
+		if err := p.start(ctx, s); err != nil {
+			s.removeCgroups()
 			p.Close()
 			return nil, err
 		}
@@ -218,9 +234,7 @@ func (p *Pool) Close() error {
 	for range len(p.slots) {
 		s := <-p.free
 		s.kill()
-		if s.cg != nil {
-			s.cg.remove()
-		}
+		s.removeCgroups()
 		if p.cfg.Unsafe {
 			// Without the sandbox's private tmpfs the work dir is on the
 			// host's.
@@ -230,10 +244,32 @@ func (p *Pool) Close() error {
 	if p.cg != nil {
 		p.cg.remove()
 	}
+	if p.clocks != nil {
+		p.clocks.remove()
+	}
 	if p.cfg.Metrics != nil {
 		p.cfg.Metrics.slots.Set(0)
 	}
 	return nil
+}
+
+// removeCgroups removes the slot's cgroups, once its servers are gone.
+func (s *slot) removeCgroups() {
+	if s.cg != nil {
+		s.cg.remove()
+	}
+	if s.clock != nil {
+		s.clock.remove()
+	}
+}
+
+// SlotTime says whether the pool measures its wall-time limits in slot
+// time (slottime.go), and if not, why.
+func (p *Pool) SlotTime() (bool, error) {
+	if p.cfg.Unsafe {
+		return false, errors.New("unsafe mode")
+	}
+	return p.clocks != nil, p.clockErr
 }
 
 // Cgroups says whether each slot is also bounded as a whole by cgroup v1
@@ -325,20 +361,21 @@ func (p *Pool) runIn(ctx context.Context, s *slot, lang *poolLanguage, job Job) 
 	if err != nil {
 		return Result{}, err
 	}
-	rep, cgOOM, err := p.roundTrip(ctx, s, req, job.Limits)
+	rep, cgOOM, err := p.roundTrip(ctx, s, req, job.Limits, lang.Memory == Resident)
 	if err != nil {
 		return Result{}, err
 	}
-	return job.result(rep, cgOOM)
+	return job.result(rep, lang, cgOOM)
 }
 
 // roundTrip sends req to slot s and returns its reply, trying once more on
-// a new fork server if the slot's dies; cgOOM says whether the kernel
-// killed a process of the slot for memory (its cgroup's limit) meanwhile.
-func (p *Pool) roundTrip(ctx context.Context, s *slot, req *request, lim Limits) (*reply, bool, error) {
+// new servers if the slot's die; cgOOM says whether the kernel killed a
+// process of the slot for memory (its cgroup's limit) meanwhile. The reply
+// must come within the job's wall time and ten seconds more, in slot time.
+func (p *Pool) roundTrip(ctx context.Context, s *slot, req *request, lim Limits, tight bool) (*reply, bool, error) {
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
-		if s.cmd == nil {
+		if s.runner == nil {
 			if err := p.start(ctx, s); err != nil {
 				last = err
 				continue
@@ -346,7 +383,7 @@ func (p *Pool) roundTrip(ctx context.Context, s *slot, req *request, lim Limits)
 		}
 		ooms := int64(-1)
 		if s.cg != nil {
-			if err := s.cg.limit(lim); err != nil {
+			if err := s.cg.limit(lim, tight); err != nil {
 				return nil, false, fmt.Errorf("sandbox: %w", err)
 			}
 			ooms = s.cg.ooms()
@@ -426,35 +463,67 @@ if os.fork() == 0:
 `
 
 // slot is one sandbox slot: a runner, which Go talks to and which runs the
-// assert-style tests, and a zygote, which forks the programs. Each is PID 1
-// of namespaces of its own; they talk over a socket pair. Only the
-// goroutine holding the slot (taken from Pool.free) touches it.
+// assert-style tests; a zygote, which forks the python programs; and, when
+// the pool runs a language that is exec'd, an executor (executor.go),
+// which runs those. Each is PID 1 of namespaces of its own; the runner and
+// the zygote talk over a socket pair. Only the goroutine holding the slot
+// (taken from Pool.free) touches it.
 type slot struct {
 	// uid runs the programs, judge the checkers.
 	id, uid, judge int
 	seq            int64
-	cmd            *exec.Cmd // the runner
-	zygote         *exec.Cmd
-	req            *os.File
-	resp           *bufio.Reader
-	respF          *os.File
-	stderr         *tail       // both processes'
+	runner, zygote *exec.Cmd
+	executor       *exec.Cmd   // nil when the pool runs python only
+	py, ex         *conn       // to the runner, to the executor
+	stderr         *tail       // every server's
 	cg             *slotCgroup // nil without cgroups
+	clock          *slotClock  // nil without cgroup v2 pressure accounting
 }
 
-// command is the command that starts one of a slot's processes in role
-// (runner or zygote).
+// conn is the pool's end of a server's request and reply pipes.
+type conn struct {
+	w, rf *os.File
+	r     *bufio.Reader
+}
+
+func newConn(w, r *os.File) *conn { return &conn{w: w, rf: r, r: bufio.NewReaderSize(r, 64<<10)} }
+
+func (c *conn) close() {
+	if c != nil {
+		c.w.Close()
+		c.rf.Close()
+	}
+}
+
+// acct is how the slot's slot time is read.
+func (s *slot) acct() accounting {
+	if s.clock == nil {
+		return accounting{}
+	}
+	return accounting{pressure: s.clock.pressure, cpu: s.clock.cpu}
+}
+
+// command is the command that starts one of a slot's servers in role
+// (runner, zygote or executor).
 func (p *Pool) command(s *slot, role string) *exec.Cmd {
 	var cmd *exec.Cmd
-	if p.cfg.Unsafe {
+	switch {
+	case p.cfg.Unsafe && role == "executor":
+		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, "-", strconv.Itoa(s.id), unsafeExecutorRole)
+		cmd = exec.Command(p.cfg.Helper[0], args...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "GOMAXPROCS=1", "REWARDD_WORK=" + unsafeWorkDir(s) + "-exec"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	case p.cfg.Unsafe:
 		cmd = exec.Command(p.cfg.Python, "-I", "-S", "-B", "-X", "utf8", "-c", harness, role)
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "REWARDD_WORK=" + unsafeWorkDir(s), "REWARDD_SLOT=" + strconv.Itoa(s.id), "LD_BIND_NOW=1"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	} else {
+	default:
 		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, p.cfg.Python, strconv.Itoa(s.id), role)
 		args = append(args, p.readPaths()...)
 		cmd = exec.Command(p.cfg.Helper[0], args...)
-		cmd.Env = []string{}
+		// The executor's runtime needs no more than one thread at a time
+		// (the Python servers exec with an environment of their own).
+		cmd.Env = []string{"GOMAXPROCS=1"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{
 			Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
 				syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
@@ -465,7 +534,23 @@ func (p *Pool) command(s *slot, role string) *exec.Cmd {
 	return cmd
 }
 
-func (p *Pool) start(ctx context.Context, s *slot) error {
+// start starts the slot's servers, puts them in the slot's cgroups before
+// they fork anything (they fork only when a job comes: everything they
+// start is counted there), and waits for their hellos.
+func (p *Pool) start(ctx context.Context, s *slot) (err error) {
+	s.stderr = &tail{max: 4096}
+	defer func() {
+		if err != nil {
+			s.kill()
+		}
+	}()
+	clock, err := s.clock.clockFiles()
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if s.clock == nil {
+		defer clock[0].Close()
+	}
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("sandbox: socket pair: %w", err)
@@ -473,69 +558,109 @@ func (p *Pool) start(ctx context.Context, s *slot) error {
 	runnerEnd, zygoteEnd := os.NewFile(uintptr(fds[0]), "runner"), os.NewFile(uintptr(fds[1]), "zygote")
 	defer runnerEnd.Close()
 	defer zygoteEnd.Close()
-	reqR, reqW, err := os.Pipe()
+	var theirs []*os.File // the servers' ends of the pipes, closed here once they have them
+	defer func() {
+		for _, f := range theirs {
+			f.Close()
+		}
+	}()
+	pipes := func() (*conn, *os.File, *os.File, error) {
+		reqR, reqW, err := os.Pipe()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("sandbox: %w", err)
+		}
+		respR, respW, err := os.Pipe()
+		if err != nil {
+			reqR.Close()
+			reqW.Close()
+			return nil, nil, nil, fmt.Errorf("sandbox: %w", err)
+		}
+		theirs = append(theirs, reqR, respW)
+		return newConn(reqW, respR), reqR, respW, nil
+	}
+	var servers []*exec.Cmd
+	launch := func(c *exec.Cmd, files ...*os.File) error {
+		c.ExtraFiles = append(files, clock...)
+		if err := c.Start(); err != nil {
+			return fmt.Errorf("sandbox: start fork server: %w", err)
+		}
+		servers = append(servers, c)
+		return nil
+	}
+	s.zygote = p.command(s, "zygote")
+	if err := launch(s.zygote, zygoteEnd); err != nil {
+		s.zygote = nil
+		return err
+	}
+	py, reqR, respW, err := pipes()
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		return err
 	}
-	defer reqR.Close()
-	respR, respW, err := os.Pipe()
-	if err != nil {
-		reqW.Close()
-		return fmt.Errorf("sandbox: %w", err)
+	s.py = py
+	s.runner = p.command(s, "runner")
+	if err := launch(s.runner, reqR, respW, runnerEnd); err != nil {
+		s.runner = nil
+		return err
 	}
-	defer respW.Close()
-	s.stderr = &tail{max: 4096}
-	s.req, s.respF, s.resp = reqW, respR, bufio.NewReaderSize(respR, 64<<10)
-	zygote := p.command(s, "zygote")
-	zygote.ExtraFiles = []*os.File{zygoteEnd}
-	if err := zygote.Start(); err != nil {
-		s.kill()
-		return fmt.Errorf("sandbox: start fork server: %w", err)
+	if p.launcher != "" {
+		ex, reqR, respW, err := pipes()
+		if err != nil {
+			return err
+		}
+		s.ex = ex
+		s.executor = p.command(s, "executor")
+		if err := launch(s.executor, reqR, respW); err != nil {
+			s.executor = nil
+			return err
+		}
 	}
-	s.zygote = zygote
-	runner := p.command(s, "runner")
-	runner.ExtraFiles = []*os.File{reqR, respW, runnerEnd}
-	if err := runner.Start(); err != nil {
-		s.kill()
-		return fmt.Errorf("sandbox: start fork server: %w", err)
-	}
-	s.cmd = runner
-	// The processes have their ends now: closing this process's copies
+	// The servers have their ends now: closing this process's copies
 	// lets each see the other's exit as the end of its socket or pipe.
-	for _, f := range []*os.File{reqR, respW, runnerEnd, zygoteEnd} {
+	for _, f := range append(theirs, runnerEnd, zygoteEnd) {
 		f.Close()
 	}
-	// Into the slot's cgroups before the zygote forks anything (it forks
-	// only when a job comes): everything it starts is counted there.
-	if s.cg != nil {
-		for _, c := range []*exec.Cmd{zygote, runner} {
+	theirs = nil
+	for _, c := range servers {
+		if s.cg != nil {
 			if err := s.cg.add(c.Process.Pid); err != nil {
-				s.kill()
 				return fmt.Errorf("sandbox: join slot cgroup: %w", err)
 			}
 		}
+		if s.clock != nil {
+			if err := s.clock.add(c.Process.Pid); err != nil {
+				return fmt.Errorf("sandbox: join slot cgroup v2: %w", err)
+			}
+		}
 	}
-	var hello reply
-	if err := s.read(ctx, &hello, time.Now().Add(20*time.Second), 64<<10); err != nil {
-		s.kill()
-		return fmt.Errorf("sandbox: fork server did not start: %w", err)
-	}
-	if !p.cfg.Unsafe && (!hello.Pid1 || hello.UID != 0) {
-		s.kill()
-		return fmt.Errorf("sandbox: fork server is not PID 1 of its namespace (pid1=%v uid=%d)", hello.Pid1, hello.UID)
+	for _, c := range []*conn{s.py, s.ex} {
+		if c == nil {
+			continue
+		}
+		var hello reply
+		if err := s.read(ctx, c, &hello, accounting{}.watch(), 60*time.Second, 64<<10); err != nil {
+			return fmt.Errorf("sandbox: fork server did not start: %w", err)
+		}
+		if !p.cfg.Unsafe && (!hello.Pid1 || hello.UID != 0) {
+			return fmt.Errorf("sandbox: fork server is not PID 1 of its namespace (pid1=%v uid=%d)", hello.Pid1, hello.UID)
+		}
 	}
 	return nil
 }
+
+// unsafeExecutorRole is the helper's role of an executor that is not
+// confined (Config.Unsafe).
+const unsafeExecutorRole = "executor-unsafe"
 
 func unsafeWorkDir(s *slot) string {
 	return fmt.Sprintf("%s/rewardd-unsafe-%d-%d", os.TempDir(), os.Getpid(), s.id)
 }
 
-// kill stops the slot's processes and everything in their namespaces, and
+// kill stops the slot's servers and everything in their namespaces, and
 // waits for them.
 func (s *slot) kill() {
-	for _, c := range []*exec.Cmd{s.zygote, s.cmd} {
-		if c == nil {
+	servers := []*exec.Cmd{s.zygote, s.runner, s.executor}
+	for _, c := range servers {
+		if c == nil || c.Process == nil {
 			continue
 		}
 		if c.SysProcAttr.Setpgid {
@@ -543,37 +668,50 @@ func (s *slot) kill() {
 		}
 		c.Process.Kill()
 	}
-	if s.req != nil {
-		s.req.Close()
-		s.respF.Close()
-	}
-	for _, c := range []*exec.Cmd{s.zygote, s.cmd} {
-		if c != nil {
+	s.py.close()
+	s.ex.close()
+	for _, c := range servers {
+		if c != nil && c.Process != nil {
 			c.Wait()
 		}
 	}
-	s.cmd, s.zygote, s.req, s.respF, s.resp = nil, nil, nil, nil, nil
+	s.runner, s.zygote, s.executor, s.py, s.ex = nil, nil, nil, nil, nil
 }
 
+// roundTrip sends req to the server of its style (exec: the executor;
+// else the runner, which hands io jobs to the zygote) and reads its reply,
+// which must come within timeout of slot time.
 func (s *slot) roundTrip(ctx context.Context, req *request, timeout time.Duration) (*reply, error) {
+	c := s.py
+	if req.Style == "exec" {
+		c = s.ex
+	}
+	if c == nil {
+		return nil, errors.New("sandbox: this slot has no executor")
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
 	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
-	// Cancellation kills the whole sandbox at once: the zygote is PID 1 of
-	// its namespace, so the kernel takes every process in it along.
-	runner, zygote := s.cmd.Process, s.zygote.Process
+	// Cancellation kills the whole sandbox at once: each server is PID 1
+	// of its namespace, so the kernel takes every process in it along.
+	servers := []*os.Process{s.zygote.Process, s.runner.Process}
+	if s.executor != nil {
+		servers = append(servers, s.executor.Process)
+	}
 	stop := context.AfterFunc(ctx, func() {
-		zygote.Kill()
-		runner.Kill()
+		for _, p := range servers {
+			p.Kill()
+		}
 	})
 	defer stop()
-	if _, err := s.req.Write(append(frame, body...)); err != nil {
+	w := s.acct().watch()
+	if _, err := c.w.Write(append(frame, body...)); err != nil {
 		return nil, s.died(fmt.Errorf("send: %w", err))
 	}
 	var rep reply
-	if err := s.read(ctx, &rep, time.Now().Add(timeout), req.maxReply()); err != nil {
+	if err := s.read(ctx, c, &rep, w, timeout, req.maxReply()); err != nil {
 		return nil, err
 	}
 	if rep.ID != req.ID {
@@ -582,25 +720,50 @@ func (s *slot) roundTrip(ctx context.Context, req *request, timeout time.Duratio
 	return &rep, nil
 }
 
-// read reads the next reply into v, refusing one over limit bytes.
-func (s *slot) read(ctx context.Context, v any, deadline time.Time, limit int64) error {
-	s.respF.SetReadDeadline(deadline)
+// read reads the next reply on c into v, refusing one over limit bytes;
+// it gives up when w has run out of timeout of slot time.
+func (s *slot) read(ctx context.Context, c *conn, v any, w watch, timeout time.Duration, limit int64) error {
 	var head [4]byte
-	if _, err := io.ReadFull(s.resp, head[:]); err != nil {
-		return s.died(err)
+	if err := s.readFull(c, head[:], w, timeout); err != nil {
+		return err
 	}
 	n := binary.BigEndian.Uint32(head[:])
 	if int64(n) > limit {
 		return fmt.Errorf("reply of %d bytes, over the %d its request allows", n, limit)
 	}
 	body := make([]byte, n)
-	if _, err := io.ReadFull(s.resp, body); err != nil {
-		return s.died(err)
+	if err := s.readFull(c, body, w, timeout); err != nil {
+		return err
 	}
 	return json.Unmarshal(body, v)
 }
 
-// died describes why the fork server stopped answering.
+// readFull fills b from c, waiting while w has slot time left of timeout
+// (its CPU use does not end the wait: a server that computes that long is
+// stopped by its own limits).
+func (s *slot) readFull(c *conn, b []byte, w watch, timeout time.Duration) error {
+	for got := 0; got < len(b); {
+		done, left := w.expired(timeout, 1<<62)
+		if done {
+			return s.died(os.ErrDeadlineExceeded)
+		}
+		c.rf.SetReadDeadline(time.Now().Add(left))
+		n, err := c.r.Read(b[got:])
+		got += n
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			continue
+		}
+		if err != nil {
+			if got == len(b) {
+				return nil
+			}
+			return s.died(err)
+		}
+	}
+	return nil
+}
+
+// died describes why a server stopped answering.
 func (s *slot) died(err error) error {
 	if msg := strings.TrimSpace(s.stderr.String()); msg != "" {
 		return fmt.Errorf("fork server: %w (%s)", err, msg)

@@ -1,39 +1,51 @@
 /* rewardd sandbox launcher.
  *
- * The fork server's child confines itself (uid, rlimits, descriptors) and
- * execs this with the command to run: launcher PROGRAM [ARG...]. It forks;
- * the child execs the command, and this process waits for it and writes
- * one record (struct record) to descriptor 3 saying how it ended. An exec
- * that fails writes a record of its own first.
+ * The sandbox's executor starts this, as root inside the sandbox's
+ * namespaces, Landlock and seccomp (all inherited), with stdin, stdout and
+ * stderr on 0-2 and a pipe on 3, and the test's limits before the command:
+ *
+ *   launcher CPU FSIZE NOFILE STACK NPROC AS UID PROGRAM [ARG...]
+ *
+ * CPU is whole seconds of CPU time, FSIZE, STACK and AS bytes, NOFILE and
+ * NPROC counts; AS -1 sets no address space limit, UID -1 keeps the uid
+ * (unsafe mode: no uid to drop to, NPROC then unset). It sets the limits,
+ * drops to UID, forks; the child execs the command, and this process waits
+ * for it and writes one record (struct record) to descriptor 3 saying how
+ * it ended. A step that fails before the exec writes a record of its own.
  *
  * Why a process in between: the kernel's peak resident set of a process
  * (ru_maxrss) counts, from its fork until its exec, the pages of the
- * process it was forked from. Forked from the fork server, every program
- * would report the interpreter's ~15 MB; forked from this static binary,
- * it reports its own peak.
- *
- * Descriptor 3 is close-on-exec: the command never holds it, so it cannot
- * forge a record, and its end of file says this process exited.
+ * process it was forked from; forked from this static binary, a program
+ * reports its own peak. And the record pipe is close-on-exec: the command
+ * never holds it, so it cannot forge a record, and its end of file says
+ * this process exited.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
 
-enum { EXITED = 1, EXEC_FAILED = 2 };
+enum { EXITED = 1, EXEC_FAILED = 2, SETUP_FAILED = 3 };
+
+/* The steps before the exec, named in a SETUP_FAILED record. */
+enum { STEP_ARGS = 1, STEP_RLIMIT, STEP_GROUPS, STEP_GID, STEP_UID, STEP_FORK, STEP_SIGNALS };
 
 /* 32 bytes, native byte order (x86-64: little-endian). */
 struct record {
-	int32_t kind;   /* EXITED or EXEC_FAILED */
-	int32_t value;  /* the wait status, or the exec's errno */
+	int32_t kind;   /* EXITED, EXEC_FAILED or SETUP_FAILED */
+	int32_t value;  /* the wait status, or the errno */
 	int64_t cpu_us; /* user + system CPU of the command and its reaped descendants */
 	int64_t maxrss_kb;
-	int64_t reserved;
+	int64_t step; /* SETUP_FAILED: the step */
 };
 
 static void put(const struct record *r)
@@ -51,20 +63,80 @@ static void put(const struct record *r)
 	}
 }
 
+static int fail(int step, int err)
+{
+	struct record r = {SETUP_FAILED, err, 0, 0, step};
+	put(&r);
+	return 125;
+}
+
+static int number(const char *s, long long *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0';
+}
+
+static int limit(int resource, long long soft, long long hard)
+{
+	struct rlimit rl = {(rlim_t)soft, (rlim_t)hard};
+	return setrlimit(resource, &rl);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 2)
-		return 120;
+	long long v[7];
+	if (argc < 9)
+		return fail(STEP_ARGS, EINVAL);
 	if (fcntl(3, F_SETFD, FD_CLOEXEC) != 0)
 		return 121;
+	for (int i = 0; i < 7; i++)
+		if (!number(argv[i + 1], &v[i]))
+			return fail(STEP_ARGS, EINVAL);
+	long long cpu = v[0], fsize = v[1], nofile = v[2], stack = v[3], nproc = v[4], as = v[5], uid = v[6];
+
+	/* The signals a program starts with: default actions (past the output
+	 * limit it is killed by SIGXFSZ, as it is when it writes to a closed
+	 * pipe), none blocked. */
+	sigset_t none;
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) != 0)
+		return fail(STEP_SIGNALS, errno);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+
+	if (limit(RLIMIT_CORE, 0, 0) != 0 || limit(RLIMIT_CPU, cpu, cpu + 1) != 0 ||
+	    limit(RLIMIT_FSIZE, fsize, fsize) != 0 || limit(RLIMIT_NOFILE, nofile, nofile) != 0 ||
+	    limit(RLIMIT_STACK, stack, stack) != 0)
+		return fail(STEP_RLIMIT, errno);
+	if (uid >= 0) {
+		/* The launcher counts too. */
+		if (limit(RLIMIT_NPROC, nproc + 1, nproc + 1) != 0)
+			return fail(STEP_RLIMIT, errno);
+		if (setgroups(0, NULL) != 0)
+			return fail(STEP_GROUPS, errno);
+		if (setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) != 0)
+			return fail(STEP_GID, errno);
+		if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0)
+			return fail(STEP_UID, errno);
+	}
+	umask(077);
+	/* Last: a small static binary needs little address space. */
+	if (as >= 0 && limit(RLIMIT_AS, as, as) != 0)
+		return fail(STEP_RLIMIT, errno);
+
 	pid_t pid = fork();
 	if (pid < 0) {
-		struct record r = {EXEC_FAILED, errno, 0, 0, 0};
+		/* EAGAIN: the process limit (the program's own, which it
+		 * shares with whatever it left running). */
+		struct record r = {EXEC_FAILED, errno, 0, 0, STEP_FORK};
 		put(&r);
 		return 122;
 	}
 	if (pid == 0) {
-		execve(argv[1], argv + 1, environ);
+		execve(argv[8], argv + 8, environ);
 		struct record r = {EXEC_FAILED, errno, 0, 0, 0};
 		put(&r);
 		_exit(127);
