@@ -35,7 +35,8 @@
 // TimeLimitField, at most MaxTimeLimitSeconds) and memory limit; its
 // output is judged by the checker (Checker, or the row's CheckerField):
 // exact (lines equal once trailing white space and trailing empty lines
-// are dropped), exact_ci (the same, ignoring case), float:E (tokens; two
+// are dropped), exact_ci (the same, ignoring the case of ASCII letters,
+// as judges do: not Unicode's case folding), float:E (tokens; two
 // numbers pass when their absolute or relative error is at most E),
 // float_abs:E, float_rel:E, or special (the row's own checker program, in
 // CheckerFilesField, run in the sandbox: see special.go). The expected
