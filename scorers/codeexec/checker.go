@@ -32,7 +32,7 @@ const (
 
 // parseChecker reads a checker spec: exact (lines equal once trailing
 // white space and trailing empty lines are dropped), exact_ci (the same,
-// ignoring case), float:E (white-space separated tokens; two numbers pass
+// ignoring the case of ASCII letters), float:E (white-space separated tokens; two numbers pass
 // when their absolute or relative error is at most E, other tokens must be
 // equal), float_abs:E and float_rel:E (only that error), special (the
 // row's own checker program).
@@ -74,7 +74,7 @@ func (c checker) same(got []byte, want string) bool {
 	case exactLines:
 		return sameLines(got, []byte(want), bytes.Equal)
 	case exactLinesFoldCase:
-		return sameLines(got, []byte(want), bytes.EqualFold)
+		return sameLines(got, []byte(want), equalFoldASCII)
 	case floatTokens:
 		return c.sameTokens(got, []byte(want))
 	}
@@ -95,6 +95,31 @@ func sameLines(got, want []byte, equal func(a, b []byte) bool) bool {
 		}
 	}
 	return true
+}
+
+// equalFoldASCII says whether a and b are equal once ASCII letters are
+// folded to lower case; every other byte, each byte of a multi-byte UTF-8
+// character included, must be equal. Judges fold case so (Kattis' default
+// validator compares tokens with strcasecmp in the C locale), not as
+// Unicode does: the Kelvin sign U+212A is not k, the long s U+017F is not
+// s, and the Turkish dotted İ and dotless ı are neither i nor I.
+func equalFoldASCII(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func lines(b []byte) [][]byte {

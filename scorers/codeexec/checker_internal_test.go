@@ -18,6 +18,19 @@ func TestCheckers(t *testing.T) {
 		{"exact", "Yes\n", "YES\n", false},
 		{"exact_ci", "Yes\n", "YES\n", true},
 		{"exact_ci", "yes no\n", "YES\n", false},
+		{"exact_ci", "YeS nO\n", "yes NO\n", true},
+		// ASCII letters only, as judges fold case: Unicode's folds do
+		// not count.
+		{"exact_ci", "\u212A\n", "k\n", false}, // KELVIN SIGN
+		{"exact_ci", "\u212A\n", "K\n", false},
+		{"exact_ci", "\u017F\n", "s\n", false}, // LATIN SMALL LETTER LONG S
+		{"exact_ci", "\u017F\n", "S\n", false},
+		{"exact_ci", "\u0131\n", "I\n", false}, // dotless ı
+		{"exact_ci", "\u0131\n", "i\n", false},
+		{"exact_ci", "\u0130\n", "i\n", false},                    // dotted İ
+		{"exact_ci", "\u00C9T\u00C9\n", "\u00E9t\u00E9\n", false}, // ÉTÉ, été
+		{"exact_ci", "\u00C9t\u00C9\n", "\u00C9T\u00C9\n", true},  // the same non-ASCII bytes
+		{"exact_ci", "\u03A3\n", "\u03C3\n", false},               // Σ, σ
 		{"float:1e-6", "0.3333333\n", "0.333333333333\n", true},
 		{"float:1e-6", "1000000.5\n", "1000000.0\n", true}, // relative error 5e-7
 		{"float:1e-6", "0.3334\n", "0.3333333\n", false},

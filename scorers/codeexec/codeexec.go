@@ -10,8 +10,12 @@
 // ```java; ```javascript, ```js) or with no tag; a block the generation
 // cut off before its closing fence counts from its opening fence to the
 // end. Without any such fence the whole completion is the program. With
-// PrefixField set, that row field is put before it (HumanEval's prompt,
-// when completions continue it).
+// PrefixField set, that row field is put before it, as it is (HumanEval's
+// prompt, when completions continue it: the body of the function alone).
+// PrefixField "prompt" names the rollout's prompt when the row has no
+// field of that name, as rows from JSONL, TRL and reward.v1 have none: they
+// keep the prompt apart from the other columns. A row without its prefix is
+// an Error: without it, a continuation is not a program.
 //
 // # Languages
 //
@@ -35,7 +39,8 @@
 // TimeLimitField, at most MaxTimeLimitSeconds) and memory limit; its
 // output is judged by the checker (Checker, or the row's CheckerField):
 // exact (lines equal once trailing white space and trailing empty lines
-// are dropped), exact_ci (the same, ignoring case), float:E (tokens; two
+// are dropped), exact_ci (the same, ignoring the case of ASCII letters,
+// as judges do: not Unicode's case folding), float:E (tokens; two
 // numbers pass when their absolute or relative error is at most E),
 // float_abs:E, float_rel:E, or special (the row's own checker program, in
 // CheckerFilesField, run in the sandbox: see special.go). The expected
@@ -121,7 +126,9 @@ type Params struct {
 	// EntryPointField is the row field naming the function that assert
 	// tests check; default "entry_point".
 	EntryPointField string `yaml:"entry_point_field,omitempty"`
-	// PrefixField, when set, is a row field put before the program.
+	// PrefixField, when set, is a row field put before the program, and
+	// the trusted prompt of assert tests; "prompt" is the rollout's prompt
+	// when the row has no field "prompt".
 	PrefixField string `yaml:"prefix_field,omitempty"`
 	// TrustedPrompt lets assert tests take the helpers they call from the
 	// rollout's prompt when PrefixField is not set. The prompt's code then
@@ -434,14 +441,20 @@ func (s *Scorer) scoreAssert(ctx context.Context, r *scorers.Rollout) scorers.Re
 	if err != nil {
 		return runError(ctx, err)
 	}
-	return s.summarize(outcome{tests: []testOutcome{fromSandbox(0, res.Tests[0])}, total: 1})
+	to := fromSandbox(0, res.Tests[0])
+	if to.verdict != scorers.Accepted && s.p.PrefixField == "" && startsIndented(code) {
+		// A function's body alone: the completion continues the prompt,
+		// which no one put before it.
+		to.detail += "; the program starts indented, as a function's body continuing the prompt does: prefix_field (prompt) puts the prompt before it"
+	}
+	return s.summarize(outcome{tests: []testOutcome{to}, total: 1})
 }
 
 // program is the rollout's program, its row's prefix before it.
 func (s *Scorer) program(r *scorers.Rollout) (string, error) {
 	code := programIn(r.Completion, s.lang.Names())
 	if s.p.PrefixField != "" {
-		prefix, _, err := scorers.String(r, s.p.PrefixField)
+		prefix, err := s.prefix(r)
 		if err != nil {
 			return "", err
 		}
@@ -450,16 +463,45 @@ func (s *Scorer) program(r *scorers.Rollout) (string, error) {
 	return code, nil
 }
 
+// prefix is the code the row puts before the program (PrefixField is
+// set): the row field PrefixField, else, when that is "prompt", the
+// rollout's prompt. A row with neither is an error.
+func (s *Scorer) prefix(r *scorers.Rollout) (string, error) {
+	prefix, found, err := scorers.String(r, s.p.PrefixField)
+	switch {
+	case err != nil:
+		return "", err
+	case found:
+		return prefix, nil
+	case s.p.PrefixField == "prompt" && r.Prompt != "":
+		return r.Prompt, nil
+	case s.p.PrefixField == "prompt":
+		return "", errors.New(`prefix_field is "prompt", but the row has no field "prompt" and the rollout no prompt to put before the program`)
+	}
+	return "", fmt.Errorf("the row has no %q to put before the program (prefix_field)", s.p.PrefixField)
+}
+
+// startsIndented says whether the first line of python code that is
+// neither blank nor a comment starts with a space or a tab: python
+// refuses such a program (IndentationError).
+func startsIndented(code string) bool {
+	for line := range strings.Lines(code) {
+		if rest := strings.TrimLeft(line, " \t"); rest != "" && rest[0] != '\n' && rest[0] != '\r' && rest[0] != '#' {
+			return len(rest) < len(line)
+		}
+	}
+	return false
+}
+
 // trustedPrompt is the code of the task's prompt, whose definitions the
-// assert tests see before the program's (sandbox.Job.Prompt): the row
-// field PrefixField names when it is set, else, with TrustedPrompt, the
+// assert tests see before the program's (sandbox.Job.Prompt): the prefix
+// (see prefix) when PrefixField is set, else, with TrustedPrompt, the
 // code of the prompt the model saw, taken as the program is taken from the
 // completion (a chat turn may fence it); else none.
 func (s *Scorer) trustedPrompt(r *scorers.Rollout) (string, error) {
 	switch {
 	case s.p.PrefixField != "":
-		prefix, _, err := scorers.String(r, s.p.PrefixField)
-		return prefix, err
+		return s.prefix(r)
 	case s.p.TrustedPrompt:
 		return programIn(r.Prompt, s.lang.Names()), nil
 	}

@@ -118,6 +118,54 @@ func TestHumanEval(t *testing.T) {
 	t.Logf("with `return None`: %d of 164 pass in plain Python and in rewardd", passing)
 }
 
+// TestHumanEvalContinuation: with prefix_field: prompt, a completion that
+// continues the prompt (the function's body alone, as base models are
+// evaluated on HumanEval) scores as prompt + completion does, on rows as
+// JSONL, TRL and reward.v1 give them: the prompt in the rollout, no field
+// "prompt". Every canonical body scores 1, a body that raises 0, and a
+// chat-style completion (a fenced whole function) still scores 1. A row
+// without its prefix is an Error naming prefix_field, and a body scored
+// without a prefix says why it fails.
+func TestHumanEvalContinuation(t *testing.T) {
+	rows := humanEval(t)
+	p := pool(t)
+	s := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", PrefixField: "prompt"}, p)
+
+	var body, raises, chat []*scorers.Rollout
+	for _, r := range rows {
+		body = append(body, humanEvalRollout(r, r.CanonicalSolution))
+		raises = append(raises, humanEvalRollout(r, "    raise NotImplementedError\n"))
+		chat = append(chat, humanEvalRollout(r, "Here you go:\n```python\n"+r.Prompt+r.CanonicalSolution+"```\n"))
+	}
+	for _, c := range []struct {
+		form     string
+		rollouts []*scorers.Rollout
+		want     float64
+	}{{"canonical body", body, 1}, {"body that raises", raises, 0}, {"chat, whole function", chat, 1}} {
+		for i, res := range scoreAll(s, c.rollouts) {
+			if res.Outcome != scorers.OK || res.Value != c.want {
+				t.Errorf("%s %s: %+v, want OK %v", rows[i].TaskID, c.form, res, c.want)
+			}
+		}
+	}
+
+	r := rows[0]
+	noPrompt := humanEvalRollout(r, r.CanonicalSolution)
+	noPrompt.Prompt = ""
+	if res := s.Score(context.Background(), noPrompt); res.Outcome != scorers.Error || !strings.Contains(res.Reason, "prefix_field") {
+		t.Errorf("no prompt to put before the body: %+v, want an Error naming prefix_field", res)
+	}
+	other := newScorer(t, codeexec.Params{TestStyle: "assert", PrefixField: "code_prefix"}, p)
+	if res := other.Score(context.Background(), humanEvalRollout(r, r.CanonicalSolution)); res.Outcome != scorers.Error || !strings.Contains(res.Reason, `"code_prefix"`) {
+		t.Errorf("no field code_prefix: %+v, want an Error naming it", res)
+	}
+	unprefixed := newScorer(t, codeexec.Params{TestStyle: "assert", TrustedPrompt: true}, p)
+	res := unprefixed.Score(context.Background(), humanEvalRollout(r, r.CanonicalSolution))
+	if res.Outcome != scorers.OK || res.Value != 0 || !strings.Contains(res.Reason, "starts indented") || !strings.Contains(res.Reason, "prefix_field") {
+		t.Errorf("a body without its prompt: %+v, want OK 0 with a reason saying it starts indented and naming prefix_field", res)
+	}
+}
+
 // plainPython runs each row's program and check(entry_point) with
 // /usr/bin/python3 -c, two at a time, and says which exit 0.
 func plainPython(t *testing.T, rows []humanEvalRow, program func(humanEvalRow) string) []bool {

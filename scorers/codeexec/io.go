@@ -251,33 +251,33 @@ func (s *Scorer) runRound(ctx context.Context, t *ioTask, job sandbox.Job, which
 		return tests, nil
 	}
 	// The special checker judges the tests that ran to their end.
-	inputs, answers := make([]string, len(tests)), make([]string, len(tests))
-	outputs := make([][]byte, len(tests))
+	var outs []judged
+	var judging []int // outs[j] is tests[judging[j]]'s output
 	for i, to := range tests {
-		inputs[i], answers[i] = t.cases[to.index].stdin, t.cases[to.index].stdout
-		if res.Tests[slices.Index(which, to.index)].Status == sandbox.Ran {
-			outputs[i] = res.Tests[slices.Index(which, to.index)].Stdout
-			if outputs[i] == nil {
-				outputs[i] = []byte{}
-			}
+		tr := res.Tests[slices.Index(which, to.index)]
+		if tr.Status == sandbox.Ran {
+			outs = append(outs, judged{test: to.index, output: tr.Stdout})
+			judging = append(judging, i)
 		}
 	}
-	verdicts, err := s.judgeSpecial(ctx, t.special, inputs, answers, outputs)
+	verdicts, err := s.judgeSpecial(ctx, t.special, t.cases, outs)
 	if err != nil {
-		return nil, &checkerError{err}
+		return nil, err
 	}
-	for i, v := range verdicts {
+	for j, v := range verdicts {
+		i := judging[j]
 		if v.ok {
 			tests[i].verdict, tests[i].detail = scorers.Accepted, ""
 		} else {
-			tests[i].verdict, tests[i].detail = scorers.WrongAnswer, "the checker says: "+v.message
+			tests[i].verdict, tests[i].detail = scorers.WrongAnswer, v.detail
 		}
 	}
 	return tests, nil
 }
 
-// checkerError is a special checker that failed or does not compile: the
-// rollout is an Error.
+// checkerError is a special checker that is at fault (it fails on the
+// jury's own data, or does not compile): the rollout is an Error, and the
+// same for every rollout of the row.
 type checkerError struct{ err error }
 
 func (e *checkerError) Error() string { return e.err.Error() }

@@ -97,10 +97,11 @@ func TestJudgedVerdicts(t *testing.T) {
 	}
 }
 
-// countingRunner counts the compiles and runs a Runner does.
+// countingRunner counts the compiles and runs a Runner does, and of the
+// runs those under the judge's uid (checkers).
 type countingRunner struct {
 	codeexec.Runner
-	compiles, runs atomic.Int32
+	compiles, runs, judged atomic.Int32
 }
 
 func (c *countingRunner) Compile(ctx context.Context, job sandbox.CompileJob) (*sandbox.Build, error) {
@@ -110,6 +111,9 @@ func (c *countingRunner) Compile(ctx context.Context, job sandbox.CompileJob) (*
 
 func (c *countingRunner) Run(ctx context.Context, job sandbox.Job) (sandbox.Result, error) {
 	c.runs.Add(1)
+	if job.Judge {
+		c.judged.Add(1)
+	}
 	return c.Runner.Run(ctx, job)
 }
 
@@ -223,8 +227,8 @@ func TestSpecialChecker(t *testing.T) {
 	}
 	s := newScorer(t, codeexec.Params{TestStyle: "io", Checker: "special"}, p)
 	broken := row(program, [][2]string{{"12\n", "broken"}}, map[string]any{"checker_files": files("check.cpp", kattisChecker)})
-	if res := s.Score(context.Background(), broken); res.Outcome != scorers.Error || !strings.Contains(res.Reason, "checker failed on test 1: exit status 1") {
-		t.Errorf("a checker that fails: %+v, want an Error saying so", res)
+	if res := s.Score(context.Background(), broken); res.Outcome != scorers.Error || !strings.Contains(res.Reason, "checker failed on test 1: exit status 1; on the jury's answer as the output too: exit status 1") {
+		t.Errorf("a checker that fails on the jury's answer: %+v, want an Error saying so", res)
 	}
 	bad := row(program, tests, map[string]any{"checker_files": files("check.cpp", "int main() { syntax error }")})
 	if res := s.Score(context.Background(), bad); res.Outcome != scorers.Error || !strings.Contains(res.Reason, "checker does not compile") {
@@ -233,6 +237,196 @@ func TestSpecialChecker(t *testing.T) {
 	noFiles := row(program, tests, nil)
 	if res := s.Score(context.Background(), noFiles); res.Outcome != scorers.Error || !strings.Contains(res.Reason, `"checker_files"`) {
 		t.Errorf("no checker files: %+v, want an Error naming the field", res)
+	}
+}
+
+// scanfChecker is a Kattis output validator for "print a divisor of n"
+// written as many are: it reads the jury's answer first (exit 1 when it
+// says "broken"), then the output with scanf, never checking the read.
+// "abc" or nothing leaves d at 0, and n % d traps (SIGFPE); a number past
+// 10^18 (a 30-digit one reads as LLONG_MAX) trips its assert (SIGABRT).
+const scanfChecker = `#include <cassert>
+#include <cstdio>
+#include <fstream>
+#include <string>
+int main(int argc, char **argv) {
+	std::ifstream in(argv[1]), ans(argv[2]);
+	long long n; std::string a;
+	in >> n; ans >> a;
+	if (a == "broken") return 1;
+	long long x = 0;
+	scanf("%lld", &x);
+	assert(x < 1000000000000000000LL);
+	volatile long long d = x;
+	return n % d == 0 ? 42 : 43;
+}
+`
+
+// testlibStyleChecker is a checker for "print the largest proper divisor
+// of n" that ends as testlib's quitf does (testlib.h's exit codes, with
+// ENABLE_UNEXPECTED_EOF): the jury's answer first (_fail, 3, when it is
+// not a number), then the output: no token is _unexpected_eof (8), a
+// token that is not a number _pe (2), a wrong divisor _wa (1), one larger
+// than the jury's _fail (3: the jury is wrong), another token after it
+// _dirt (4), "points" quitp (7). "throw" throws, as a checker written
+// without testlib may: an uncaught exception (SIGABRT).
+const testlibStyleChecker = `#include <bits/stdc++.h>
+int main(int argc, char **argv) {
+	std::ifstream in(argv[1]), out(argv[2]), ans(argv[3]);
+	long long n, j; in >> n;
+	if (!(ans >> j)) { std::cerr << "FAIL the jury's answer is not a number"; return 3; }
+	std::string tok;
+	if (!(out >> tok)) { std::cerr << "unexpected eof: a number expected"; return 8; }
+	if (tok == "throw") throw std::runtime_error("no");
+	if (tok == "points") { std::cerr << "points 0.5"; return 7; }
+	char *end; errno = 0;
+	long long d = std::strtoll(tok.c_str(), &end, 10);
+	if (*end || errno || tok.empty()) { std::cerr << "wrong output format: expected a number, found " << tok; return 2; }
+	if (d < 1 || d >= n || n % d) { std::cerr << "wrong answer: " << d << " is not a proper divisor"; return 1; }
+	if (d > j) { std::cerr << "FAIL the participant's " << d << " beats the jury's " << j; return 3; }
+	if (d < j) { std::cerr << "wrong answer: " << d << " is not the largest"; return 1; }
+	if (out >> tok) { std::cerr << "wrong output format: extra information in the output file"; return 4; }
+	return 0;
+}
+`
+
+// byInput is a python program that prints, for each n it reads, the text
+// outputs gives it.
+func byInput(outputs map[int]string) string {
+	var b strings.Builder
+	b.WriteString("```python\nout = {")
+	for n, o := range outputs {
+		fmt.Fprintf(&b, "%d: %q, ", n, o)
+	}
+	b.WriteString("}\nprint(out[int(input())], end='')\n```")
+	return b.String()
+}
+
+// TestSpecialCheckerOddEnds: a special checker that crashes, or exits
+// outside its protocol's table, on the contestant's output ("abc", nothing,
+// a 30-digit number) gives that test a wrong answer whose reason says how
+// the checker ended, when the checker accepts the jury's answer on the
+// same test; when it does not, the rollout is an Error naming the test.
+// testlib's exit codes map as testlib's judges map them: 1, 2, 4 and 8 are
+// wrong answers, 3 (_fail: the jury is wrong) and 7 (points) Errors, even
+// where the jury's answer would be accepted.
+func TestSpecialCheckerOddEnds(t *testing.T) {
+	p := pool(t, "cpp")
+	files := func(src string) map[string]any {
+		return map[string]any{"main": "check.cpp", "std": "c++17", "files": map[string]any{"check.cpp": src}}
+	}
+	type want struct {
+		verdict scorers.Verdict
+		detail  string // a part of the test's detail
+	}
+	for _, c := range []struct {
+		name, protocol, checker string
+		tests                   [][2]string
+		outputs                 map[int]string
+		value                   float64
+		want                    []want
+	}{
+		{"kattis, scanf", "kattis", scanfChecker,
+			[][2]string{{"12\n", "6\n"}, {"10\n", "5\n"}, {"14\n", "7\n"}, {"16\n", "8\n"}, {"18\n", "9\n"}},
+			map[int]string{12: "abc\n", 10: "", 14: "123456789012345678901234567890\n", 16: "3\n", 18: "9\n"},
+			1.0 / 5, []want{
+				{scorers.WrongAnswer, "the checker failed on the output (crashed: killed by signal SIGFPE), and accepts the jury's answer"},
+				{scorers.WrongAnswer, "the checker failed on the output (crashed: killed by signal SIGFPE), and accepts the jury's answer"},
+				{scorers.WrongAnswer, "the checker failed on the output (crashed: killed by signal SIGABRT: "},
+				{scorers.WrongAnswer, "the checker says: wrong answer"},
+				{scorers.Accepted, ""},
+			}},
+		{"testlib exit codes", "testlib", testlibStyleChecker,
+			[][2]string{{"12\n", "6\n"}, {"18\n", "9\n"}, {"20\n", "10\n"}, {"24\n", "12\n"}, {"30\n", "15\n"}, {"36\n", "18\n"}},
+			map[int]string{12: "6\n", 18: "3\n", 20: "abc\n", 24: "", 30: "15 15\n", 36: "throw\n"},
+			1.0 / 6, []want{
+				{scorers.Accepted, ""},
+				{scorers.WrongAnswer, "the checker says: wrong answer: 3 is not the largest"},
+				{scorers.WrongAnswer, "the checker says: wrong output format: expected a number, found abc"},
+				{scorers.WrongAnswer, "the checker says: unexpected eof"},
+				{scorers.WrongAnswer, "the checker says: wrong output format: extra information"},
+				{scorers.WrongAnswer, "the checker failed on the output (crashed: killed by signal SIGABRT: "},
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newScorer(t, codeexec.Params{TestStyle: "io", Checker: "special", CheckerProtocol: c.protocol}, p)
+			res := s.Score(context.Background(), row(byInput(c.outputs), c.tests, map[string]any{"checker_files": files(c.checker)}))
+			if res.Outcome != scorers.OK || res.Value != c.value {
+				t.Fatalf("got %+v, want OK %v", res, c.value)
+			}
+			for k, w := range c.want {
+				got := res.Execution.Tests[k]
+				if got.Verdict != w.verdict || !strings.Contains(got.Detail, w.detail) {
+					t.Errorf("test %d: %s %q, want %s %q", k+1, got.Verdict, got.Detail, w.verdict, w.detail)
+				}
+			}
+		})
+	}
+
+	for _, c := range []struct {
+		name, protocol, checker string
+		test                    [2]string
+		output                  string
+		reason                  string
+	}{
+		{"kattis, the jury's answer broken", "kattis", scanfChecker, [2]string{"12\n", "broken\n"}, "abc",
+			"the row's checker failed on test 1: exit status 1; on the jury's answer as the output too: exit status 1"},
+		{"kattis, the jury's answer rejected", "kattis", scanfChecker, [2]string{"12\n", "7\n"}, "abc",
+			"the row's checker failed on test 1: crashed: killed by signal SIGFPE; it rejects the jury's answer as an output: wrong answer"},
+		{"testlib _fail, the jury is wrong", "testlib", testlibStyleChecker, [2]string{"12\n", "4\n"}, "6",
+			"the row's checker failed on test 1: it says the jury is wrong (testlib's _fail, exit status 3: FAIL the participant's 6 beats the jury's 4)"},
+		{"testlib _fail, the jury's answer unreadable", "testlib", testlibStyleChecker, [2]string{"12\n", "six\n"}, "6",
+			"the row's checker failed on test 1: it says the jury is wrong (testlib's _fail, exit status 3: FAIL the jury's answer is not a number)"},
+		{"testlib points", "testlib", testlibStyleChecker, [2]string{"12\n", "6\n"}, "points",
+			"the row's checker failed on test 1: it gives points (testlib's _points, exit status 7: points 0.5), which code_exec does not score"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newScorer(t, codeexec.Params{TestStyle: "io", Checker: "special", CheckerProtocol: c.protocol}, p)
+			program := fmt.Sprintf("```python\nprint(%q)\n```", c.output)
+			res := s.Score(context.Background(), row(program, [][2]string{c.test}, map[string]any{"checker_files": files(c.checker)}))
+			if res.Outcome != scorers.Error || res.Reason != c.reason {
+				t.Errorf("got %+v, want an Error %q", res, c.reason)
+			}
+		})
+	}
+}
+
+// TestSpecialCheckerJuryRunOnce: the checker's run on the jury's answers
+// happens only after an odd end, once per request for a checker and a
+// row's tests however many rollouts end it oddly; with no memo, once per
+// rollout that does.
+func TestSpecialCheckerJuryRunOnce(t *testing.T) {
+	p := pool(t, "cpp")
+	counter := &countingRunner{Runner: p}
+	s := newScorer(t, codeexec.Params{TestStyle: "io", Checker: "special"}, counter)
+	tests := [][2]string{{"12\n", "6\n"}, {"10\n", "5\n"}}
+	checker := map[string]any{"checker_files": map[string]any{"main": "check.cpp", "files": map[string]any{"check.cpp": scanfChecker}}}
+	var rollouts []*scorers.Rollout
+	for _, out := range []string{"abc", "", "123456789012345678901234567890", "7"} { // odd, odd, odd, wrong
+		rollouts = append(rollouts, row(fmt.Sprintf("```python\nprint(%q)\n```", out), tests, checker))
+	}
+	rollouts = append(rollouts, row("```python\nprint(int(input()) // 2)\n```", tests, checker)) // right
+	for _, c := range []struct {
+		name   string
+		ctx    context.Context
+		judged int32
+	}{
+		{"one request", scorers.WithMemo(context.Background()), 5 + 1},
+		{"no memo", context.Background(), 5 + 3},
+	} {
+		counter.judged.Store(0)
+		for i, r := range rollouts {
+			want := 0.0
+			if i == 4 {
+				want = 1
+			}
+			if res := s.Score(c.ctx, r); res.Outcome != scorers.OK || res.Value != want {
+				t.Errorf("%s: rollout %d: %+v, want OK %v", c.name, i, res, want)
+			}
+		}
+		if got := counter.judged.Load(); got != c.judged {
+			t.Errorf("%s: the checker ran %d times, want %d (once per rollout, and on the jury's answers as often as there is no memo to keep them)", c.name, got, c.judged)
+		}
 	}
 }
 
