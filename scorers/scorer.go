@@ -143,6 +143,15 @@ type GroupScorer interface {
 	ScoreGroup(ctx context.Context, group []*Rollout, out []Result)
 }
 
+// Cautious is the capability of a scorer whose parameters can be valid and
+// still unsafe for training (a code_exec function that lets a program
+// shadow the helpers its tests check it with): Cautions says what is, in
+// sentences that name the parameter; `rewardd check` reports each as a
+// warning.
+type Cautious interface {
+	Cautions() []string
+}
+
 // GroupIndices lists the indices 0 to n-1 of each group, in order of first
 // appearance, as GroupScorer defines groups: key(i) is rollout i's Group,
 // or its Prompt when it has none; a rollout whose key is "" is a group of

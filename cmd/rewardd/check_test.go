@@ -319,3 +319,25 @@ func TestCheckGSM8K(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckUnsafe: a code_exec function that lets a program redefine the
+// prompt's helpers is a warning (exit 0; 1 with --strict), naming the
+// parameter; the same function with the default is not.
+func TestCheckUnsafe(t *testing.T) {
+	args := []string{"--config", filepath.Join(checkData, "unsafe.warn.yml")}
+	r, stderr, exit := checkJSON(t, args...)
+	if exit != 0 {
+		t.Errorf("exit %d with a warning only, want 0; stderr:\n%s", exit, stderr)
+	}
+	if keys := findingKeys(r); !slices.Equal(keys, []string{"warning/unsafe/humaneval"}) {
+		t.Errorf("findings %v, want the one unsafe function", keys)
+	}
+	for _, f := range r.Findings {
+		if !strings.Contains(f.Message, "restore_prompt_helpers") {
+			t.Errorf("finding %q does not name the parameter", f.Message)
+		}
+	}
+	if _, stderr, exit = runRewardd(t, "", append([]string{"check", "--strict"}, args...)...); exit != 1 {
+		t.Errorf("--strict: exit %d, want 1; stderr:\n%s", exit, stderr)
+	}
+}

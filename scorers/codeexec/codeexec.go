@@ -136,6 +136,14 @@ type Params struct {
 	// than a program's process: set it only when prompts are the dataset's
 	// (not, say, earlier turns the model wrote).
 	TrustedPrompt bool `yaml:"trusted_prompt,omitempty"`
+	// RestorePromptHelpers (default true) defines the helpers of the
+	// task's prompt (the row field PrefixField when it is set, else the
+	// code of the rollout's prompt) again in the program's process after
+	// the program's code ran (sandbox.Job.Helpers), so that a program
+	// cannot pass by redefining a helper the tests check it with. Turning
+	// it off (a dataset whose completions must replace a helper) is what
+	// `rewardd check` warns of.
+	RestorePromptHelpers *bool `yaml:"restore_prompt_helpers,omitempty"`
 	// Scoring is fraction (default), all, first_n, weighted_sum or ioi.
 	Scoring string `yaml:"scoring,omitempty"`
 	// FirstN is how many tests first_n runs, in [1, 256]; default 15.
@@ -267,6 +275,9 @@ func (p *Params) fill() (*sandbox.Language, error) {
 		if !lang.InProcess {
 			bad.Addf("test_style", "assert tests are python's; %s runs io tests", lang.Name)
 		}
+		if p.RestorePromptHelpers == nil {
+			p.RestorePromptHelpers = ptr(true)
+		}
 		if p.TestsField == "" {
 			p.TestsField = "test"
 		}
@@ -277,6 +288,9 @@ func (p *Params) fill() (*sandbox.Language, error) {
 		bad.Add("test_style", errors.New("required: io or assert"))
 	default:
 		bad.Addf("test_style", "%q, want io or assert", p.TestStyle)
+	}
+	if p.TestStyle != string(sandbox.Assert) && p.RestorePromptHelpers != nil {
+		bad.Add("restore_prompt_helpers", errors.New("is for test_style: assert"))
 	}
 	switch p.Scoring {
 	case "":
@@ -390,6 +404,15 @@ func within(key string, l, max sandbox.Limits) error {
 	return nil
 }
 
+// Cautions says what of s's parameters lets a program pass its tests
+// without solving the task (scorers.Cautious).
+func (s *Scorer) Cautions() []string {
+	if p := s.p.RestorePromptHelpers; p != nil && !*p {
+		return []string{"restore_prompt_helpers is false: a program may redefine a helper of the prompt that the tests check it with (HumanEval/38's encode_cyclic) and pass without solving the task"}
+	}
+	return nil
+}
+
 // Params returns the parameters s runs with, defaults filled in.
 func (s *Scorer) Params() Params { return s.p }
 
@@ -437,6 +460,11 @@ func (s *Scorer) scoreAssert(ctx context.Context, r *scorers.Rollout) scorers.Re
 		return scorers.Errorf("%v", err)
 	}
 	job := sandbox.Job{Style: sandbox.Assert, Code: code, Test: test, EntryPoint: entry, Prompt: prompt, Limits: s.p.Limits}
+	if *s.p.RestorePromptHelpers {
+		if job.Helpers, err = s.helpers(r); err != nil {
+			return scorers.Errorf("%v", err)
+		}
+	}
 	res, err := s.runner.Run(ctx, job)
 	if err != nil {
 		return runError(ctx, err)
@@ -508,6 +536,16 @@ func (s *Scorer) trustedPrompt(r *scorers.Rollout) (string, error) {
 	return "", nil
 }
 
+// helpers is the code of the task's prompt whose helpers the program's
+// process defines again (Params.RestorePromptHelpers): the row field
+// PrefixField when it is set, else the code of the prompt the model saw.
+func (s *Scorer) helpers(r *scorers.Rollout) (string, error) {
+	if s.p.PrefixField != "" {
+		return s.prefix(r)
+	}
+	return programIn(r.Prompt, s.lang.Names()), nil
+}
+
 // runError is the Result of a run the sandbox could not do.
 func runError(ctx context.Context, err error) scorers.Result {
 	if ctx.Err() != nil {
@@ -571,3 +609,5 @@ func programIn(completion string, tags []string) string {
 	}
 	return completion
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -489,3 +489,61 @@ func TestHumanEvalHelpersFromPrompt(t *testing.T) {
 		}
 	}
 }
+
+// TestHumanEvalHelpersRestored: with the default parameters (no trusted
+// prompt), the helpers of the rollout's prompt are defined again after
+// the program ran, so the helper redefinitions of
+// TestHumanEvalHelpersFromPrompt score 0, and so do programs that patch
+// what the helper uses (the module it imports, a builtin); the canonical
+// solutions score 1. Turned off, the redefinition passes: what `rewardd
+// check` warns of.
+func TestHumanEvalHelpersRestored(t *testing.T) {
+	rows := humanEval(t)
+	p := pool(t)
+	safe := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all"}, p)
+	off := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", RestorePromptHelpers: new(bool)}, p)
+	hacks := map[string][]string{
+		"HumanEval/32": {
+			"    return 0.0\n\n\ndef poly(xs, x):\n    return 0.0\n",
+			"    return 0.0\n\n\nimport math\nmath.pow = lambda x, y: 0.0\n",
+		},
+		"HumanEval/38": {
+			"    return s\n\n\ndef encode_cyclic(s):\n    return s\n",
+			"    return s\n\n\nimport builtins\nbuiltins.min = lambda *a: 0\n",
+		},
+	}
+	for _, id := range []string{"HumanEval/32", "HumanEval/38"} {
+		var r humanEvalRow
+		for _, row := range rows {
+			if row.TaskID == id {
+				r = row
+			}
+		}
+		for _, form := range []struct {
+			name   string
+			prompt string
+		}{
+			{"prompt", r.Prompt},
+			{"chat prompt", "<|user|>\nComplete the function.\n```python\n" + r.Prompt + "```\n<|assistant|>\n"},
+		} {
+			rollout := func(body string) *scorers.Rollout {
+				ro := humanEvalRollout(r, "```python\n"+r.Prompt+body+"```\n")
+				ro.Prompt = form.prompt
+				return ro
+			}
+			t.Run(id+"/"+form.name, func(t *testing.T) {
+				if got := safe.Score(context.Background(), rollout(r.CanonicalSolution)); got.Outcome != scorers.OK || got.Value != 1 {
+					t.Errorf("canonical solution: %+v, want OK 1", got)
+				}
+				for i, hack := range hacks[id] {
+					if got := safe.Score(context.Background(), rollout(hack)); got.Outcome != scorers.OK || got.Value != 0 {
+						t.Errorf("REWARD HACK %d: %+v, want OK 0", i, got)
+					}
+				}
+				if got := off.Score(context.Background(), rollout(hacks[id][0])); got.Outcome != scorers.OK || got.Value != 1 {
+					t.Errorf("restore_prompt_helpers: false, the redefinition: %+v, want OK 1 (nothing restored)", got)
+				}
+			})
+		}
+	}
+}

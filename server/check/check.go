@@ -16,7 +16,8 @@
 //     ERROR on any sample row, a function whose two passes over the samples
 //     disagree (non-determinism), and every live-server problem (not
 //     serving, other functions, another fingerprint, other scores);
-//   - warnings: a function NOT_APPLICABLE on most rows, constant over its OK
+//   - warnings: a function whose parameters let a program pass without
+//     solving the task, NOT_APPLICABLE on most rows, constant over its OK
 //     rows (always 0, always 1, …), reading a row field that no sample row
 //     has, or zero-variance in most groups.
 //
@@ -78,6 +79,9 @@ const (
 	// CodeNoGroup: sample rows with neither a group nor a prompt, each a
 	// group of its own, whose advantages say nothing of their rewards.
 	CodeNoGroup Code = "no_group"
+	// CodeUnsafe: a function's parameters let a program pass without
+	// solving the task (scorers.Cautious).
+	CodeUnsafe Code = "unsafe"
 	// CodeLiveHealth: the live server does not answer health, or is not
 	// SERVING.
 	CodeLiveHealth Code = "live_health"
@@ -221,6 +225,11 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	r := &Report{Config: in.ConfigName, Fingerprint: cfg.Fingerprint, Findings: []Finding{}}
 	for _, fn := range cfg.Functions {
 		r.Functions = append(r.Functions, FunctionInfo{Name: fn.Name, Kind: fn.Kind, Weight: cfg.Weights[fn.Name]})
+		if c, ok := fn.Scorer.(scorers.Cautious); ok {
+			for _, msg := range c.Cautions() {
+				r.add(Warning, CodeUnsafe, fn.Name, "%s", msg)
+			}
+		}
 	}
 	batch := in.BatchSize
 	if batch <= 0 {

@@ -155,8 +155,8 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 		return nil, fmt.Errorf("a %s job has its source in Code: no Build, Args or TestFiles", lang.Name)
 	case j.Style == Assert && j.Files != nil:
 		return nil, errors.New("an assert job takes no Files")
-	case j.Style != Assert && j.Prompt != "":
-		return nil, errors.New("a Prompt is for assert jobs")
+	case j.Style != Assert && (j.Prompt != "" || j.Helpers != ""):
+		return nil, errors.New("a Prompt and Helpers are for assert jobs")
 	case lang.Compiled() && !j.Build.OK():
 		return nil, fmt.Errorf("a %s job needs a Build that compiled", lang.Name)
 	case lang.Compiled() && j.Build.Language != lang.Name:
@@ -227,7 +227,7 @@ func (p *Pool) request(s *slot, lang *poolLanguage, j Job) (*request, error) {
 		uid = s.judge
 	}
 	req := &request{
-		Style: j.Style, Code: j.Code, Inputs: j.Inputs, Test: j.Test, Entry: j.EntryPoint, Prompt: j.Prompt, UID: uid,
+		Style: j.Style, Code: j.Code, Inputs: j.Inputs, Test: j.Test, Entry: j.EntryPoint, Prompt: j.Prompt, Helpers: j.Helpers, UID: uid,
 		Limits: wireLimits{
 			CPU: j.Limits.CPUSeconds, Wall: j.Limits.WallSeconds, Memory: int64(j.Limits.MemoryMB) << 20,
 			Output: int64(j.Limits.OutputKB) << 10, Procs: j.Limits.Processes,

@@ -1061,6 +1061,55 @@ def compile_prompt(src):
     return compiled
 
 
+# The helpers of prompts, by source and entry point: (code, names,
+# modules), or None for a prompt that defines none (or is not python).
+HELPER_CODE = {}
+
+
+def compile_helpers(src, entry):
+    """The helpers a prompt defines: its top-level functions and classes
+    with a body (more than a docstring, pass or ...), but the entry point,
+    compiled as a module of them and the prompt's imports, with their names
+    and the modules it imports. The program's process defines them again
+    after the program's code ran (program_process)."""
+    if not src:
+        return None
+    key = (src, entry)
+    if key in HELPER_CODE:
+        return HELPER_CODE[key]
+    import ast
+
+    def has_body(node):
+        body = node.body
+        if body and type(body[0]) is ast.Expr and type(body[0].value) is ast.Constant and type(body[0].value.value) is str:
+            body = body[1:]
+        return any(not (type(b) is ast.Pass or type(b) is ast.Expr and type(b.value) is ast.Constant and b.value.value is ...)
+                   for b in body)
+
+    out = None
+    try:
+        keep, names, modules = [], [], set()
+        for node in ast.parse(src).body:
+            if type(node) is ast.Import:
+                keep.append(node)
+                modules.update(a.name.split(".")[0] for a in node.names)
+            elif type(node) is ast.ImportFrom and node.module and not node.level:
+                keep.append(node)
+                modules.add(node.module.split(".")[0])
+            elif type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) and node.name != entry and has_body(node):
+                keep.append(node)
+                names.append(node.name)
+        if names:
+            code = compile(ast.Module(body=keep, type_ignores=[]), "<prompt>", "exec", dont_inherit=True)
+            out = code, tuple(names), tuple(sorted(modules))
+    except Exception:
+        out = None  # not python (prose, a chat turn): it defines nothing
+    if len(HELPER_CODE) >= 256:
+        HELPER_CODE.clear()
+    HELPER_CODE[key] = out
+    return out
+
+
 # Compiled test code, by source: every rollout of a prompt has the same.
 TEST_CODE = {}
 
@@ -1110,7 +1159,10 @@ def run_assert(peer, req):
             return reply({"end": "program", "detail": "program does not compile: " + describe(e)})
         program = b"m" + marshal.dumps(code)
     else:
-        program = b"s" + src.encode("utf-8", "surrogatepass")
+        code, program = None, b"s" + src.encode("utf-8", "surrogatepass")
+    helpers = compile_helpers(req.get("helpers"), req["entry"])
+    if helpers:
+        program = b"h" + marshal.dumps((code, None if code else src.encode("utf-8", "surrogatepass")) + helpers)
     program = struct.pack(">I", len(program)) + program
     to_r, to_w = os.pipe()
     from_r, from_w = os.pipe()
@@ -1232,7 +1284,7 @@ def fork_program(peer_fd, job, r, w):
     # code object; it never runs here. A program sent as source is
     # compiled in the child, under its limits.
     program = read_frame(r)
-    if program is not None and program[:1] == b"m":
+    if program is not None and program[:1] in (b"m", b"h"):
         program = marshal.loads(memoryview(program)[1:])
     clean_work(uid)
     # What the child would otherwise make for itself (see confine_program).
@@ -1303,6 +1355,12 @@ def program_process(cpu, memory, output, procs, uid, r, w, err, program):
             os._exit(71)
     if program is None:
         os._exit(0)
+    helpers = None
+    if type(program) is tuple:
+        # With the prompt's helpers (compile_helpers): the program as
+        # code or as source.
+        program, src, helpers = program[0], program[1], program[2:]
+        program = program or b"s" + src
     if type(program) is not bytes:
         code = program
     else:
@@ -1313,11 +1371,32 @@ def program_process(cpu, memory, output, procs, uid, r, w, err, program):
             os._exit(0)
     del program
     g = {"__name__": "__rewardd__", "__builtins__": builtins}
+    if helpers:
+        # What the helpers use, as it is before the program runs.
+        pristine = dict(builtins.__dict__)
+        modules = [(m, sys.modules[m], dict(vars(sys.modules[m]))) for m in helpers[2] if m in sys.modules]
+        loaded = sys.modules
     try:
         exec(code, g)
     except BaseException as e:
         send_msg(w, {"hello": "failed", "detail": "program raised %s before the tests ran" % describe(e)})
         os._exit(0)
+    if helpers:
+        # The prompt's helpers, defined again: a program that redefines
+        # the helper the tests check it with (or the builtins, or the
+        # modules it uses) does not pass by that.
+        try:
+            for m, module, d in modules:
+                loaded[m] = module
+                vars(module).clear()
+                vars(module).update(d)
+            h = {"__name__": "__rewardd_prompt__", "__builtins__": pristine}
+            exec(helpers[0], h)
+            for name in helpers[1]:
+                g[name] = h[name]
+        except BaseException as e:
+            send_msg(w, {"hello": "failed", "detail": "the prompt's helpers could not be defined again after the program ran: " + describe(e)})
+            os._exit(0)
     write_all(w, HELLO_OK)
     serve(g, r, w)
     os._exit(0)

@@ -192,6 +192,16 @@ type Job struct {
 	// before it binds a name the tests then ask for is a HarnessError.
 	// It runs in the runner, as the test code does, within the wall time.
 	Prompt string
+	// Helpers is python code, the task's prompt (assert only), whose
+	// top-level functions and classes with a body (more than a docstring),
+	// but EntryPoint, are defined again in the program's process once the
+	// program's code has run, from the prompt's code and with the builtins
+	// and the prompt's imported modules as they were before the program
+	// ran: a program that redefines the helper the tests check it with
+	// (HumanEval/38's encode_cyclic), or patches what the helper uses,
+	// does not pass by that. Helpers that cannot be defined again fail the
+	// test. Unlike Prompt it runs with the program, confined as it is.
+	Helpers string
 	// Limits bound the submission: its wall time and (for python, whose
 	// tests share one process) its CPU time as a whole, and each process's
 	// memory, output and processes.

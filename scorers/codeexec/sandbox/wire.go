@@ -7,15 +7,16 @@ package sandbox
 // into verdicts.
 
 type request struct {
-	ID     int64      `json:"id"`
-	Style  Style      `json:"style"`
-	Code   string     `json:"code"`
-	Inputs []string   `json:"inputs"`
-	Test   string     `json:"test"`
-	Entry  string     `json:"entry"`
-	Prompt string     `json:"prompt,omitempty"`
-	UID    int        `json:"uid"`
-	Limits wireLimits `json:"limits"`
+	ID      int64      `json:"id"`
+	Style   Style      `json:"style"`
+	Code    string     `json:"code"`
+	Inputs  []string   `json:"inputs"`
+	Test    string     `json:"test"`
+	Entry   string     `json:"entry"`
+	Prompt  string     `json:"prompt,omitempty"`
+	Helpers string     `json:"helpers,omitempty"`
+	UID     int        `json:"uid"`
+	Limits  wireLimits `json:"limits"`
 	// Each io test's CPU and wall time (python; 0: the submission's).
 	TestCPU  float64 `json:"test_cpu,omitempty"`
 	TestWall float64 `json:"test_wall,omitempty"`
