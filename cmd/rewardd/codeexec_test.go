@@ -174,8 +174,8 @@ func TestServeCodeExecDeadline(t *testing.T) {
 	if status.Code(err) != codes.DeadlineExceeded {
 		t.Fatalf("busy programs with a 500 ms deadline: %v, want DeadlineExceeded", err)
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("the call took %v; the deadline was 500 ms", d)
+	if d := time.Since(start); d >= 30*time.Second {
+		t.Errorf("the call took %v: the programs ran to their own 30 s CPU limit, the deadline (500 ms) did not stop them", d)
 	}
 	// The server kills the programs when the deadline passes; give it a
 	// moment to reap them, then none may remain.

@@ -185,7 +185,10 @@ func (s *Scorer) runIO(ctx context.Context, t *ioTask) (scorers.Result, error) {
 		job.Code = t.code
 	}
 	out := outcome{total: len(t.cases), considered: len(t.order), subtasks: t.subtasks}
-	deadline := time.Now().Add(time.Duration(s.p.Limits.WallSeconds * float64(time.Second)))
+	// The submission's wall time is spent only in the sandbox, in slot
+	// time (outcome.slot): waiting for a slot, or for the machine, takes
+	// none of it.
+	wall := time.Duration(s.p.Limits.WallSeconds * float64(time.Second))
 	// Rounds of 1, 2, 4, … tests when the policy stops at the first
 	// failure, wrong answers included (judged here, after each round);
 	// one round otherwise.
@@ -196,7 +199,7 @@ func (s *Scorer) runIO(ctx context.Context, t *ioTask) (scorers.Result, error) {
 	for next := 0; next < len(t.order); round *= 2 {
 		which := t.order[next:min(len(t.order), next+round)]
 		next += len(which)
-		left := time.Until(deadline).Seconds()
+		left := (wall - out.slot).Seconds()
 		if left < 0.05 {
 			for _, k := range which {
 				out.tests = append(out.tests, testOutcome{index: k, verdict: scorers.TimeLimitExceeded,
@@ -240,6 +243,7 @@ func (s *Scorer) runRound(ctx context.Context, t *ioTask, job sandbox.Job, which
 	}
 	out.output += res.Output
 	out.overOutput = out.overOutput || res.OverOutput
+	out.slot += res.SlotTime
 	tests := make([]testOutcome, 0, len(which))
 	for i, tr := range res.Tests {
 		if tr.Status == sandbox.Skipped {

@@ -56,6 +56,9 @@ type outcome struct {
 	// overOutput says it passed the function's limits.total_output_kb.
 	output     int64
 	overOutput bool
+	// slot is the slot time its runs took (sandbox.Result.SlotTime),
+	// against the submission's wall time.
+	slot time.Duration
 }
 
 // failed says whether a test that ran did not pass.

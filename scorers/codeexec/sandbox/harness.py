@@ -1142,10 +1142,10 @@ def run_assert(peer, req):
     The test code is the dataset's, trusted as much as the config; it runs
     in this process, which is inside a sandbox too."""
     lim, uid = req["limits"], req["uid"]
-    start = time.monotonic()
+    job = Watch()
 
     def reply(fact):
-        return {"id": req["id"], "tests": [fact], "seconds": time.monotonic() - start}
+        return {"id": req["id"], "tests": [fact], "seconds": time.monotonic() - job.t0, "slot": job.slot()}
 
     try:
         tests = compile_tests(req["test"])

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,20 +78,19 @@ func run(t *testing.T, p *sandbox.Pool, job sandbox.Job) sandbox.Result {
 // it could do, and the caller decides from that.
 func probe(t *testing.T, p *sandbox.Pool, code string, lim sandbox.Limits) (sandbox.TestResult, string) {
 	t.Helper()
-	var mu sync.Mutex
-	var out []byte
-	res := run(t, p, sandbox.Job{
+	job := probeJob(code, lim)
+	job.KeepOutput = true
+	tr := run(t, p, job).Tests[0]
+	return tr, string(tr.Stdout)
+}
+
+// probeJob is the job of probe: code once, on empty stdin, under lim, with
+// a Check that never passes.
+func probeJob(code string, lim sandbox.Limits) sandbox.Job {
+	return sandbox.Job{
 		Style: sandbox.IO, Code: code, Inputs: []string{""}, Limits: lim,
-		Check: func(_ int, b []byte) bool {
-			mu.Lock()
-			out = append([]byte(nil), b...)
-			mu.Unlock()
-			return false
-		},
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	return res.Tests[0], string(out)
+		Check: func(int, []byte) bool { return false },
+	}
 }
 
 // probeRanToEnd runs a probe program that prints END last and fails the
@@ -270,6 +270,18 @@ func forkServers() []int { return servers("zygote") }
 // runners lists this test process's runners: its children running
 // harness.py as runner, which run the assert-style tests.
 func runners() []int { return servers("runner") }
+
+// executors lists this test process's executors: its children running
+// as the sandbox helper in the executor role (executor.go).
+func executors() []int {
+	var out []int
+	for _, p := range processes() {
+		if p.ppid == os.Getpid() && strings.Contains(p.cmdline, sandbox.HelperArg) && slices.Contains(strings.Fields(p.cmdline), "executor") {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
 
 // servers lists this test process's children running harness.py in role.
 func servers(role string) []int {

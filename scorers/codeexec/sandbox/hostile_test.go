@@ -89,14 +89,15 @@ type hostileSlot struct {
 func newHostileSlot(t *testing.T, p *sandbox.Pool) *hostileSlot {
 	t.Helper()
 	h := &hostileSlot{p: p, servers: slotServers()}
-	if len(h.servers) != 2 {
-		t.Fatalf("fork server and runner of this process: %v, want one of each", h.servers)
+	if len(forkServers()) != 1 || len(runners()) != 1 || len(executors()) > 1 {
+		t.Fatalf("servers of this process: %v, want a fork server, a runner and at most one executor", h.servers)
 	}
 	return h
 }
 
-// slotServers lists this test process's fork servers and runners.
-func slotServers() []int { return append(forkServers(), runners()...) }
+// slotServers lists this test process's fork servers, runners and
+// executors.
+func slotServers() []int { return append(append(forkServers(), runners()...), executors()...) }
 
 // after is what every hostile program ends with: nothing of the program
 // left, the fork server and runner the ones from before (nothing killed or
@@ -105,7 +106,7 @@ func (h *hostileSlot) after(t *testing.T) {
 	t.Helper()
 	assertNoSlotProcs(t)
 	if now := slotServers(); !slices.Equal(now, h.servers) {
-		t.Errorf("CONTAINMENT: fork server and runner were %v, now %v: the program reached them", h.servers, now)
+		t.Errorf("CONTAINMENT: the slot's servers were %v, now %v: the program reached them", h.servers, now)
 		h.servers = now
 	}
 	assertServes(t, h.p)
@@ -122,15 +123,17 @@ func hostileForkBomb(t *testing.T, h *hostileSlot) {
 	// every run.
 	for attempt := 1; ; attempt++ {
 		stop := watchSlot(t, uidBase)
-		start := time.Now()
-		tr, _ := probe(t, h.p, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", hostile)
+		res := run(t, h.p, probeJob("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", hostile))
+		tr := res.Tests[0]
 		peak, _ := stop()
 		oneOfStatus(t, tr, sandbox.Timeout)
 		if peak > hostile.Processes {
 			t.Errorf("CONTAINMENT: %d tasks of the slot's uid at once, limit %d", peak, hostile.Processes)
 		}
-		if d := time.Since(start); d > 6*time.Second {
-			t.Errorf("took %v with a wall limit of %gs", d, hostile.WallSeconds)
+		// Its processes compete for the slot's CPU with one another: its
+		// slot time stretches only until the slot used its CPU limit.
+		if res.SlotTime > time.Duration(hostile.WallSeconds+hostile.CPUSeconds+1)*time.Second {
+			t.Errorf("took %v of slot time with a wall limit of %gs", res.SlotTime, hostile.WallSeconds)
 		}
 		if peak >= 2 {
 			return // what it left is checked by TestHostile, with h.after
@@ -178,18 +181,17 @@ func hostileLongSleep(t *testing.T, h *hostileSlot) {
 }
 
 // timesOut runs code under the hostile limits with wallSeconds of wall
-// time, and checks that it times out after 0.9 s at least (the 1 s limit
-// named by limit stops it) and no later than most.
+// time, and checks that it times out after 0.9 s of slot time at least
+// (the 1 s limit named by limit stops it) and no later than most, in slot
+// time: the measure of its wall limits, the same at any load.
 func timesOut(t *testing.T, h *hostileSlot, code string, wallSeconds float64, most time.Duration, limit string) {
 	t.Helper()
 	lim := hostile
 	lim.WallSeconds = wallSeconds
-	start := time.Now()
-	tr, _ := probe(t, h.p, code, lim)
-	d := time.Since(start)
-	oneOfStatus(t, tr, sandbox.Timeout)
-	if d < 900*time.Millisecond || d > most {
-		t.Errorf("took %v: %s should stop it", d, limit)
+	res := run(t, h.p, probeJob(code, lim))
+	oneOfStatus(t, res.Tests[0], sandbox.Timeout)
+	if d := res.SlotTime; d < 900*time.Millisecond || d > most {
+		t.Errorf("took %v of slot time: %s should stop it", d, limit)
 	}
 }
 
@@ -615,13 +617,11 @@ func hostileCloseAllThenSleep(t *testing.T, h *hostileSlot) {
 		if style == sandbox.Assert {
 			job.Inputs, job.Check = nil, nil
 		}
-		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		res, err := h.p.Run(ctx, job)
 		cancel()
-		d := time.Since(start)
 		if err != nil {
-			t.Errorf("%s: Run: %v after %v (a program's failure must be a Result)", style, err, d)
+			t.Errorf("%s: Run: %v (a program's failure must be a Result)", style, err)
 			continue
 		}
 		if style == sandbox.IO {
@@ -631,8 +631,8 @@ func hostileCloseAllThenSleep(t *testing.T, h *hostileSlot) {
 			// a pipe it just closed: failed at once, no need to wait.
 			oneOfStatus(t, res.Tests[0], sandbox.Failed)
 		}
-		if d > 5*time.Second {
-			t.Errorf("%s: took %v with a 1 s wall limit", style, d)
+		if d := res.SlotTime; d > 5*time.Second {
+			t.Errorf("%s: took %v of slot time with a 1 s wall limit", style, d)
 		}
 	}
 }
