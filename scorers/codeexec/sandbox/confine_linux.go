@@ -70,6 +70,10 @@ const workDir = "/tmp/work"
 // tmpfsMB is the size of each slot's private /tmp, which holds the work dir.
 const tmpfsMB = 64
 
+// WorkDirMB is the room a job has in its work dir, in MiB: its files, its
+// program's source and build, and what the program writes share it.
+const WorkDirMB = tmpfsMB
+
 func confine(readPaths []string) error {
 	if os.Getpid() != 1 {
 		return errors.New("not PID 1 of a new pid namespace")
