@@ -117,7 +117,7 @@ func (e *engine) Score(ctx context.Context, s *share, tasks []task, rollouts []*
 		e.m.workExhausted.Inc()
 	}
 	if ctx.Err() != nil {
-		return e.cutShort(ctx, tasks, results)
+		return cutShort(ctx, results)
 	}
 	e.m.rolloutsScored.Add(float64(n))
 	return nil
@@ -140,25 +140,20 @@ func notScored(ctx context.Context) scorers.Result {
 	return scorers.Errorf("not scored: %v", context.Cause(ctx))
 }
 
-// cutShort gives the results that ctx's end left unset notScored (and
-// counts them in the outcome metrics, as their spans never ran), and
-// returns Score's error.
-func (e *engine) cutShort(ctx context.Context, tasks []task, results [][]scorers.Result) error {
+// cutShort gives the results that ctx's end left unset notScored (spans
+// that never ran: no evaluation, so the outcome metrics do not count
+// them), and returns Score's error.
+func cutShort(ctx context.Context, results [][]scorers.Result) error {
 	cut := notScored(ctx)
 	unscored := make([]bool, len(results[0]))
-	for k, col := range results {
-		unset := 0
+	for _, col := range results {
 		for i := range col {
 			if col[i].Outcome == 0 {
 				col[i] = cut
-				unset++
 			}
 			if col[i].Outcome == scorers.Error && col[i].Reason == cut.Reason {
 				unscored[i] = true
 			}
-		}
-		if unset > 0 {
-			e.m.functionOutcomes.WithLabelValues(tasks[k].Label, scorers.Error.String()).Add(float64(unset))
 		}
 	}
 	n := 0
