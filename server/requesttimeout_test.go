@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcegraph/conc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -216,6 +218,38 @@ func TestRequestTimeoutKeepsFinishedScores(t *testing.T) {
 			t.Errorf("rewardd_request_timeouts_total = %s after a client's deadline, want %d", got, timeouts)
 		}
 	})
+}
+
+// TestRequestTimeoutAfterASlowBody: an HTTP request whose body took
+// longer than limits.write_timeout to arrive, then ran past
+// limits.request_timeout, still gets its answer: the write deadline counts
+// from the end of the body.
+func TestRequestTimeoutAfterASlowBody(t *testing.T) {
+	scored := new(sync.Map)
+	kinds := builtin.Registry()
+	kinds["hold"] = scorers.Kind(func(holdParams) (*hold, error) { return &hold{scored: scored}, nil })
+	st := newStackWith(t, timeoutConfig+"  write_timeout: 1s\n  read_timeout: 10s\n", nil, kinds)
+
+	body, _ := json.Marshal(map[string]any{"query": timeoutCompletions, "labels": timeoutAnswers})
+	pr, pw := io.Pipe()
+	var sending conc.WaitGroup
+	sending.Go(func() {
+		pw.Write(body[:10])
+		time.Sleep(2 * time.Second) // over write_timeout, within read_timeout
+		pw.Write(body[10:])
+		pw.Close()
+	})
+	defer sending.Wait()
+	resp, err := http.Post(st.httpURL+"/get_reward", "application/json", pr)
+	if err != nil {
+		t.Fatalf("POST /get_reward with a slow body: %v, want its answer", err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	var got struct{ Rewards []*float64 }
+	if err != nil || resp.StatusCode != http.StatusOK || json.Unmarshal(out, &got) != nil || len(got.Rewards) != len(timeoutCompletions) {
+		t.Errorf("POST /get_reward with a slow body: HTTP %d %s (%v), want the rewards", resp.StatusCode, out, err)
+	}
 }
 
 func number(s string) float64 {
