@@ -91,11 +91,14 @@ const (
 )
 
 // Bounds of one /run_code request: its files, and its program's input
-// (code, stdin and files together). The sandbox's fork servers hold a
-// program's input several times over in memory of their own while they
-// set it up, and its files go into the work dir beside its build.
+// (code, stdin and files together). The sandbox writes at most 64 files
+// into a job's work dir, the program's own among them (its source, what
+// its compile makes: a Java program's classes), and drops the rest; its
+// fork servers hold a program's input several times over in memory of
+// their own while they set it up, and its files go into the work dir
+// beside its build.
 const (
-	maxRunCodeFiles = 64
+	maxRunCodeFiles = 32
 	maxRunCodeInput = 8 << 20
 )
 

@@ -247,8 +247,9 @@ func postRunCode(t *testing.T, url string, body []byte) (int, *sandboxFusionAnsw
 
 // testRunCodeBadInput: requests the sandbox could not set up (a NUL in a
 // file's name, files that clash with each other or with the program's
-// own, a file bigger than the work dir, 200 MB of stdin) are 400s naming
-// what is wrong, before anything reaches the sandbox: no fork server is
+// own, a file bigger than the work dir, stdin over what /run_code takes,
+// more files than leave room for the program's own) are 400s naming what
+// is wrong, before anything reaches the sandbox: no fork server is
 // restarted, and the next program runs.
 func testRunCodeBadInput(t *testing.T, srv *process, url string) {
 	restarts := metric(t, srv, "rewardd_sandbox_restarts_total")
@@ -284,9 +285,19 @@ func testRunCodeBadInput(t *testing.T, srv *process, url string) {
 			t.Errorf("%s: HTTP %d %.300s, want 400 with %q", c.name, code, out, c.want)
 		}
 	}
-	code, a, out := postRunCode(t, url, py(map[string]any{"data/in.txt": base64.StdEncoding.EncodeToString([]byte("7"))}, ""))
-	if code != http.StatusOK || a == nil || a.Status != "Success" {
-		t.Errorf("a program after the bad requests: HTTP %d %s, want Success", code, out)
+	// As many files as /run_code takes leave room for the program's own
+	// (the sandbox writes at most 64 files): one more is a 400.
+	files := map[string]any{}
+	for k := range 32 {
+		files[fmt.Sprintf("in/%02d.txt", k)] = base64.StdEncoding.EncodeToString([]byte(fmt.Sprint(k)))
+	}
+	code, a, out := postRunCode(t, url, body(map[string]any{"code": cppDouble, "language": "cpp", "stdin": "4", "files": files}))
+	if code != http.StatusOK || a == nil || a.Status != "Success" || *a.RunResult.Stdout != "8\n" {
+		t.Errorf("a C++ program with 32 files, after the bad requests: HTTP %d %s, want Success", code, out)
+	}
+	files["in/32.txt"] = ""
+	if code, _, out := postRunCode(t, url, body(map[string]any{"code": cppDouble, "language": "cpp", "files": files})); code != http.StatusBadRequest || !strings.Contains(out, "33 files, at most 32") {
+		t.Errorf("33 files: HTTP %d %s, want 400 naming the bound", code, out)
 	}
 	if got := metric(t, srv, "rewardd_sandbox_restarts_total"); got != restarts {
 		t.Errorf("rewardd_sandbox_restarts_total went from %s to %s: a bad request reached a fork server", restarts, got)
