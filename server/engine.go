@@ -86,10 +86,13 @@ func (e *engine) join(work time.Duration) *share { return e.gate.join(work) }
 // Score applies every task to every rollout and sets results[k][i] for task
 // k and rollout i (results has a column of len(rollouts) per task), as work
 // of the request whose account is s (join). It blocks until all are done
-// or ctx ends; on ctx end it stops queued spans, waits for running ones,
-// and returns ctx's error, with results partly set. A panic while scoring
-// one rollout becomes an Error result for that rollout only. Admission
-// (how many requests, how much memory) is the caller's.
+// or ctx ends. On ctx end it stops queued spans and waits for running
+// ones; every result is still set: those decided before ctx ended stand,
+// and the rest (never started, or an Error its scorer returned once ctx
+// had ended: cut short) are an Error "not scored: " + context.Cause(ctx).
+// It then returns a *cutShortError wrapping ctx's error. A panic while
+// scoring one rollout becomes an Error result for that rollout only.
+// Admission (how many requests, how much memory) is the caller's.
 func (e *engine) Score(ctx context.Context, s *share, tasks []task, rollouts []*scorers.Rollout, results [][]scorers.Result) error {
 	n := len(rollouts)
 	if len(results) != len(tasks) {
@@ -113,11 +116,53 @@ func (e *engine) Score(ctx context.Context, s *share, tasks []task, rollouts []*
 	if s.spent() {
 		e.m.workExhausted.Inc()
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	if ctx.Err() != nil {
+		return cutShort(ctx, results)
 	}
 	e.m.rolloutsScored.Add(float64(n))
 	return nil
+}
+
+// cutShortError is Score's error when ctx ended before it was done: ctx's
+// error, and how many rollouts some function did not score.
+type cutShortError struct {
+	err error
+	// rollouts is how many rollouts have a cut-short result (notScored)
+	// in at least one column.
+	rollouts int
+}
+
+func (e *cutShortError) Error() string { return e.err.Error() }
+func (e *cutShortError) Unwrap() error { return e.err }
+
+// notScored is the result of a rollout that ctx's end left unscored.
+func notScored(ctx context.Context) scorers.Result {
+	return scorers.Errorf("not scored: %v", context.Cause(ctx))
+}
+
+// cutShort gives the results that ctx's end left unset notScored (spans
+// that never ran: no evaluation, so the outcome metrics do not count
+// them), and returns Score's error.
+func cutShort(ctx context.Context, results [][]scorers.Result) error {
+	cut := notScored(ctx)
+	unscored := make([]bool, len(results[0]))
+	for _, col := range results {
+		for i := range col {
+			if col[i].Outcome == 0 {
+				col[i] = cut
+			}
+			if col[i].Outcome == scorers.Error && col[i].Reason == cut.Reason {
+				unscored[i] = true
+			}
+		}
+	}
+	n := 0
+	for _, u := range unscored {
+		if u {
+			n++
+		}
+	}
+	return &cutShortError{err: ctx.Err(), rollouts: n}
 }
 
 // serial runs f on one pool slot as work of the request whose account is
@@ -357,11 +402,18 @@ func (e *engine) runGroup(ctx context.Context, t task, rollouts []*scorers.Rollo
 		}()
 		if ctx.Err() != nil {
 			for i := range res {
-				res[i] = scorers.Errorf("cancelled: %v", ctx.Err())
+				res[i] = notScored(ctx)
 			}
 			return
 		}
 		t.Function.Scorer.(scorers.GroupScorer).ScoreGroup(ctx, group, res)
+		if ctx.Err() != nil {
+			for i := range res {
+				if res[i].Outcome == scorers.Error {
+					res[i] = notScored(ctx) // cut short
+				}
+			}
+		}
 	}()
 	for i, j := range idx {
 		res[i] = sanitize(res[i])
@@ -387,7 +439,8 @@ func (e *engine) observe(t task, elapsed time.Duration, results []scorers.Result
 // scoreFrom scores rollouts[i:] until done, the context ends, or a scorer
 // panics; it returns the index to resume from. A panic marks that one rollout
 // as an Error and resumes after it, so the happy path pays no per-rollout
-// defer.
+// defer. Once the context has ended, the rollouts left and an Error a
+// scorer returns (its work was cut short) are notScored.
 func (e *engine) scoreFrom(ctx context.Context, fn *scorers.Function, rollouts []*scorers.Rollout, out []scorers.Result, i int) (next int) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -400,12 +453,16 @@ func (e *engine) scoreFrom(ctx context.Context, fn *scorers.Function, rollouts [
 	s := fn.Scorer
 	for ; i < len(rollouts); i++ {
 		if i%16 == 0 && ctx.Err() != nil {
+			cut := notScored(ctx)
 			for ; i < len(rollouts); i++ {
-				out[i] = scorers.Errorf("cancelled: %v", ctx.Err())
+				out[i] = cut
 			}
 			return i
 		}
 		out[i] = s.Score(ctx, rollouts[i])
+		if out[i].Outcome == scorers.Error && ctx.Err() != nil {
+			out[i] = notScored(ctx)
+		}
 	}
 	return i
 }

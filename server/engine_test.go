@@ -190,6 +190,44 @@ func TestEngineCancelStopsQueuedWork(t *testing.T) {
 	}
 }
 
+// TestEngineCutShortKeepsDecidedResults ends a request's context while
+// its rollouts are scored: what was decided before stands, as does an OK
+// score returned after; an Error returned after (cut short) and the
+// rollouts never started are "not scored" with the context's cause, and
+// the error counts the rollouts some function did not score.
+func TestEngineCutShortKeepsDecidedResults(t *testing.T) {
+	e, _ := newTestEngine(t, 1)
+	cause := errors.New("the test's limit")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	f := func(ctx context.Context, r *scorers.Rollout) scorers.Result {
+		switch {
+		case r.ID == "2": // ends ctx, and finishes after
+			cancel(cause)
+			return scorers.Score(2)
+		case ctx.Err() != nil:
+			return scorers.Errorf("cancelled: %v", ctx.Err())
+		}
+		return scorers.Score(1)
+	}
+	res, err := score(ctx, e, []task{newTask("f", f)}, rollouts(40))
+	var cut *cutShortError
+	if !errors.As(err, &cut) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want a cutShortError wrapping context.Canceled", err)
+	}
+	if cut.rollouts != 37 {
+		t.Errorf("the error counts %d rollouts not scored, want 37", cut.rollouts)
+	}
+	want := "not scored: the test's limit"
+	for i, r := range res[0] {
+		switch {
+		case i < 2 && r.Value != 1, i == 2 && r.Value != 2:
+			t.Errorf("rollout %d: %+v, want its score", i, r)
+		case i > 2 && (r.Outcome != scorers.Error || r.Reason != want):
+			t.Errorf("rollout %d: %+v, want an Error %q", i, r, want)
+		}
+	}
+}
+
 // groupSize is a GroupScorer scoring each rollout with the size of its
 // group; it panics on a group holding the rollout "boom".
 type groupSize struct{}

@@ -138,6 +138,10 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 			if err := t.takeSlot(); err != nil {
 				return err
 			}
+			// The request's time starts now that its body is in: an
+			// answer written at the end of limits.request_timeout (what
+			// was scored by then) still has limits.write_timeout.
+			rc.SetWriteDeadline(time.Now().Add(lim.RequestTimeout + lim.WriteTimeout))
 			return h(w, r.WithContext(withTicket(r.Context(), t)), body)
 		}()
 		st := toStatus(a.log, method, err)

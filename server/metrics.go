@@ -88,6 +88,9 @@ type serviceMetrics struct {
 	memoryHeld     prometheus.Gauge
 	memoryRejected prometheus.Counter
 	unscorable     prometheus.Counter
+	// requestTimeouts counts the requests answered in part because
+	// limits.request_timeout ran out.
+	requestTimeouts prometheus.Counter
 }
 
 // newServiceMetrics creates the service's metrics and registers them on reg.
@@ -113,8 +116,12 @@ func newServiceMetrics(reg prometheus.Registerer) *serviceMetrics {
 			Name: "rewardd_unscorable_rollouts_total",
 			Help: "Rollouts aggregated with every function NaN: their advantage is 0.",
 		}),
+		requestTimeouts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rewardd_request_timeouts_total",
+			Help: "Requests that ran past limits.request_timeout before every rollout was scored: answered with the scores decided by then, the rest ERROR.",
+		}),
 	}
-	reg.MustRegister(m.poolRejected, m.memoryCapacity, m.memoryHeld, m.memoryRejected, m.unscorable)
+	reg.MustRegister(m.poolRejected, m.memoryCapacity, m.memoryHeld, m.memoryRejected, m.unscorable, m.requestTimeouts)
 	return m
 }
 

@@ -5,10 +5,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
+	"path"
+	"slices"
 	"strings"
 
+	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -24,11 +28,23 @@ import (
 // The answer's status is Success (compiled, ran, exited 0), Failed (the
 // program's fault: it did not compile, exited non-zero, ran out of a limit
 // or crashed) or SandboxError (the sandbox could not run it: never a
-// failed program). compile_result (compiled languages) and run_result are
-// {status, execution_time, return_code, stdout, stderr}, status Finished
-// (it ended on its own; return_code is its exit status),
-// TimeLimitExceeded, or Error (it was stopped another way: a memory or
-// output limit, a signal; message says which).
+// failed program; its message is a sentence of rewardd's, the detail is in
+// the server's log). compile_result (compiled languages) and run_result
+// are {status, execution_time, return_code, stdout, stderr}, status
+// Finished (it ended on its own, or a signal ended it: return_code is its
+// exit status, or minus the signal's number, as SandboxFusion's
+// subprocesses report it), TimeLimitExceeded (run_timeout of wall time ran
+// out), or Error (rewardd stopped it for a memory or output limit without a
+// signal; message says which).
+//
+// The limits are SandboxFusion's: run_timeout (10 s when absent) is the
+// run's wall time, and its CPU time too (under SandboxFusion's one-CPU
+// isolation a program gets no more CPU than wall time: a CPU limit as long
+// changes no verdict, and bounds what a many-threaded program costs here);
+// memory_limit_MB (-1: the server's); compile_timeout the compile's CPU
+// time. A limit over the server's (its config's inline.code_exec_limits;
+// for compiles, the language's) is lowered to it, and message says so,
+// where SandboxFusion's clients read nothing but on a SandboxError.
 
 // runCodeRequest is SandboxFusion's RunCodeRequest. Fields it has that
 // rewardd does not use are ignored, as SandboxFusion ignores unknown ones.
@@ -74,8 +90,24 @@ const (
 	cmdTimeout  = "TimeLimitExceeded"
 )
 
-// maxRunCodeFiles bounds the files of one request.
-const maxRunCodeFiles = 64
+// Bounds of one /run_code request: its files, and its program's input
+// (code, stdin and files together). The sandbox writes at most 64 files
+// into a job's work dir, the program's own among them (its source, what
+// its compile makes: a Java program's classes), and drops the rest; its
+// fork servers hold a program's input several times over in memory of
+// their own while they set it up, and its files go into the work dir
+// beside its build.
+const (
+	maxRunCodeFiles = 32
+	maxRunCodeInput = 8 << 20
+)
+
+// The input is at most a quarter of the work dir: the rest is for the
+// program's build and what it writes.
+const _ = uint(sandbox.WorkDirMB<<20 - 4*maxRunCodeInput)
+
+// SandboxFusion's run_timeout when a request leaves it out, in seconds.
+const defaultRunTimeout = 10
 
 // runCode answers POST /run_code.
 func (a *jsonAPI) runCode(w http.ResponseWriter, r *http.Request, body []byte) error {
@@ -86,60 +118,72 @@ func (a *jsonAPI) runCode(w http.ResponseWriter, r *http.Request, body []byte) e
 	if err := decodeJSON(body, &in); err != nil {
 		return err
 	}
-	job, err := a.runCodeJob(&in)
+	job, notes, err := a.runCodeJob(&in)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.svc.limits().RequestTimeout)
 	defer cancel()
 	if t := ticketFrom(ctx); t != nil {
-		if err := t.reserve(runCodeCost(job.Limits.OutputKB)); err != nil {
+		if err := t.reserve(runCodeCost(job)); err != nil {
 			return err
 		}
 	}
+	// A sandbox that could not start: the start log said why, once.
 	var res codeexec.ExecResult
-	if a.exec == nil {
-		err = errors.New("this process has no code execution sandbox")
-	} else {
-		res, err = a.exec.Exec(ctx, job)
+	err = errNoSandbox
+	if a.exec != nil {
+		if _, unavailable := a.exec.Runner(); unavailable == nil {
+			res, err = a.exec.Exec(ctx, job)
+		}
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	out := runCodeResponse{Files: map[string]string{}}
-	if err != nil {
-		out.Status, out.Message = runSandboxError, err.Error()
-	} else {
-		out = runCodeAnswer(res)
+	var out runCodeResponse
+	switch {
+	case errors.Is(err, errNoSandbox):
+		out = runCodeResponse{Status: runSandboxError, Message: err.Error(), Files: map[string]string{}}
+	case err != nil:
+		a.log.Error("the sandbox could not run a program", zap.String("method", "http_run_code"), zap.String("language", job.Language), zap.Error(err))
+		out = runCodeResponse{Status: runSandboxError, Message: "the sandbox could not run the program (the server's log says why): try again", Files: map[string]string{}}
+	default:
+		out = runCodeAnswer(res, job)
 	}
+	out.Message = strings.Join(slices.DeleteFunc(append([]string{out.Message}, notes...), func(m string) bool { return m == "" }), "; ")
 	writeJSON(w, out)
 	return nil
 }
 
+// errNoSandbox is the SandboxError message of a server whose sandbox could
+// not start.
+var errNoSandbox = errors.New("code execution is off on this server: its sandbox could not start (its start log says why)")
+
 // runCodeJob checks a request and makes its job: the language, within
-// this server's languages; the limits, the server's (its config's
-// inline.code_exec_limits) unless the request lowers them.
-func (a *jsonAPI) runCodeJob(in *runCodeRequest) (codeexec.ExecJob, error) {
-	var job codeexec.ExecJob
+// this server's languages; the files, which the sandbox can write; the
+// limits, the request's (SandboxFusion's defaults where it gives none)
+// within the server's (its config's inline.code_exec_limits), with a note
+// for each limit lowered to the server's.
+func (a *jsonAPI) runCodeJob(in *runCodeRequest) (job codeexec.ExecJob, notes []string, err error) {
 	if in.Code == nil {
-		return job, invalid(`request body: "code" is missing`)
+		return job, nil, invalid(`request body: "code" is missing`)
 	}
 	if in.Language == "" {
-		return job, invalid(`request body: "language" is missing`)
+		return job, nil, invalid(`request body: "language" is missing`)
 	}
 	lang, err := sandbox.LookupLanguage(in.Language)
 	if err != nil {
-		return job, invalid(`request body: language %q is not one rewardd runs (SandboxFusion's python, cpp, java and nodejs)`, in.Language)
+		return job, nil, invalid(`request body: language %q is not one rewardd runs (SandboxFusion's python, cpp, java and nodejs)`, in.Language)
 	}
 	if a.exec != nil {
 		if runner, err := a.exec.Runner(); err == nil {
 			if err := runner.Supports(lang.Name); err != nil {
-				return job, invalid("request body: language %q: %v", in.Language, err)
+				return job, nil, invalid("request body: language %q: %v", in.Language, err)
 			}
 		}
 	}
 	if len(in.FetchFiles) > 0 {
-		return job, invalid("request body: fetch_files: rewardd's /run_code sends no files back; ask for none")
+		return job, nil, invalid("request body: fetch_files: rewardd's /run_code sends no files back; ask for none")
 	}
 	caps := a.svc.Config().Inline.CodeExecLimits
 	job.Language, job.Source = lang.Name, *in.Code
@@ -149,52 +193,103 @@ func (a *jsonAPI) runCodeJob(in *runCodeRequest) (codeexec.ExecJob, error) {
 	job.Limits = caps
 	// The language's process limit (threads count), within the server's.
 	job.Limits.Processes = min(lang.RunLimits.Processes, caps.Processes)
-	if t, err := seconds("run_timeout", in.RunTimeout); err != nil {
-		return job, err
-	} else if t > caps.CPUSeconds {
-		return job, invalid("request body: run_timeout %g s is above this server's %g s (its config's inline.code_exec_limits.cpu_seconds): a request can only lower the server's limits", t, caps.CPUSeconds)
-	} else if t > 0 {
-		job.Limits.CPUSeconds = t
+
+	runTimeout, asked := float64(defaultRunTimeout), "run_timeout (SandboxFusion's default)"
+	if in.RunTimeout != nil {
+		if runTimeout, err = seconds("run_timeout", in.RunTimeout); err != nil {
+			return job, nil, err
+		}
+		asked = "run_timeout"
 	}
+	wall, cpu := min(runTimeout, caps.WallSeconds), min(runTimeout, caps.CPUSeconds)
+	if wall < runTimeout {
+		notes = append(notes, fmt.Sprintf("%s %g s is over this server's %g s of wall time (inline.code_exec_limits.wall_seconds): the program ran with %g s", asked, runTimeout, caps.WallSeconds, wall))
+	}
+	if cpu < runTimeout {
+		notes = append(notes, fmt.Sprintf("%s %g s is over this server's %g s of CPU time (inline.code_exec_limits.cpu_seconds): the program ran with %g s of CPU", asked, runTimeout, caps.CPUSeconds, cpu))
+	}
+	job.Limits.CPUSeconds, job.Limits.WallSeconds, job.RunWallSeconds = cpu, wall, wall
+
 	if m := in.MemoryLimitMB; m != nil && *m > 0 {
 		switch {
-		case *m > float64(caps.MemoryMB):
-			return job, invalid("request body: memory_limit_MB %g is above this server's %d (its config's inline.code_exec_limits.memory_mb): a request can only lower the server's limits", *m, caps.MemoryMB)
 		case *m < 32:
-			return job, invalid("request body: memory_limit_MB %g: at least 32", *m)
+			return job, nil, invalid("request body: memory_limit_MB %g: at least 32", *m)
+		case *m > float64(caps.MemoryMB):
+			notes = append(notes, fmt.Sprintf("memory_limit_MB %g is over this server's %d (inline.code_exec_limits.memory_mb): the program ran with %d MB", *m, caps.MemoryMB, caps.MemoryMB))
+		default:
+			job.Limits.MemoryMB = int(*m)
 		}
-		job.Limits.MemoryMB = int(*m)
 	}
 	if lang.Compiled() {
 		job.CompileLimits = lang.CompileLimits
-		if t, err := seconds("compile_timeout", in.CompileTimeout); err != nil {
-			return job, err
-		} else if t > lang.CompileLimits.CPUSeconds {
-			return job, invalid("request body: compile_timeout %g s is above rewardd's %g s of CPU for a %s compile: a request can only lower the server's limits", t, lang.CompileLimits.CPUSeconds, lang.Name)
-		} else if t > 0 {
+		t, err := seconds("compile_timeout", in.CompileTimeout)
+		switch {
+		case err != nil:
+			return job, nil, err
+		case t > lang.CompileLimits.CPUSeconds:
+			notes = append(notes, fmt.Sprintf("compile_timeout %g s is over rewardd's %g s of CPU for a %s compile: the compile ran with %g s", t, lang.CompileLimits.CPUSeconds, lang.Name, lang.CompileLimits.CPUSeconds))
+		case t > 0:
 			job.CompileLimits.CPUSeconds = t
 		}
 	}
+	if job.Files, err = runCodeFiles(in, lang); err != nil {
+		return job, nil, err
+	}
+	input := len(job.Source) + len(job.Stdin)
+	for _, data := range job.Files {
+		input += len(data)
+	}
+	if input > maxRunCodeInput {
+		return job, nil, invalid("request body: code, stdin and files come to %d bytes; /run_code takes at most %d (%d MiB) for one program", input, maxRunCodeInput, maxRunCodeInput>>20)
+	}
+	return job, notes, nil
+}
+
+// runCodeFiles decodes the request's files (base64, null: empty), each
+// with a name the sandbox can write into the work dir
+// (sandbox.CheckFileName), none a directory of another, and none the
+// program's own: its source, or what its compile makes.
+func runCodeFiles(in *runCodeRequest, lang *sandbox.Language) (map[string][]byte, error) {
+	if len(in.Files) == 0 {
+		return nil, nil
+	}
 	if len(in.Files) > maxRunCodeFiles {
-		return job, invalid("request body: files: %d files, at most %d", len(in.Files), maxRunCodeFiles)
+		return nil, invalid("request body: files: %d files, at most %d", len(in.Files), maxRunCodeFiles)
 	}
-	for name, data := range in.Files {
+	own := slices.Clone(lang.Artefacts)
+	if !lang.InProcess {
+		own = append(own, lang.SourceName(*in.Code))
+	}
+	files := make(map[string][]byte, len(in.Files))
+	for _, name := range slices.Sorted(maps.Keys(in.Files)) {
 		if err := sandbox.CheckFileName(name); err != nil {
-			return job, invalid("request body: files: %v", err)
+			return nil, invalid("request body: files: %v", err)
 		}
-		if job.Files == nil {
-			job.Files = make(map[string][]byte, len(in.Files))
-		}
-		job.Files[name] = nil
-		if data != nil {
-			b, err := base64.StdEncoding.DecodeString(*data)
-			if err != nil {
-				return job, invalid("request body: files[%q]: not base64: %v", name, err)
+		top, _, _ := strings.Cut(name, "/")
+		for _, p := range own {
+			if ok, _ := path.Match(p, top); ok {
+				return nil, invalid("request body: files[%q]: %q is where the sandbox puts the program (its source, or what its compile makes): name the file otherwise", name, top)
 			}
-			job.Files[name] = b
 		}
+		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+			if _, clash := in.Files[dir]; clash {
+				return nil, invalid("request body: files: %q is a file, and the directory of %q", dir, name)
+			}
+		}
+		var data []byte
+		if v := in.Files[name]; v != nil {
+			if base64.StdEncoding.DecodedLen(len(*v)) > maxRunCodeInput {
+				return nil, invalid("request body: files[%q] is over %d bytes (%d MiB), what /run_code takes for one program", name, maxRunCodeInput, maxRunCodeInput>>20)
+			}
+			b, err := base64.StdEncoding.DecodeString(*v)
+			if err != nil {
+				return nil, invalid("request body: files[%q]: not base64: %v", name, err)
+			}
+			data = b
+		}
+		files[name] = data
 	}
-	return job, nil
+	return files, nil
 }
 
 // seconds reads an optional number of seconds of the request: 0 when it
@@ -209,14 +304,22 @@ func seconds(key string, v *float64) (float64, error) {
 	return *v, nil
 }
 
-// runCodeCost bounds what a run's answer holds at once: its stdout and
-// stderr, up to the output limit each, three times over (as the sandbox
-// sends them, in base64, while they are decoded; decoded; in the answer's
-// JSON while it is written).
-func runCodeCost(outputKB int) int64 { return 2 * 3 * int64(outputKB) << 10 }
+// runCodeCost bounds what a run holds at once besides its request's body:
+// its input, three times over (decoded from base64, and in the sandbox's
+// request, base64 again, while it is written), and its stdout and stderr,
+// up to the output limit each, three times over (as the sandbox sends
+// them, in base64, while they are decoded; decoded; in the answer's JSON
+// while it is written).
+func runCodeCost(job codeexec.ExecJob) int64 {
+	input := int64(len(job.Source) + len(job.Stdin))
+	for _, data := range job.Files {
+		input += int64(len(data))
+	}
+	return 3*input + 2*3*int64(job.Limits.OutputKB)<<10
+}
 
-// runCodeAnswer is the answer for what the executor did.
-func runCodeAnswer(res codeexec.ExecResult) runCodeResponse {
+// runCodeAnswer is the answer for what the executor did with job.
+func runCodeAnswer(res codeexec.ExecResult, job codeexec.ExecJob) runCodeResponse {
 	out := runCodeResponse{Status: runSuccess, Files: map[string]string{}}
 	if b := res.Build; b != nil {
 		c := &commandResult{Status: cmdFinished, ExecutionTime: ptr(b.Wall.Seconds()), Stderr: b.Output}
@@ -243,10 +346,18 @@ func runCodeAnswer(res codeexec.ExecResult) runCodeResponse {
 	if t.ExitCode >= 0 {
 		c.ReturnCode = ptr(t.ExitCode)
 	}
-	switch t.Status {
-	case sandbox.Ran:
-		return out
-	case sandbox.RuntimeError:
+	out.Status, out.Message = runFailed, t.Detail
+	switch {
+	case t.Status == sandbox.Ran:
+		out.Status, out.Message = runSuccess, ""
+	case t.Status == sandbox.Timeout:
+		c.Status, c.ReturnCode = cmdTimeout, nil
+		out.Message = fmt.Sprintf("time limit reached (run_timeout: %g s of wall time, %g s of CPU time)", job.RunWallSeconds, job.Limits.CPUSeconds)
+	case t.Signal > 0:
+		// Ended by a signal (a crash, an abort, the kernel for memory):
+		// finished, as SandboxFusion's asyncio subprocess reports it.
+		c.ReturnCode = ptr(-t.Signal)
+	case t.Status == sandbox.RuntimeError:
 		if t.ExitCode < 0 {
 			// Python raised: the interpreter would have printed the
 			// exception and exited 1.
@@ -256,12 +367,9 @@ func runCodeAnswer(res codeexec.ExecResult) runCodeResponse {
 			}
 			c.Stderr += t.Detail + "\n"
 		}
-	case sandbox.Timeout:
-		c.Status, c.ReturnCode = cmdTimeout, nil
 	default:
 		c.Status = cmdError
 	}
-	out.Status, out.Message = runFailed, t.Detail
 	return out
 }
 

@@ -5,10 +5,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -78,9 +80,10 @@ func (s *Service) weight(name string) float64 { return s.cfg.Weights[name] }
 // countUnscorable counts n rollouts aggregated with no function's score.
 func (s *Service) countUnscorable(n int) { s.m.unscorable.Add(float64(n)) }
 
-// Score scores one batch. The response may share strings with req (its
-// batch_id, and what a scorer's reason quotes of a rollout); the rest of
-// it is the caller's.
+// Score scores one batch; one that runs past limits.request_timeout is
+// answered with the scores decided by then (see score). The response may
+// share strings with req (its batch_id, and what a scorer's reason quotes
+// of a rollout); the rest of it is the caller's.
 func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewardv1.ScoreResponse, error) {
 	cm := s.memory.get()
 	defer cm.release()
@@ -100,8 +103,16 @@ func (s *Service) Score(ctx context.Context, req *rewardv1.ScoreRequest) (*rewar
 // as long as cm is not released. The request's worker time is counted in
 // account, when its decoding already was (grpcService.received); nil:
 // from now.
+//
+// A request still scoring when limits.request_timeout runs out is
+// answered with what it has: the scores decided by then stand, the
+// rollouts not yet scored get an Error naming the limit, and a warning
+// says how many. A ctx that ends first (the client cancelled, or its own
+// deadline passed) ends the call with ctx's error: nobody waits for an
+// answer.
 func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, cm *callMemory, account *share) (*rewardv1.ScoreResponse, error) {
-	ctx, cancel := context.WithTimeout(scorers.WithMemo(ctx), s.cfg.Limits.RequestTimeout)
+	limit := s.cfg.Limits.RequestTimeout
+	ctx, cancel := context.WithTimeoutCause(scorers.WithMemo(ctx), limit, &requestTimeoutError{limit: limit})
 	defer cancel()
 
 	if err := s.validate(req); err != nil {
@@ -138,7 +149,12 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, cm *cal
 	// that a client sending its next request the moment it has this answer
 	// finds it free. The memory stays reserved until the answer is written.
 	t.giveSlot()
-	if err != nil {
+	var cut *cutShortError
+	var timedOut *requestTimeoutError
+	switch {
+	case errors.As(err, &cut) && errors.As(context.Cause(ctx), &timedOut):
+		// The server's own limit: answered with what was scored.
+	case err != nil:
 		return nil, err
 	}
 	if rejected != nil {
@@ -157,7 +173,19 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, cm *cal
 	if err := s.aggregate(req, tasks, resp); err != nil {
 		return nil, err
 	}
+	if cut != nil && cut.rollouts > 0 {
+		s.m.requestTimeouts.Inc()
+		resp.Warnings = append(resp.Warnings, fmt.Sprintf("%v: %d of %d rollouts not scored by every function (ERROR, \"not scored: …\"); the other scores stand. Raise limits.request_timeout, or send smaller batches", timedOut, cut.rollouts, n))
+	}
 	return resp, nil
+}
+
+// requestTimeoutError is the cause of a request's context when
+// limits.request_timeout ends it.
+type requestTimeoutError struct{ limit time.Duration }
+
+func (e *requestTimeoutError) Error() string {
+	return fmt.Sprintf("the request ran past limits.request_timeout (%v)", e.limit)
 }
 
 // rollouts returns the request's rollouts as the scorers see them, but for

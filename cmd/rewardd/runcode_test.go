@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -95,7 +96,7 @@ func verlCall(url, token string, c *runCodeCall) (int, *sandboxFusionAnswer, int
 		compileTimeout = c.timeout
 	}
 	if wait == 0 {
-		wait = time.Duration(compileTimeout+c.timeout+10) * time.Second
+		wait = time.Duration((compileTimeout + c.timeout + 10) * float64(time.Second))
 	}
 	body, _ := json.Marshal(map[string]any{
 		"compile_timeout": compileTimeout, "run_timeout": c.timeout, "code": c.code, "stdin": c.stdin,
@@ -178,10 +179,11 @@ func describe(a *sandboxFusionAnswer) string {
 // runCodeCall is one /run_code call of a test: what it sends and gets.
 type runCodeCall struct {
 	code, stdin, expected, language string
-	timeout, memoryMB               int
+	timeout                         float64
+	memoryMB                        int
 	// compileTimeout is 0 for verl's: the timeout. wait is how long the
 	// client waits for the answer (0: as verl, both timeouts and 10 s).
-	compileTimeout int
+	compileTimeout float64
 	wait           time.Duration
 
 	verdict int
@@ -212,6 +214,8 @@ func callAll(url, token string, calls []*runCodeCall) {
 func TestRunCode(t *testing.T) {
 	srv := startCodeServer(t, runCodeConfig, "--workers", "2")
 	url := "http://" + srv.httpAddr + "/run_code"
+	t.Run("BadInput", func(t *testing.T) { testRunCodeBadInput(t, srv, url) })
+	t.Run("Limits", func(t *testing.T) { testRunCodeLimits(t, url) })
 	t.Run("verl", func(t *testing.T) { testRunCodeVerl(t, url) })
 	t.Run("AgreesWithIO", func(t *testing.T) { testRunCodeAgreesWithIO(t, srv, url) })
 
@@ -221,6 +225,110 @@ func TestRunCode(t *testing.T) {
 	}
 	if !strings.Contains(metrics, `rewardd_sandbox_executions_total{result="sandbox_error"} 0`+"\n") {
 		t.Errorf("/metrics counts sandbox errors")
+	}
+}
+
+// postRunCode posts body to url and returns the HTTP status and the
+// SandboxFusion answer (nil when the body is not one) or the error body.
+func postRunCode(t *testing.T, url string, body []byte) (int, *sandboxFusionAnswer, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	var a sandboxFusionAnswer
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(out, &a) != nil {
+		return resp.StatusCode, nil, string(out)
+	}
+	return resp.StatusCode, &a, string(out)
+}
+
+// testRunCodeBadInput: requests the sandbox could not set up (a NUL in a
+// file's name, files that clash with each other or with the program's
+// own, a file bigger than the work dir, stdin over what /run_code takes,
+// more files than leave room for the program's own) are 400s naming what
+// is wrong, before anything reaches the sandbox: no fork server is
+// restarted, and the next program runs.
+func testRunCodeBadInput(t *testing.T, srv *process, url string) {
+	restarts := metric(t, srv, "rewardd_sandbox_restarts_total")
+	body := func(fields map[string]any) []byte {
+		b, err := json.Marshal(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	py := func(files map[string]any, stdin string) []byte {
+		return body(map[string]any{"code": "print(1)", "language": "python", "stdin": stdin, "run_timeout": 5, "files": files})
+	}
+	// The big bodies are written out rather than marshalled: encoding
+	// hundreds of MB under the race detector takes most of a minute.
+	big := []byte(`{"code": "print(1)", "language": "python", "files": {"big": "` + strings.Repeat("eHh4", 24<<20) + `"}}`) // 72 MiB of "xxx…"
+	stdin := []byte(`{"code": "print(1)", "language": "python", "stdin": "` + strings.Repeat("y", 24_000_000) + `"}`)
+	for _, c := range []struct {
+		name, want string
+		body       []byte
+	}{
+		{"a NUL in a file name", "NUL byte", py(map[string]any{"a\x00b": "eA=="}, "")},
+		{"a file and a directory of the same name", `\"a\" is a file, and the directory of \"a/b\"`, py(map[string]any{"a": "", "a/b": ""}, "")},
+		{"the program's source", `\"main.cpp\" is where the sandbox puts the program`,
+			body(map[string]any{"code": cppDouble, "language": "cpp", "files": map[string]any{"main.cpp": ""}})},
+		{"below what the compile makes", `\"main\" is where the sandbox puts the program`,
+			body(map[string]any{"code": cppDouble, "language": "cpp", "files": map[string]any{"main/x": ""}})},
+		{"a file larger than the work dir", `files[\"big\"] is over 8388608 bytes (8 MiB)`, big},
+		{"24 MB of stdin", "code, stdin and files come to 24000008 bytes", stdin},
+	} {
+		code, a, out := postRunCode(t, url, c.body)
+		if code != http.StatusBadRequest || a != nil || !strings.Contains(out, c.want) {
+			t.Errorf("%s: HTTP %d %.300s, want 400 with %q", c.name, code, out, c.want)
+		}
+	}
+	// As many files as /run_code takes leave room for the program's own
+	// (the sandbox writes at most 64 files): one more is a 400.
+	files := map[string]any{}
+	for k := range 32 {
+		files[fmt.Sprintf("in/%02d.txt", k)] = base64.StdEncoding.EncodeToString([]byte(fmt.Sprint(k)))
+	}
+	code, a, out := postRunCode(t, url, body(map[string]any{"code": cppDouble, "language": "cpp", "stdin": "4", "files": files}))
+	if code != http.StatusOK || a == nil || a.Status != "Success" || *a.RunResult.Stdout != "8\n" {
+		t.Errorf("a C++ program with 32 files, after the bad requests: HTTP %d %s, want Success", code, out)
+	}
+	files["in/32.txt"] = ""
+	if code, _, out := postRunCode(t, url, body(map[string]any{"code": cppDouble, "language": "cpp", "files": files})); code != http.StatusBadRequest || !strings.Contains(out, "33 files, at most 32") {
+		t.Errorf("33 files: HTTP %d %s, want 400 naming the bound", code, out)
+	}
+	if got := metric(t, srv, "rewardd_sandbox_restarts_total"); got != restarts {
+		t.Errorf("rewardd_sandbox_restarts_total went from %s to %s: a bad request reached a fork server", restarts, got)
+	}
+}
+
+// testRunCodeLimits: a limit over the server's is lowered to it, and the
+// answer's message says so; memory_limit_MB lowered so binds (a program
+// that fits in what it asked for does not in the server's 1024 MB).
+func testRunCodeLimits(t *testing.T, url string) {
+	post := func(fields map[string]any) (*sandboxFusionAnswer, string) {
+		t.Helper()
+		b, _ := json.Marshal(fields)
+		code, a, out := postRunCode(t, url, b)
+		if code != http.StatusOK || a == nil {
+			t.Fatalf("HTTP %d %s, want 200 and an answer", code, out)
+		}
+		return a, out
+	}
+	a, out := post(map[string]any{"code": "print(1)", "language": "python", "run_timeout": 200})
+	if a.Status != "Success" || !strings.Contains(a.Message, "inline.code_exec_limits.wall_seconds): the program ran with 120 s") ||
+		!strings.Contains(a.Message, "inline.code_exec_limits.cpu_seconds): the program ran with 30 s of CPU") {
+		t.Errorf("run_timeout 200: %s, want Success, and a message that it ran with 120 s of wall time and 30 s of CPU", out)
+	}
+	a, out = post(map[string]any{"code": "x = bytearray(1500 << 20)\nprint(len(x))", "language": "python", "memory_limit_MB": 4096})
+	if a.Status != "Failed" || !strings.Contains(a.Message, "inline.code_exec_limits.memory_mb): the program ran with 1024 MB") {
+		t.Errorf("1500 MB with memory_limit_MB 4096: %s, want Failed, and a message that it ran with 1024 MB", out)
+	}
+	a, out = post(map[string]any{"code": cppDouble, "language": "cpp", "stdin": "4", "compile_timeout": 60})
+	if a.Status != "Success" || !strings.Contains(a.Message, "the compile ran with 10 s") {
+		t.Errorf("compile_timeout 60: %s, want Success, and a message that the compile ran with 10 s", out)
 	}
 }
 
@@ -304,6 +412,14 @@ func verlCases() []verlCase {
 			verlWant{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
 		{"python sleeps", &runCodeCall{code: "import time\ntime.sleep(30)", expected: "42", language: "python", timeout: 1},
 			verlWant{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
+		// run_timeout is wall time: 1.5 s asleep is over 0.5 s, though
+		// the program uses no CPU.
+		{"python sleeps past a wall run_timeout", &runCodeCall{code: "import time\ntime.sleep(1.5)\nprint(42)", expected: "42", language: "python", timeout: 0.5},
+			verlWant{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
+		// A signal ends it: Finished, return_code minus the signal
+		// (SIGABRT, 6), as SandboxFusion's subprocess reports it.
+		{"python aborts", &runCodeCall{code: "import os\nprint('partial', flush=True)\nos.abort()", expected: "42", language: "python"},
+			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: -6, stdout: "partial\n"}},
 		{"python over memory", &runCodeCall{code: "x = bytearray(900 << 20)\nprint(len(x))", expected: "42", language: "python", memoryMB: 128},
 			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Error"}},
 		{"cpp passes", &runCodeCall{code: cppDouble, stdin: "-7\n", expected: "-14\n", language: "cpp"},
@@ -315,7 +431,9 @@ func verlCases() []verlCase {
 		{"cpp returns 7", &runCodeCall{code: "int main() { return 7; }", expected: "42", language: "cpp"},
 			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: 7}},
 		{"cpp aborts", &runCodeCall{code: "#include <cstdlib>\nint main() { std::abort(); }", expected: "42", language: "cpp"},
-			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Error"}},
+			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: -6}},
+		{"cpp segfaults", &runCodeCall{code: "int main() { volatile int *p = 0; return *p; }", expected: "42", language: "cpp"},
+			verlWant{verdict: verlRuntimeError, status: "Failed", run: "Finished", returnCode: -11}},
 		{"cpp loops", &runCodeCall{code: "int main() { volatile unsigned x = 0; for (;;) x++; }", expected: "42", language: "cpp", timeout: 1},
 			verlWant{verdict: verlTimeout, status: "Failed", run: "TimeLimitExceeded"}},
 		{"nodejs passes", &runCodeCall{code: "const l = require('fs').readFileSync(0, 'utf8'); console.log(2 * Number(l));", stdin: "4\n", expected: "8", language: "nodejs"},
@@ -482,8 +600,12 @@ func pickSolutions(rows []cpRow, full bool) []*cpSolution {
 	return sols
 }
 
-// runCodeCalls makes each solution's /run_code calls, one per test, as
-// verl would with the problem's time limit; it returns them all.
+// runCodeCalls makes each solution's /run_code calls, one per test; it
+// returns them all. The io scorer's time limit is CPU time, and it gives a
+// test twice that and a second of wall time; run_timeout is wall time (and
+// as much CPU): each call's is that wall time, so that a solution the io
+// scorer accepts has as much time here as there, however loaded the
+// machine (see compareWithIO).
 func runCodeCalls(sols []*cpSolution) []*runCodeCall {
 	var calls []*runCodeCall
 	for _, s := range sols {
@@ -499,7 +621,7 @@ func runCodeCalls(sols []*cpSolution) []*runCodeCall {
 			// is no compile's: verl's compile_timeout is its run_timeout),
 			// and the client waits as long as it takes: 64 requests of slow
 			// wrong solutions queue for 2 sandbox slots.
-			c := &runCodeCall{code: s.source, stdin: tc.Stdin, expected: tc.Stdout, language: s.language, timeout: int(tl + 0.999), memoryMB: 1024,
+			c := &runCodeCall{code: s.source, stdin: tc.Stdin, expected: tc.Stdout, language: s.language, timeout: 2*tl + 1, memoryMB: 1024,
 				compileTimeout: 10, wait: 15 * time.Minute}
 			s.calls = append(s.calls, c)
 			calls = append(calls, c)
@@ -541,7 +663,9 @@ func scoreAllIO(t *testing.T, srv *process, sols []*cpSolution) map[*cpSolution]
 // compareWithIO fails the test for every test of a solution that
 // /run_code passes (its stdout exactly the expected one) and the io scorer
 // does not accept, or the other way round; it returns how many tests it
-// compared and how many /run_code passed.
+// compared and how many /run_code passed. A test the io scorer timed out
+// is not compared: /run_code gave it the io scorer's wall time as its CPU
+// time too (runCodeCalls), in which a slow program may well finish.
 func compareWithIO(t *testing.T, sols []*cpSolution, scores map[*cpSolution]*rewardv1.Execution) (compared, passed int) {
 	t.Helper()
 	for _, s := range sols {
@@ -557,6 +681,9 @@ func compareWithIO(t *testing.T, sols []*cpSolution, scores map[*cpSolution]*rew
 			t.Errorf("%s %s (wrong=%v): the io scorer ran %d of %d tests", s.problem.ID, s.language, s.wrong, len(verdicts), len(s.calls))
 		}
 		for k, c := range s.calls {
+			if verdicts[k] == rewardv1.Verdict_VERDICT_TIME_LIMIT_EXCEEDED {
+				continue
+			}
 			ac := verdicts[k] == rewardv1.Verdict_VERDICT_ACCEPTED
 			ok := c.answer != nil && c.answer.Status == "Success" && sameLines(*c.answer.RunResult.Stdout, c.expected)
 			compared++
@@ -633,7 +760,7 @@ func TestRunCodeRefused(t *testing.T) {
 	for path, data := range map[string]string{
 		token:   "s3cret\n",
 		plain:   "functions:\n  - name: acc\n    kind: exact_match\n",
-		allowed: "functions:\n  - name: acc\n    kind: exact_match\ninline:\n  kinds: [code_exec]\n",
+		allowed: "functions:\n  - name: acc\n    kind: exact_match\ninline:\n  kinds: [code_exec]\nlimits:\n  max_message_bytes: 16777216\n",
 	} {
 		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 			t.Fatal(err)
@@ -664,29 +791,35 @@ func TestRunCodeRefused(t *testing.T) {
 	}
 
 	// The sandbox cannot start here: the requests it allows are answered
-	// SandboxError, with the reason; the bad ones are still 400s.
+	// SandboxError, saying so (the start log says why, naming the
+	// interpreter; the answer names nothing of the host); the bad ones
+	// are still 400s.
 	off := startServer(t, "--config", allowed, "--sandbox-python", "/nonexistent/python3")
 	url = "http://" + off.httpAddr + "/run_code"
 	code, body := post(url, "", hello)
 	var a sandboxFusionAnswer
-	if err := json.Unmarshal([]byte(body), &a); err != nil || code != 200 || a.Status != "SandboxError" || !strings.Contains(a.Message, "/nonexistent/python3") {
-		t.Errorf("no sandbox: HTTP %d %s, want 200 SandboxError naming the interpreter", code, body)
+	if err := json.Unmarshal([]byte(body), &a); err != nil || code != 200 || a.Status != "SandboxError" ||
+		!strings.Contains(a.Message, "its sandbox could not start") || strings.Contains(a.Message, "/nonexistent") {
+		t.Errorf("no sandbox: HTTP %d %s, want 200 SandboxError saying the sandbox could not start, and not where", code, body)
+	}
+	if logs := off.logText(); strings.Count(logs, "/nonexistent/python3") != 1 {
+		t.Errorf("the server's log names the missing interpreter %d times, want once:\n%s", strings.Count(logs, "/nonexistent/python3"), logs)
 	}
 	for _, c := range []struct{ body, want string }{
 		{`{"code": "x", "language": "go"}`, `language \"go\" is not one rewardd runs`},
 		{`{"language": "python"}`, `\"code\" is missing`},
-		{`{"code": "x", "language": "python", "run_timeout": 30}`, "inline.code_exec_limits.cpu_seconds"},
-		{`{"code": "x", "language": "python", "memory_limit_MB": 4096}`, "inline.code_exec_limits.memory_mb"},
+		{`{"code": "x", "language": "python", "memory_limit_MB": 16}`, "memory_limit_MB 16: at least 32"},
 		{`{"code": "x", "language": "python", "run_timeout": -1}`, "run_timeout -1"},
-		{`{"code": "x", "language": "cpp", "compile_timeout": 60}`, "compile_timeout 60 s"},
 		{`{"code": "x", "language": "python", "fetch_files": ["out.txt"]}`, "fetch_files"},
 		{`{"code": "x", "language": "python", "files": {"../x": ""}}`, `file name \"../x\"`},
 		{`{"code": "x", "language": "python", "files": {"a": "%%%"}}`, "not base64"},
 		{`[1]`, "want a JSON object"},
+		{`{"code": "x", "language": "python", "stdin": "` + strings.Repeat("y", 9<<20) + `"}`, "code, stdin and files come to 9437185 bytes"},
+		{`{"code": "x", "language": "python", "stdin": "` + strings.Repeat("y", 17<<20) + `"}`, "request body is over 16777216 bytes (limits.max_message_bytes)"},
 	} {
 		code, body := post(url, "", c.body)
 		if code != http.StatusBadRequest || !strings.Contains(body, c.want) {
-			t.Errorf("%s: HTTP %d %s, want 400 with %q", c.body, code, body, c.want)
+			t.Errorf("%.200s: HTTP %d %s, want 400 with %q", c.body, code, body, c.want)
 		}
 	}
 }

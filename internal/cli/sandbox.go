@@ -85,6 +85,11 @@ func (c *CodeSandbox) Runner() (codeexec.Runner, error) {
 			if why != nil {
 				fields = append(fields, zap.NamedError("cgroups_unavailable", why))
 			}
+			st, why := c.pool.SlotTime()
+			fields = append(fields, zap.Bool("slot_time", st))
+			if why != nil {
+				fields = append(fields, zap.NamedError("slot_time_unavailable", why))
+			}
 			c.log.Info("code execution sandbox ready", fields...)
 		}
 	})

@@ -70,6 +70,9 @@ type ExecJob struct {
 	// Limits bound the run: CPUSeconds its CPU time, and it may take
 	// twice that plus a second of wall time, at most WallSeconds.
 	Limits sandbox.Limits
+	// RunWallSeconds, when above 0, is the run's wall time instead
+	// (SandboxFusion's run_timeout), at most Limits.WallSeconds.
+	RunWallSeconds float64
 	// CompileLimits bound the compile of a compiled language's program;
 	// zero fields take the language's.
 	CompileLimits sandbox.Limits
@@ -101,7 +104,7 @@ func (e *Executor) Exec(ctx context.Context, job ExecJob) (ExecResult, error) {
 	}
 	run := sandbox.Job{
 		Language: lang.Name, Style: sandbox.IO, Inputs: []string{job.Stdin}, Files: job.Files,
-		Limits: job.Limits, TestCPUSeconds: job.Limits.CPUSeconds, KeepOutput: true,
+		Limits: job.Limits, TestCPUSeconds: job.Limits.CPUSeconds, TestWallSeconds: job.RunWallSeconds, KeepOutput: true,
 	}
 	if lang.Compiled() {
 		limits := job.CompileLimits.WithDefaults(lang.CompileLimits)

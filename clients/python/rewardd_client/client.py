@@ -59,7 +59,11 @@ class Settings:
                    or a gRPC target URI such as dns:///rewardd.svc:50051.
                    Several servers are load-balanced round-robin.
     token:         REWARDD_TOKEN. Sent as `authorization: Bearer <token>`.
-    timeout:       REWARDD_TIMEOUT. Deadline of one attempt, in seconds.
+    timeout:       REWARDD_TIMEOUT. Deadline of one attempt, in seconds:
+                   longer than the server's limits.request_timeout (2 min by
+                   default), so that a batch the server cuts at its limit
+                   comes back with the scores it has (the rest ERROR)
+                   rather than as DEADLINE_EXCEEDED with none.
     fingerprint:   REWARDD_FINGERPRINT. The config fingerprint the server must
                    serve; a mismatch fails the call.
     on_error:      REWARDD_ON_ERROR. "warn": rollouts with status ERROR count as
@@ -83,7 +87,7 @@ class Settings:
 
     addr: str = DEFAULT_ADDR
     token: Optional[str] = None
-    timeout: float = 120.0
+    timeout: float = 150.0
     fingerprint: Optional[str] = None
     on_error: str = "warn"
     max_attempts: int = 8

@@ -79,9 +79,9 @@ const workDir = "/tmp/work"
 // tmpfsMB is the size of each slot's private /tmp, which holds the work dir.
 const tmpfsMB = 64
 
-// WorkDirBytes is what the files of a job (Job.Files, CompileJob.Files)
-// and everything its program writes may take in the work dir together.
-const WorkDirBytes = tmpfsMB << 20
+// WorkDirMB is the room a job has in its work dir, in MiB: its files, its
+// program's source and build, and what the program writes share it.
+const WorkDirMB = tmpfsMB
 
 func confine(readPaths []string) error {
 	if os.Getpid() != 1 {

@@ -184,10 +184,14 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 }
 
 // CheckFileName refuses a file name that is not a plain path below the work
-// dir: what Job.Files, Job.TestFiles and CompileJob.Files take.
+// dir, or that no file can have (a NUL byte): what Job.Files, Job.TestFiles
+// and CompileJob.Files take.
 func CheckFileName(name string) error {
 	if name == "" || len(name) > 255 || strings.HasPrefix(name, "/") {
 		return fmt.Errorf("file name %q: want a relative path", name)
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return fmt.Errorf("file name %q: a NUL byte is in no file's name", name)
 	}
 	for _, part := range strings.Split(name, "/") {
 		if part == "" || part == "." || part == ".." {

@@ -230,7 +230,7 @@ var signalNames = map[syscall.Signal]string{
 }
 
 // FilesError is a job whose files do not fit in the sandbox's work dir
-// (WorkDirBytes): the caller's data, not the sandbox's failure.
+// (WorkDirMB): the caller's data, not the sandbox's failure.
 type FilesError struct{ Detail string }
 
 func (e *FilesError) Error() string { return "the job's files do not fit in the sandbox: " + e.Detail }
