@@ -198,6 +198,7 @@ func (s *Scorer) runIO(ctx context.Context, t *ioTask) (scorers.Result, error) {
 	}
 	for next := 0; next < len(t.order); round *= 2 {
 		which := t.order[next:min(len(t.order), next+round)]
+		which = which[:withinInput(t, which, len(t.code))]
 		next += len(which)
 		left := (wall - out.slot).Seconds()
 		if left < 0.05 {
@@ -225,6 +226,20 @@ func (s *Scorer) runIO(ctx context.Context, t *ioTask) (scorers.Result, error) {
 		}
 	}
 	return s.summarize(out), nil
+}
+
+// withinInput is how many of the tests which (at least one) fit in one
+// sandbox job with a program of code bytes: their stdin together within
+// sandbox.MaxInputMB. The rest go in the next round.
+func withinInput(t *ioTask, which []int, code int) int {
+	total := code
+	for i, k := range which {
+		total += len(t.cases[k].stdin)
+		if total > sandbox.MaxInputMB<<20 && i > 0 {
+			return i
+		}
+	}
+	return len(which)
 }
 
 // runRound runs the tests which of t and judges them; it adds what they

@@ -111,3 +111,33 @@ func procStatus(t *testing.T, key string) int64 {
 	t.Fatalf("/proc/self/status has no %s", key)
 	return 0
 }
+
+// TestBigInputs: a row whose tests' stdin comes to more than one sandbox
+// job takes (sandbox.MaxInputMB) is run in as many jobs as it needs, and
+// scored as one: 20 tests of 1 MiB each, in python and C++.
+func TestBigInputs(t *testing.T) {
+	p := pool(t, "cpp")
+	var cases []any
+	for k := range 20 {
+		line := strings.Repeat(strconv.Itoa(k%10), 1<<20-1) + "\n"
+		cases = append(cases, map[string]any{"stdin": line, "stdout": strconv.Itoa(len(line) - 1)})
+	}
+	tests, err := structpb.NewList(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]*structpb.Value{"tests": structpb.NewListValue(tests)}
+	programs := map[string]string{
+		"python": "```python\nprint(len(input()))\n```",
+		"cpp":    "```cpp\n#include <bits/stdc++.h>\nint main() { std::string s; std::cin >> s; std::cout << s.size() << '\\n'; }\n```",
+	}
+	for language, program := range programs {
+		t.Run(language, func(t *testing.T) {
+			s := newScorer(t, codeexec.Params{Language: language, TestStyle: "io", Limits: sandbox.Limits{WallSeconds: 60}}, p)
+			got := s.Score(context.Background(), &scorers.Rollout{Completion: program, Fields: fields})
+			if got.Outcome != scorers.OK || got.Value != 1 {
+				t.Errorf("%v %v (%s), want OK 1", got.Outcome, got.Value, got.Reason)
+			}
+		})
+	}
+}

@@ -168,10 +168,26 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 	case j.TestWallSeconds < 0 || j.TestWallSeconds > 120:
 		return nil, fmt.Errorf("a test's wall time must be in (0, 120] seconds, got %g", j.TestWallSeconds)
 	}
-	for name := range j.Files {
+	input := len(j.Code)
+	for _, in := range j.Inputs {
+		input += len(in)
+	}
+	if j.Build != nil {
+		input += j.Build.Size()
+	}
+	for name, data := range j.Files {
 		if err := CheckFileName(name); err != nil {
 			return nil, err
 		}
+		input += len(data)
+	}
+	for _, files := range j.TestFiles {
+		for _, data := range files {
+			input += len(data)
+		}
+	}
+	if input > MaxInputMB<<20 {
+		return nil, fmt.Errorf("the job's program, stdin and files come to %d bytes, over the %d MiB one job may take (sandbox.MaxInputMB)", input, MaxInputMB)
 	}
 	for _, files := range j.TestFiles {
 		for name := range files {

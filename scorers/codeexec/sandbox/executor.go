@@ -134,12 +134,16 @@ func (e *executor) handle(req *request) (*reply, error) {
 		return nil, err
 	}
 	rep := &reply{ID: req.ID}
-	if err := putFiles(req.Files, req.UID); err != nil {
+	err := errTooManyFiles
+	if len(req.Files) <= maxFiles {
+		err = putFiles(req.Files, req.UID)
+	}
+	if err != nil {
 		// The pool checked the names; a write that fails is the work
 		// dir's size, the job's fault.
 		rep.Tests = make([]fact, len(req.Tests))
 		for k := range rep.Tests {
-			rep.Tests[k] = fact{End: endSetup, Detail: "the job's files do not fit in the work dir: " + err.Error(), Step: -1}
+			rep.Tests[k] = fact{End: endFiles, Detail: err.Error()}
 		}
 		return rep, nil
 	}
@@ -157,8 +161,12 @@ func (e *executor) handle(req *request) (*reply, error) {
 			stop = true
 			continue
 		}
-		if err := putFiles(t.Files, req.UID); err != nil {
-			rep.Tests = append(rep.Tests, fact{End: endSetup, Detail: "the test's files do not fit in the work dir: " + err.Error(), Step: -1})
+		err := errTooManyFiles
+		if len(t.Files) <= maxFiles {
+			err = putFiles(t.Files, req.UID)
+		}
+		if err != nil {
+			rep.Tests = append(rep.Tests, fact{End: endFiles, Detail: err.Error()})
 			stop = true
 			continue
 		}
@@ -393,8 +401,11 @@ func readDirNames(dir string) ([]string, error) {
 // pool passes it in the environment.
 func unsafeWork() string { return os.Getenv("REWARDD_WORK") }
 
-// maxFiles bounds the files a job writes or collects.
+// maxFiles bounds the files a job (or a test) writes, and those it
+// collects.
 const maxFiles = 64
+
+var errTooManyFiles = fmt.Errorf("more than %d files", maxFiles)
 
 // putFiles writes files into the work dir, owned by uid; a name is a path
 // below it (Pool checked it), its directories are made.
@@ -403,7 +414,7 @@ func putFiles(files []wireFile, uid int) error {
 	if os.Getpid() != 1 {
 		root = unsafeWork()
 	}
-	for _, f := range files[:min(len(files), maxFiles)] {
+	for _, f := range files {
 		if CheckFileName(f.Name) != nil {
 			return fmt.Errorf("bad file name %q", f.Name)
 		}

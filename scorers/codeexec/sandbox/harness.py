@@ -417,19 +417,28 @@ def collect(pid, r, results, first, job, req, over):
     lim = req["limits"]
     test_wall, test_cpu = req.get("test_wall") or 0, req.get("test_cpu") or lim["cpu"]
     test = Watch() if test_wall else None
+    began = time.monotonic()  # the current test's start
     watch = [r, pidfd]
+
+    def killed(end, slot):
+        """The fact of the current test, killed when its slot time ran out."""
+        os.kill(pid, signal.SIGKILL)
+        ru = os.wait4(pid, 0)[2]
+        results[current] = {"end": end, "wall": slot, "rss": ru.ru_maxrss,
+                            "cpu": max(0.0, ru.ru_utime + ru.ru_stime - cpu_before[0])}
+
     try:
         while True:
             if current >= len(results):
                 return current, ""
             timeout = job.left(lim["wall"], lim["cpu"])
             if not timeout:
-                results[current] = {"end": "deadline", "wall": job.slot()}
+                killed("deadline", job.slot())
                 return current, "deadline"
             if test:
                 left = test.left(test_wall, test_cpu)
                 if not left:
-                    results[current] = {"end": "wall", "wall": test.slot()}
+                    killed("wall", test.slot())
                     return current, ""
                 timeout = min(timeout, left)
             ready, _, _ = select.select(watch, [], [], timeout)
@@ -469,6 +478,7 @@ def collect(pid, r, results, first, job, req, over):
                 if k is not None and k >= current:
                     current = k + 1
                     test = Watch() if test_wall else None
+                    began = time.monotonic()
                     if over(k):
                         return k, "total"
             if len(buf) > 1 << 20:
@@ -480,7 +490,7 @@ def collect(pid, r, results, first, job, req, over):
         _, status, usage = os.wait4(pid, 0)
         results[current] = {"end": "died", "status": status, "rss": usage.ru_maxrss,
                             "cpu": max(0.0, usage.ru_utime + usage.ru_stime - cpu_before[0]),
-                            "wall": test.slot() if test else 0.0}
+                            "wall": time.monotonic() - began}
         if over(current):
             return current, "total"
     return current, ""
@@ -1180,13 +1190,16 @@ def run_assert(peer, req):
         # Whatever happened, every process of the program goes now.
         peer.send(b"d")
         while True:
-            op, _, fds = peer.recv()
+            op, body, fds = peer.recv()
             for fd in fds:
                 os.close(fd)
             if op is None:
                 raise ZygoteGone()
             if op == b"c":
                 break
+    if len(body) == USED.size and "cpu" not in fact:
+        fact["cpu"], fact["rss"] = USED.unpack(body)
+    fact["wall"] = job.slot()
     return reply(fact)
 
 
@@ -1315,10 +1328,22 @@ def fork_program(peer_fd, job, r, w):
                 raise ZygoteGone()  # the runner is gone (or confused): so is this slot
             frame = os.read(peer_fd, 5)
     finally:
+        # The program's CPU time and peak memory, for the verdict's
+        # details (exit_status may have reaped it already).
+        usage = (0.0, 0)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            ru = os.wait4(pid, 0)[2]
+            usage = (ru.ru_utime + ru.ru_stime, ru.ru_maxrss)
+        except (ProcessLookupError, ChildProcessError):
+            pass
         kill_all(pid)
-    write_all(peer_fd, KILLED)
+    write_all(peer_fd, KILLED + USED.pack(*usage))
 
-ASK_STATUS, DONE, KILLED = b"\x00\x00\x00\x01s", b"\x00\x00\x00\x01d", b"\x00\x00\x00\x01c"
+
+ASK_STATUS, DONE, KILLED = b"\x00\x00\x00\x01s", b"\x00\x00\x00\x01d", b"\x00\x00\x00\x11c"
+# What KILLED carries: the program's CPU seconds and peak memory in KiB.
+USED = struct.Struct(">dq")
 
 
 def exit_status(pid):

@@ -150,6 +150,13 @@ func (l *Limits) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// MaxInputMB bounds what one job hands its programs, in MiB: the stdin of
+// all its tests and its files together (a compiled program's included).
+// The slot's servers hold all of it at once, within the room the slot's
+// cgroup leaves them. A caller with more runs the tests in several jobs
+// (OutputBefore carries their output from one to the next).
+const MaxInputMB = 16
+
 // Job is one submission to run: a program in one language against tests.
 type Job struct {
 	// Language names an entry of Languages, by name or alias; "" is

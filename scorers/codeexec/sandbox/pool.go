@@ -322,6 +322,13 @@ func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Build, error) {
 	if err := job.Limits.Validate(); err != nil {
 		return nil, err
 	}
+	input := len(job.Source)
+	for _, data := range job.Files {
+		input += len(data)
+	}
+	if input > MaxInputMB<<20 {
+		return nil, fmt.Errorf("the program and its files come to %d bytes, over the %d MiB one job may take (sandbox.MaxInputMB)", input, MaxInputMB)
+	}
 	var b *Build
 	err = p.inSlot(ctx, func(s *slot) error {
 		var err error

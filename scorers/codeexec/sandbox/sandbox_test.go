@@ -227,6 +227,11 @@ func TestJobValidation(t *testing.T) {
 		"io prompt":        {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Prompt: "def f(): pass", Check: ok, Limits: sandbox.DefaultLimits()},
 		"zero limits":      {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Check: ok},
 		"huge cpu":         {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Check: ok, Limits: sandbox.Limits{CPUSeconds: 61, WallSeconds: 6, MemoryMB: 512, OutputKB: 1, Processes: 1}},
+		"io helpers":       {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Helpers: "def f(): pass", Check: ok, Limits: sandbox.DefaultLimits()},
+		// More stdin than the servers hold for one job (the zygote died of
+		// 200 MB): refused before it reaches them.
+		"stdin over MaxInputMB": {Style: sandbox.IO, Code: "pass", Inputs: []string{strings.Repeat("x", sandbox.MaxInputMB<<19), strings.Repeat("y", sandbox.MaxInputMB<<19+1)}, Check: ok, Limits: sandbox.DefaultLimits()},
+		"file name with a NUL":  {Style: sandbox.IO, Code: "pass", Inputs: []string{""}, Files: map[string][]byte{"a\x00b": nil}, Check: ok, Limits: sandbox.DefaultLimits()},
 	}
 	for name, job := range bad {
 		if _, err := p.Run(context.Background(), job); err == nil {
@@ -344,5 +349,41 @@ def env():
 		if tr := res.Tests[0]; tr.Status != sandbox.Passed {
 			t.Fatalf("%s: %s", tr.Status, tr.Detail)
 		}
+	}
+}
+
+// TestDetailsFilled: every verdict comes with what the program used: its
+// CPU time, wall time and peak memory, whatever ended it (a return, a
+// wrong answer, a crash, the CPU limit, the wall limit), in io and assert
+// style alike.
+func TestDetailsFilled(t *testing.T) {
+	p := startPool(t, sandbox.Config{Slots: 1})
+	lim := sandbox.Limits{CPUSeconds: 1, WallSeconds: 3, MemoryMB: 256, OutputKB: 64, Processes: 8}
+	spin := "import time\nend = time.process_time() + 0.05\nwhile time.process_time() < end:\n    pass\n"
+	for _, c := range []struct {
+		name string
+		job  sandbox.Job
+		want sandbox.Status
+	}{
+		{"io ran", sandbox.Job{Style: sandbox.IO, Code: spin + "print(1)\n", Inputs: []string{""}}, sandbox.Passed},
+		{"io crash", sandbox.Job{Style: sandbox.IO, Code: spin + "import os\nos.abort()\n", Inputs: []string{""}}, sandbox.Crashed},
+		{"io cpu limit", sandbox.Job{Style: sandbox.IO, Code: "while True:\n    pass\n", Inputs: []string{""}}, sandbox.Timeout},
+		{"io wall limit", sandbox.Job{Style: sandbox.IO, Code: spin + "import time\ntime.sleep(60)\n", Inputs: []string{""}, TestWallSeconds: 0.5}, sandbox.Timeout},
+		{"assert passed", sandbox.Job{Style: sandbox.Assert, Code: spin + "def f(x):\n    return x\n", EntryPoint: "f", Test: "def check(c):\n    assert c(1) == 1\n"}, sandbox.Passed},
+		{"assert failed", sandbox.Job{Style: sandbox.Assert, Code: spin + "def f(x):\n    return 0\n", EntryPoint: "f", Test: "def check(c):\n    assert c(1) == 1\n"}, sandbox.Failed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.job.Limits = lim
+			if c.job.Style == sandbox.IO {
+				c.job.Check = func(_ int, out []byte) bool { return string(out) == "1\n" }
+			}
+			tr := run(t, p, c.job).Tests[0]
+			if tr.Status != c.want {
+				t.Errorf("%s (%s), want %s", tr.Status, tr.Detail, c.want)
+			}
+			if tr.CPU < 40*time.Millisecond || tr.Wall <= 0 || tr.MemoryKB <= 0 {
+				t.Errorf("CPU %v, wall %v, memory %d KB: not measured (the program spun 50 ms)", tr.CPU, tr.Wall, tr.MemoryKB)
+			}
+		})
 	}
 }

@@ -130,8 +130,9 @@ type fact struct {
 	// Alive says the program's process was alive without its connection
 	// to the tests (endGone).
 	Alive bool `json:"alive,omitempty"`
-	// CPU is the CPU time of the test's program in seconds, Wall its slot
-	// time, RSS its peak resident set in KiB.
+	// CPU is the CPU time of the test's program in seconds, Wall the time
+	// it took (its slot time when that ran out), RSS its peak resident set
+	// in KiB.
 	CPU  float64 `json:"cpu"`
 	Wall float64 `json:"wall"`
 	RSS  int64   `json:"rss"`
