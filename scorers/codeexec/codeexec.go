@@ -55,12 +55,14 @@
 // object that is not plain built-in data (an __eq__ that is always true),
 // or passes only because it patched builtins or the modules the tests use,
 // fails. A name the test code uses without defining it (a helper such as
-// HumanEval/38's encode_cyclic) comes from the trusted prompt, the row
-// field PrefixField when it is set, else the code of the rollout's prompt
-// (its last fenced block, as the program is taken from the completion);
-// only a name the prompt does not define (or the entry point) comes from
-// the program, so redefining the helper the tests check with gains nothing.
-// A prompt that is not python defines nothing.
+// HumanEval/38's encode_cyclic) comes from the program's process, where
+// the helpers of the task's prompt (the row field PrefixField when it is
+// set, else the code of the rollout's prompt: its last fenced block, as the
+// program is taken from the completion) are defined again after the
+// program ran (RestorePromptHelpers, sandbox.Job.Helpers), so redefining
+// the helper the tests check with gains nothing. With TrustedPrompt (or
+// PrefixField) the prompt also runs beside the tests, which then take its
+// names from it. A prompt that is not python defines nothing.
 //
 // # Scoring
 //

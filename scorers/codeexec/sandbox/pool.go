@@ -1,31 +1,39 @@
 // Package sandbox runs untrusted programs against tests, contained: Python
 // in a fork server tuned for it, and every other language of Languages
 // (C++, Java, JavaScript) compiled, when it is compiled, and exec'd under
-// the same confinement.
+// the same confinement; and judges what they did (judge.go).
 //
-// A Pool keeps two Python processes per slot: a fork server (the zygote)
-// with the modules programs use loaded, and a runner that talks to Go and
-// runs assert-style tests. Each is PID 1 of its own mount, pid, net, ipc and
+// A Pool's slot has up to three servers: a Python fork server (the zygote)
+// with the modules programs use loaded, a Python runner that talks to Go
+// and runs assert-style tests, and, when a language other than Python is
+// installed, an executor (executor.go), the helper itself, which runs
+// every exec'd program. Each is PID 1 of its own mount, pid, net, ipc and
 // uts namespaces, sees a private /proc and a private tmpfs on /tmp, and is
 // confined by Landlock (read-only runtime, the private /tmp writable,
-// nothing else) and seccomp (no sockets, no new namespaces, no ptrace, bpf,
-// keyctl, mount, io_uring, …). Per submission the zygote forks a child that
-// drops to the slot's own unprivileged uid under rlimits (CPU, address
-// space, file size, processes), runs the program (for assert-style tests,
-// answers the runner's calls into it over a pipe), and is then killed with
-// everything it started. The runner never forks, so running tests costs it
-// no copy-on-write faults, and the zygote, which does, writes little
-// between forks. Expected outputs never enter the sandbox: Job.Check
-// compares in Go.
+// nothing else) and seccomp (no sockets, no new namespaces, no ptrace,
+// bpf, keyctl, mount, io_uring, …). Per Python submission the zygote forks
+// a child that drops to the slot's own unprivileged uid under rlimits (CPU,
+// address space, file size, processes), runs the program (for assert-style
+// tests, answers the runner's calls into it over a pipe), and is then
+// killed with everything it started. The runner never forks, so running
+// tests costs it no copy-on-write faults, and the zygote, which does,
+// writes little between forks. Per test of another language the executor
+// starts a small launcher (launcher/launcher.c) that sets the test's
+// limits, drops to the slot's uid, runs the program and reports its exit
+// status, CPU time and peak memory. Expected outputs never enter the
+// sandbox: Job.Check compares in Go.
 //
-// A program of another language is compiled by Pool.Compile (the compiler
-// runs in a slot, confined like a program, under the language's compile
-// limits; the compiled files come back to Go in a Build) and run by
-// Pool.Run: per test the zygote forks a child that confines itself as for
-// Python, then execs a small launcher (launcher/launcher.c) that runs the program
-// and reports its CPU time and peak memory. The launcher and C++'s
-// precompiled bits/stdc++.h and iostream are built once per machine,
-// outside the sandbox, into Config.CacheDir, which the sandbox may read.
+// The servers report facts (how a test ended, what it used and printed);
+// judge turns them into verdicts, one table of rules for every language,
+// for compiles and for /run_code. Wall-time limits are measured in slot
+// time (slottime.go), which a loaded machine does not use up.
+//
+// A compiled language's program is compiled by Pool.Compile (the compiler
+// runs in the executor, confined like a program, under the language's
+// compile limits; the compiled files come back to Go in a Build) and run by
+// Pool.Run. The launcher and C++'s precompiled bits/stdc++.h and iostream
+// are built once per machine, outside the sandbox, into Config.CacheDir,
+// which the sandbox may read.
 //
 // The confinement is applied by a helper, the calling binary re-executed
 // with HelperArg, so main (and TestMain of a package that starts pools) must
