@@ -57,19 +57,19 @@ type testLimit struct {
 func judge(f fact, tl testLimit, cgOOM bool) (r TestResult, over bool, err error) {
 	r = TestResult{Detail: f.Detail, CPU: seconds(f.CPU), Wall: seconds(f.Wall), MemoryKB: f.RSS, ExitCode: -1}
 	ws := syscall.WaitStatus(f.Status)
-	switch f.End {
-	case endExit, endDied, endLost, endGone:
+	switch {
+	case f.End == endExit || f.End == endDied || f.End == endLost || f.End == endGone && !f.Alive:
 		if ws.Exited() {
 			r.ExitCode = ws.ExitStatus()
 		} else if ws.Signaled() {
 			r.Signal = int(ws.Signal())
 		}
-	case endSysExit:
+	case f.End == endSysExit:
 		r.ExitCode = 0
 		if f.Code != nil {
 			r.ExitCode = *f.Code
 		}
-	case endReturn:
+	case f.End == endReturn:
 		r.ExitCode = 0
 	}
 	signaled := r.Signal != 0
