@@ -26,7 +26,9 @@ PROTOS := $(shell find proto -name '*.proto')
 # (deps) before its first go command.
 RE2_TAGS = $(shell pkg-config --exists re2 2>/dev/null && echo -tags re2_cgo)
 export CGO_CXXFLAGS := -O2 -g -Wno-write-strings
-GO_TEST_FLAGS ?= -race -count=1 $(RE2_TAGS)
+# -timeout: a package's tests take minutes on a loaded machine (the sandbox's, under
+# stress-ng, ran past go test's default 10 minutes).
+GO_TEST_FLAGS ?= -race -count=1 -timeout 45m $(RE2_TAGS)
 # make fuzz: FUZZTIME per target, FUZZ a regexp choosing targets by name.
 # make test fuzzes every target for CI_FUZZTIME: a count of executions, not
 # a duration, because go1.26's fuzz coordinator can fail a target with a bare
