@@ -90,7 +90,8 @@ func (a *jsonAPI) runCode(w http.ResponseWriter, r *http.Request, body []byte) e
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.svc.limits().RequestTimeout)
+	wait := runCodeWait(&in, a.svc.limits().RequestTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
 	defer cancel()
 	if t := ticketFrom(ctx); t != nil {
 		if err := t.reserve(runCodeCost(job.Limits.OutputKB)); err != nil {
@@ -103,8 +104,8 @@ func (a *jsonAPI) runCode(w http.ResponseWriter, r *http.Request, body []byte) e
 	} else {
 		res, err = a.exec.Exec(ctx, job)
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return runCodeLate(err, wait)
 	}
 	out := runCodeResponse{Files: map[string]string{}}
 	if err != nil {
