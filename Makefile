@@ -139,9 +139,10 @@ test-readme: ## Run every sh block of README.md and clients/python/README.md (as
 	go test -count=1 -v -run '^TestREADME$$' .
 
 .PHONY: test-cp
-test-cp: ## Run code_exec and POST /run_code on all of ../shared/data/cp_problems.jsonl: 460 accepted and 124 wrong solutions
+test-cp: ## Run code_exec and POST /run_code on all of ../shared/data/cp_problems.jsonl: 460 accepted and 124 wrong solutions; /run_code at verl's settings on it and HumanEval
 	REWARDD_CP_FULL=1 go test $(GO_TEST_FLAGS) -timeout 1h -run '^TestCPProblems$$' -v ./scorers/codeexec/
 	REWARDD_CP_FULL=1 go test $(GO_TEST_FLAGS) -timeout 1h -run '^TestRunCode$$/^AgreesWithIO$$' -v ./cmd/rewardd/
+	REWARDD_CP_FULL=1 go test $(GO_TEST_FLAGS) -timeout 1h -run '^TestRunCodeVerlSettings$$' -v ./cmd/rewardd/
 
 .PHONY: bench
 bench: ## Run the Go benchmarks

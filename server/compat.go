@@ -24,7 +24,7 @@ import (
 func (c *jsonAPI) registerCompat(mux *http.ServeMux) {
 	mux.HandleFunc("POST /get_reward", c.endpoint("http_get_reward", c.getReward))
 	mux.HandleFunc("POST /verify", c.endpoint("http_verify", c.verify))
-	mux.HandleFunc("POST /run_code", c.endpoint("http_run_code", c.runCode))
+	mux.HandleFunc("POST /run_code", retryableOverload(c.endpoint("http_run_code", c.runCode)))
 	mux.HandleFunc("POST /seed_session", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]any{})
 	})

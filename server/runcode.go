@@ -122,7 +122,8 @@ func (a *jsonAPI) runCode(w http.ResponseWriter, r *http.Request, body []byte) e
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.svc.limits().RequestTimeout)
+	wait := runCodeWait(&in, a.svc.limits().RequestTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
 	defer cancel()
 	if t := ticketFrom(ctx); t != nil {
 		if err := t.reserve(runCodeCost(job)); err != nil {
@@ -137,8 +138,8 @@ func (a *jsonAPI) runCode(w http.ResponseWriter, r *http.Request, body []byte) e
 			res, err = a.exec.Exec(ctx, job)
 		}
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return runCodeLate(err, wait)
 	}
 	var out runCodeResponse
 	switch {

@@ -52,8 +52,9 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Auth guards the scoring endpoints of both ports. Nil: no token.
 	Auth *Auth
-	// RunCode runs the programs of POST /run_code. Nil: every program the
-	// config allows is answered with SandboxError.
+	// RunCode runs the programs of POST /run_code; the caller closes it
+	// after Shutdown. Nil: every program the config allows is answered
+	// with SandboxError.
 	RunCode *codeexec.Executor
 	// TLS, when set, serves both ports over TLS.
 	TLS *tls.Config

@@ -86,9 +86,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	runCode := codeexec.NewExecutor(code.Runner)
+	defer runCode.Close() // before the sandbox closes: its runs use it
 	srv, err := server.New(server.Options{
 		Config: cfg, Kinds: code.Registry(), Workers: *workers, WorkerNice: *workerNice, Log: log, Registry: reg,
-		Auth: auth, RunCode: codeexec.NewExecutor(code.Runner), TLS: tlsConfig,
+		Auth: auth, RunCode: runCode, TLS: tlsConfig,
 	})
 	if err != nil {
 		return err
