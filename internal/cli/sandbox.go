@@ -57,7 +57,8 @@ func NewCodeSandbox(f SandboxFlags, workers int, metrics *sandbox.Metrics, log *
 	if slots <= 0 {
 		slots = runtime.GOMAXPROCS(0)
 	}
-	cfg := sandbox.Config{Slots: slots, Python: *f.python, Unsafe: *f.unsafe, Metrics: metrics, CacheDir: *f.cacheDir}
+	cfg := sandbox.Config{Slots: slots, Python: *f.python, Unsafe: *f.unsafe, Metrics: metrics, CacheDir: *f.cacheDir,
+		Failures: func(err error) { log.Warn("sandbox server failed; it is replaced", zap.Error(err)) }}
 	if *f.languages != "" {
 		cfg.Languages = strings.Split(*f.languages, ",")
 	}

@@ -86,6 +86,11 @@ type Config struct {
 	// language of the table whose toolchain is installed. Python always
 	// runs.
 	Languages []string
+	// Failures, when set, is told each failure of a slot's servers (they
+	// died or stopped answering) once, with what they wrote on stderr: the
+	// errors Run and Compile return say what failed, not that (it may be a
+	// traceback), since they reach clients.
+	Failures func(error)
 }
 
 // Pool is a set of sandbox slots. Its methods are safe for concurrent use.
@@ -200,6 +205,10 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 		if err := p.start(ctx, s); err != nil {
 			s.removeCgroups()
 			p.Close()
+			// For the operator: what the servers wrote says why.
+			if msg := strings.TrimSpace(s.stderr.String()); msg != "" {
+				err = fmt.Errorf("%w (%s)", err, msg)
+			}
 			return nil, err
 		}
 		p.slots = append(p.slots, s)
@@ -393,6 +402,7 @@ func (p *Pool) roundTrip(ctx context.Context, s *slot, req *request, lim Limits,
 		if s.runner == nil {
 			if err := p.start(ctx, s); err != nil {
 				last = err
+				p.failed(s, err)
 				continue
 			}
 		}
@@ -412,6 +422,7 @@ func (p *Pool) roundTrip(ctx context.Context, s *slot, req *request, lim Limits,
 		}
 		if err != nil {
 			last = err
+			p.failed(s, err)
 			p.cfg.Metrics.restarted()
 			s.kill()
 			continue
@@ -419,6 +430,18 @@ func (p *Pool) roundTrip(ctx context.Context, s *slot, req *request, lim Limits,
 		return rep, ooms >= 0 && s.cg.ooms() > ooms, nil
 	}
 	return nil, false, fmt.Errorf("sandbox failed twice: %w", last)
+}
+
+// failed tells Config.Failures that slot s's servers failed with err, and
+// what they wrote on stderr.
+func (p *Pool) failed(s *slot, err error) {
+	if p.cfg.Failures == nil {
+		return
+	}
+	if msg := strings.TrimSpace(s.stderr.String()); msg != "" {
+		err = fmt.Errorf("%w; the servers wrote: %s", err, msg)
+	}
+	p.cfg.Failures(fmt.Errorf("sandbox slot %d: %w", s.id, err))
 }
 
 // probe runs a program that tries each way out of the sandbox; every line it
@@ -778,11 +801,9 @@ func (s *slot) readFull(c *conn, b []byte, w watch, timeout time.Duration) error
 	return nil
 }
 
-// died describes why a server stopped answering.
+// died describes why a server stopped answering; what the servers wrote
+// on stderr is Pool.failed's, not the error's.
 func (s *slot) died(err error) error {
-	if msg := strings.TrimSpace(s.stderr.String()); msg != "" {
-		return fmt.Errorf("fork server: %w (%s)", err, msg)
-	}
 	return fmt.Errorf("fork server: %w", err)
 }
 
