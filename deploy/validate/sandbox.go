@@ -39,10 +39,11 @@ var CodeExecCapabilities = map[string]string{
 	"CHOWN":        "handing the work dir to the next program's uid",
 }
 
-// ForkServerMiB is the resident memory of one slot's idle Python fork
-// server (measured 17.5 MiB with Debian's python3.11 and the modules the
-// harness preloads), rounded up.
-const ForkServerMiB = 20
+// SlotServersMiB is the resident memory of one slot's idle servers: its
+// Python runner and zygote and its executor (measured 21.4, 23.7 and 21.9
+// MiB with Debian's python3.11, the modules the harness preloads, and the
+// rewardd binary), rounded up.
+const SlotServersMiB = 70
 
 // SandboxPython is the interpreter the code-exec image provides: Debian's
 // python3 package, which deploy/Dockerfile's code-exec stage installs, puts
@@ -386,11 +387,11 @@ func (s *set) checkSandboxMemory(d *appsv1.Deployment, ct *corev1.Container, fla
 	if !ok {
 		return
 	}
-	perSlot := int64(ForkServerMiB+memMB+s.Sandbox.TmpfsMiB) << 20
+	perSlot := int64(SlotServersMiB+memMB+s.Sandbox.TmpfsMiB) << 20
 	need := goMem + int64(slots)*perSlot
 	if lim.Value() < need {
-		s.errorf(d, kind, "%s: limits.memory %s (%d MiB) < %d MiB = GOMEMLIMIT %d MiB + %d slots (%s) × (fork server %d + memory_mb %d + /tmp tmpfs %d) MiB: a busy replica would be OOM-killed",
-			where, lim.String(), lim.Value()>>20, need>>20, goMem>>20, slots, why, ForkServerMiB, memMB, s.Sandbox.TmpfsMiB)
+		s.errorf(d, kind, "%s: limits.memory %s (%d MiB) < %d MiB = GOMEMLIMIT %d MiB + %d slots (%s) × (slot servers %d + memory_mb %d + /tmp tmpfs %d) MiB: a busy replica would be OOM-killed",
+			where, lim.String(), lim.Value()>>20, need>>20, goMem>>20, slots, why, SlotServersMiB, memMB, s.Sandbox.TmpfsMiB)
 	}
 }
 
