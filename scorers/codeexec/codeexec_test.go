@@ -452,12 +452,7 @@ func TestHumanEvalHelpersFromPrompt(t *testing.T) {
 		"HumanEval/38": "    return s\n\n\ndef encode_cyclic(s):\n    return s\n",
 	}
 	for _, id := range []string{"HumanEval/32", "HumanEval/38"} {
-		var r humanEvalRow
-		for _, row := range rows {
-			if row.TaskID == id {
-				r = row
-			}
-		}
+		r := humanEvalByID(t, rows, id)
 		for _, c := range []struct {
 			form    string
 			s       *codeexec.Scorer
@@ -513,12 +508,7 @@ func TestHumanEvalHelpersRestored(t *testing.T) {
 		},
 	}
 	for _, id := range []string{"HumanEval/32", "HumanEval/38"} {
-		var r humanEvalRow
-		for _, row := range rows {
-			if row.TaskID == id {
-				r = row
-			}
-		}
+		r := humanEvalByID(t, rows, id)
 		for _, form := range []struct {
 			name   string
 			prompt string
@@ -546,4 +536,16 @@ func TestHumanEvalHelpersRestored(t *testing.T) {
 			})
 		}
 	}
+}
+
+// humanEvalByID is the HumanEval row of task id.
+func humanEvalByID(t *testing.T, rows []humanEvalRow, id string) humanEvalRow {
+	t.Helper()
+	for _, row := range rows {
+		if row.TaskID == id {
+			return row
+		}
+	}
+	t.Fatalf("no %s in the HumanEval data", id)
+	return humanEvalRow{}
 }

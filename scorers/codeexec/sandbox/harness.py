@@ -1065,10 +1065,16 @@ def compile_prompt(src):
         compiled = code, frozenset(s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported())
     except Exception:
         compiled = None  # not python (prose, a chat turn): it defines nothing
-    if len(PROMPT_CODE) >= 256:
-        PROMPT_CODE.clear()
-    PROMPT_CODE[src] = compiled
-    return compiled
+    return remember(PROMPT_CODE, src, compiled)
+
+
+def remember(cache, key, value):
+    """Keep value in cache under key (a cache of 256 at most, emptied when
+    full), and return it."""
+    if len(cache) >= 256:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 # The helpers of prompts, by source and entry point: (code, names,
@@ -1114,10 +1120,7 @@ def compile_helpers(src, entry):
             out = code, tuple(names), tuple(sorted(modules))
     except Exception:
         out = None  # not python (prose, a chat turn): it defines nothing
-    if len(HELPER_CODE) >= 256:
-        HELPER_CODE.clear()
-    HELPER_CODE[key] = out
-    return out
+    return remember(HELPER_CODE, key, out)
 
 
 # Compiled test code, by source: every rollout of a prompt has the same.
@@ -1127,10 +1130,7 @@ TEST_CODE = {}
 def compile_tests(src):
     code = TEST_CODE.get(src)
     if code is None:
-        code = compile(src, "<tests>", "exec")
-        if len(TEST_CODE) >= 256:
-            TEST_CODE.clear()
-        TEST_CODE[src] = code
+        code = remember(TEST_CODE, src, compile(src, "<tests>", "exec"))
     return code
 
 
