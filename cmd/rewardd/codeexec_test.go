@@ -398,3 +398,24 @@ func TestScoreCodeExecJSONL(t *testing.T) {
 		}
 	}
 }
+
+// TestServeUnsafeRunsCompiled: without the sandbox (--unsafe-no-sandbox),
+// a compiled language still compiles and runs, in the executor's own work
+// dir, and is judged as in the sandbox.
+func TestServeUnsafeRunsCompiled(t *testing.T) {
+	sandboxtest.SkipUnlessAvailable(t, "cpp")
+	cfg := writeConfig(t, "functions:\n  - name: io\n    kind: code_exec\n    language: cpp\n    test_style: io\n")
+	srv := startServer(t, "--config", cfg, "--unsafe-no-sandbox", "--workers", "1")
+	defer srv.stop(t)
+	req := codeRequest(t)
+	req.Rollouts = req.Rollouts[:2]
+	req.Rollouts[0].Completion = "```cpp\n#include <iostream>\nint main() { long x; std::cin >> x; std::cout << 2 * x << '\\n'; }\n```"
+	req.Rollouts[1].Completion = "```cpp\n#include <iostream>\nint main() { long x; std::cin >> x; std::cout << x + 2 << '\\n'; }\n```"
+	resp, err := srv.client(t).Score(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.GetFunctions()[0].GetValues(); len(got) != 2 || got[0] != 1 || got[1] != 0.5 {
+		t.Errorf("unsafe mode scores %v (%v), want [1 0.5]", got, resp.GetFunctions()[0].GetErrors())
+	}
+}

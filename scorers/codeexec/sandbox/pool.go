@@ -256,6 +256,7 @@ func (p *Pool) Close() error {
 			// Without the sandbox's private tmpfs the work dir is on the
 			// host's.
 			os.RemoveAll(unsafeWorkDir(s))
+			os.RemoveAll(unsafeWorkDir(s) + "-exec")
 		}
 	}
 	if p.cg != nil {
