@@ -22,7 +22,8 @@ import (
 //  3. Time: the test's or the job's slot time ran out; CPU time over the
 //     limit, SIGXCPU, SIGPROF (python's per-test CPU timer), SIGKILL once
 //     the CPU hard limit was reached, or a compiler that failed saying its
-//     compiler was killed at the CPU limit.
+//     compiler was killed at the CPU limit; but a program the slot's
+//     cgroup killed for memory before its CPU hard limit is Memory.
 //  4. Memory: the slot's cgroup killed a process for memory while the
 //     program died of a signal; the program does not fit (exec ENOMEM,
 //     E2BIG); Python's MemoryError; a runtime's out-of-memory message on
@@ -100,8 +101,13 @@ func judge(f fact, tl testLimit, cgOOM bool) (r TestResult, over bool, err error
 		return set(Output, "output limit reached")
 	}
 
-	// 3. Time.
+	// 3. Time, but for a program the slot's cgroup killed for memory
+	// before the CPU hard limit could: what ended it was the memory (the
+	// reclaim before an OOM kill costs CPU time of its own).
 	cpuHard := float64(max(1, int(tl.cpu+0.999)))
+	if cgOOM && r.Signal == int(syscall.SIGKILL) && f.CPU < cpuHard-0.05 {
+		return set(Memory, "memory limit reached (the slot's cgroup)")
+	}
 	timedOut := f.End == endWall || f.End == endDeadline ||
 		f.CPU > tl.cpu && tl.cpu > 0 && tl.style != Assert ||
 		r.Signal == int(syscall.SIGXCPU) || r.Signal == int(syscall.SIGPROF) ||

@@ -49,6 +49,7 @@ func TestJudge(t *testing.T) {
 		{"the compiler was killed at the CPU limit", fact{End: endExit, Status: exited(4), Marked: []string{"CPU time limit exceeded"}}, io, false, Timeout, "time limit reached (2 CPU seconds, 6 wall seconds)", 4, 0},
 		// Memory.
 		{"the cgroup killed it", fact{End: endExit, Status: killed(syscall.SIGKILL), CPU: 0.2}, io, true, Memory, "memory limit reached (the slot's cgroup)", -1, 9},
+		{"an OOM kill past the CPU limit, before the hard limit", fact{End: endExit, Status: killed(syscall.SIGKILL), CPU: 1.7}, perTest, true, Memory, "memory limit reached (the slot's cgroup)", -1, 9},
 		{"an OOM kill of a python test", fact{End: endDied, Status: killed(syscall.SIGKILL)}, io, true, Memory, "memory limit reached (the slot's cgroup)", -1, 9},
 		{"a cgroup OOM does not turn an exit 0 into MLE", fact{End: endExit}, io, true, Ran, "", 0, 0},
 		{"exec ENOMEM", fact{End: endNoExec, Errno: int(syscall.ENOMEM)}, io, false, Memory, "the program does not fit in the memory limit (exec: cannot allocate memory)", -1, 0},
