@@ -79,30 +79,30 @@ func TestRunCodeOverloadRetried(t *testing.T) {
 	for _, c := range holders {
 		wg.Go(func() { c.verdict, c.answer, c.status = verlCall(url, "", c) })
 	}
-	refused := false
-	for end := time.Now().Add(30 * time.Second); !refused && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Post(url, "application/json", strings.NewReader(`{"code": "print(1)", "language": "python", "run_timeout": 1}`))
-		if err != nil {
-			t.Fatal(err)
+	// Once both run in the sandbox, both hold their admission slots until
+	// they are answered: one request more is refused at once. (Probing
+	// before that would take a slot a holder's retry then needs.)
+	busy := "rewardd_sandbox_slots_busy 2\n"
+	for end := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, metrics := httpGet(t, "http://"+srv.httpAddr+"/metrics"); strings.Contains(metrics, busy) {
+			break
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		switch resp.StatusCode {
-		case http.StatusOK:
-			continue // admitted before both holders were
-		case http.StatusGatewayTimeout:
-			refused = true
-			if got := resp.Header.Get("Retry-After"); got != "1" || !strings.Contains(string(body), "capacity") {
-				t.Errorf("refused for overload: Retry-After %q, body %s; want Retry-After 1 and a body that says the server is at capacity", got, body)
-			}
-		default:
-			t.Fatalf("while two requests hold the server's 2 slots: HTTP %d %s, want 504", resp.StatusCode, body)
+		if time.Now().After(end) {
+			t.Fatalf("the two holders never ran at once (no %q in /metrics)", strings.TrimSpace(busy))
 		}
+	}
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"code": "print(1)", "language": "python", "run_timeout": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusGatewayTimeout {
+		t.Errorf("while two requests hold the server's 2 slots: HTTP %d %s, want 504", resp.StatusCode, body)
+	} else if got := resp.Header.Get("Retry-After"); got != "1" || !strings.Contains(string(body), "capacity") {
+		t.Errorf("refused for overload: Retry-After %q, body %s; want Retry-After 1 and a body that says the server is at capacity", got, body)
 	}
 	wg.Wait()
-	if !refused {
-		t.Errorf("no request was refused while two requests held the server's 2 slots")
-	}
 	for _, c := range holders {
 		if c.verdict != verlPassed {
 			t.Errorf("stdin %q: verl's verdict %d (HTTP %d, %s), want %d", c.stdin, c.verdict, c.status, describe(c.answer), verlPassed)
