@@ -52,6 +52,9 @@ type executor struct {
 	out   *os.File
 	clock accounting
 	pid1  bool
+	// exact: the slot's CPU time is known, and ends a test at its CPU
+	// limit (readRecord); the launcher's rlimit is then a backstop.
+	exact bool
 }
 
 // executorMain serves exec requests until the pool closes the request
@@ -66,6 +69,7 @@ func executorMain() int {
 		clock: accounting{pressure: os.NewFile(5, "cpu.pressure"), cpu: os.NewFile(6, "cpu.stat")},
 		pid1:  os.Getpid() == 1,
 	}
+	e.exact = e.clock.exact()
 	if e.pid1 {
 		if err := os.Chdir(workDir); err != nil {
 			fmt.Fprintf(os.Stderr, "sandbox executor: %v\n", err)
@@ -227,7 +231,13 @@ func (e *executor) runTest(req *request, t *wireTest, wall time.Duration, atDead
 	}
 	defer recR.Close()
 
+	// RLIMIT_CPU in whole seconds; a second more where the slot's CPU time
+	// ends the test at its limit (slottime.go: the kernel charges the
+	// rlimit by the tick).
 	cpu := max(1, int64(t.CPU+0.999))
+	if e.exact {
+		cpu++
+	}
 	as := int64(-1)
 	if t.Memory > 0 {
 		as = t.Memory
@@ -304,9 +314,9 @@ func (e *executor) runTest(req *request, t *wireTest, wall time.Duration, atDead
 }
 
 // readRecord reads the launcher's record until the launcher exits (the
-// pipe's end: nothing else holds it) or the test's slot time runs out,
-// limit of it (or, stretched, the slot's cpu of CPU time); ended says it
-// exited.
+// pipe's end: nothing else holds it), the test's slot time runs out
+// (limit of it) or the slot has used the test's cpu of CPU time; ended
+// says it exited.
 func readRecord(r *os.File, w watch, limit, cpu time.Duration) (data []byte, ended bool) {
 	buf := make([]byte, 4*recordSize)
 	for {

@@ -490,7 +490,7 @@ def collect(pid, r, results, first, job, req, over):
         _, status, usage = os.wait4(pid, 0)
         results[current] = {"end": "died", "status": status, "rss": usage.ru_maxrss,
                             "cpu": max(0.0, usage.ru_utime + usage.ru_stime - cpu_before[0]),
-                            "wall": time.monotonic() - began}
+                            "wall": test.slot() if test else time.monotonic() - began}
         if over(current):
             return current, "total"
     return current, ""

@@ -21,10 +21,13 @@ import (
 // it runs out of it on an idle machine and on a loaded one alike; a
 // program that computes gets as much slot time as it needs to use its CPU
 // time, however busy the machine. Its CPU time is what its time limit is
-// judged on. To keep a program that only competes with itself (many
-// processes busy on the slot's one CPU) from stretching its slot time
-// without end, a test's slot time stops stretching once the slot has used
-// the test's CPU limit (cpu.stat).
+// judged on, and a test ends once the slot has used the test's CPU limit
+// (cpu.stat, charged by the nanosecond), which also keeps a program that
+// only competes with itself (many processes busy on the slot's one CPU)
+// from stretching its slot time without end. The kernel's per-process CPU
+// limit is then only a backstop a second above: the kernel charges that
+// one by the tick, and on a loaded machine a program with many threads
+// (the JVM) reached a 1 s limit having used 0.90 s.
 //
 // Without a writable cgroup v2 hierarchy with pressure accounting the
 // clock is the wall clock: the limits are then wall time, as they were.
@@ -141,24 +144,37 @@ type accounting struct{ pressure, cpu *os.File }
 
 // stalled is the time the slot's processes waited for a CPU, in total
 // (cpu.pressure's "some" total); 0 when unknown.
-func (a accounting) stalled() time.Duration { return readMicros(a.pressure, "total=") }
+func (a accounting) stalled() time.Duration {
+	d, _ := readMicros(a.pressure, "total=")
+	return d
+}
 
 // used is the CPU time the slot's processes used, in total (cpu.stat's
 // usage_usec); 0 when unknown.
-func (a accounting) used() time.Duration { return readMicros(a.cpu, "usage_usec ") }
+func (a accounting) used() time.Duration {
+	d, _ := readMicros(a.cpu, "usage_usec ")
+	return d
+}
+
+// exact says whether the slot's CPU time is known (used), so that a test
+// can be ended at its CPU limit by it.
+func (a accounting) exact() bool {
+	_, ok := readMicros(a.cpu, "usage_usec ")
+	return ok
+}
 
 // readMicros reads f from its start and returns the number of
-// microseconds after the first occurrence of key.
-func readMicros(f *os.File, key string) time.Duration {
+// microseconds after the first occurrence of key; ok says there was one.
+func readMicros(f *os.File, key string) (d time.Duration, ok bool) {
 	if f == nil {
-		return 0
+		return 0, false
 	}
 	var buf [512]byte
 	n, _ := f.ReadAt(buf[:], 0)
 	b := buf[:n]
 	i := bytes.Index(b, []byte(key))
 	if i < 0 {
-		return 0
+		return 0, false
 	}
 	b = b[i+len(key):]
 	end := bytes.IndexAny(b, " \n")
@@ -167,9 +183,9 @@ func readMicros(f *os.File, key string) time.Duration {
 	}
 	us, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil || us < 0 {
-		return 0
+		return 0, false
 	}
-	return time.Duration(us) * time.Microsecond
+	return time.Duration(us) * time.Microsecond, true
 }
 
 // watch measures one stretch of slot time: the slot time since it began,
@@ -195,14 +211,16 @@ func (w watch) elapsed() (slot, wall time.Duration) {
 // used is the CPU time the slot used since w began.
 func (w watch) used() time.Duration { return max(0, w.a.used()-w.cpu0) }
 
-// expired says whether w has run out of limit of slot time, or, past
-// limit of wall time, of cpu of the slot's CPU time (its slot time then
-// stretches no further); left is how much longer to wait before asking
-// again when it has not.
+// expired says whether w has run out of limit of slot time or of cpu of
+// the slot's CPU time; left is how much longer to wait before asking again
+// when it has not. The slot's processes share one CPU: its CPU time grows
+// no faster than the wall clock, so cpu less what was used is a time
+// within which it cannot run out.
 func (w watch) expired(limit, cpu time.Duration) (done bool, left time.Duration) {
-	slot, wall := w.elapsed()
-	if slot >= limit || wall >= limit && w.used() >= cpu {
+	slot, _ := w.elapsed()
+	used := w.used()
+	if slot >= limit || used >= cpu {
 		return true, 0
 	}
-	return false, max(limit-slot, 20*time.Millisecond)
+	return false, max(min(limit-slot, cpu-used), 5*time.Millisecond)
 }

@@ -151,7 +151,7 @@ const (
 	// Any server.
 	endSetup    = "setup"    // the sandbox could not set the test up (Detail)
 	endFiles    = "files"    // the job's files do not fit in the work dir (Detail)
-	endWall     = "wall"     // the test's slot time ran out: it was killed
+	endWall     = "wall"     // the test's slot time, or the slot's CPU time for it, ran out: it was killed
 	endDeadline = "deadline" // the job's slot time ran out before or during it
 	endSkipped  = "skipped"  // not run: an earlier test ended the job
 	endTotal    = "total"    // its output took the job's tests past their total
