@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/rewardd/rewardd/internal/sandboxtest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
 // judgingConfig has a code_exec function for each way a judge's verdict
@@ -77,7 +76,7 @@ func TestServeJudgesAsJudges(t *testing.T) {
 	sandboxtest.SkipUnlessAvailable(t, "cpp", "java")
 	srv := startServer(t, "--config", writeConfig(t, judgingConfig), "--workers", "2")
 	defer srv.stop(t)
-	he := humanEvalTask(t, "HumanEval/38")
+	he := scorertest.HumanEvalTask(t, "HumanEval/38")
 	heFields := func() map[string]*structpb.Value {
 		return map[string]*structpb.Value{"test": structpb.NewStringValue(he.Test), "entry_point": structpb.NewStringValue(he.EntryPoint)}
 	}
@@ -182,28 +181,6 @@ func TestServeJudgesAsJudges(t *testing.T) {
 	if !strings.Contains(metrics, "rewardd_sandbox_restarts_total 0\n") || !strings.Contains(metrics, `rewardd_sandbox_executions_total{result="sandbox_error"} 0`) {
 		t.Errorf("the sandbox restarted servers or failed:\n%s", grepLines(metrics, "rewardd_sandbox_"))
 	}
-}
-
-// humanEvalTask is one HumanEval task, by id.
-func humanEvalTask(t *testing.T, id string) (task struct {
-	TaskID            string `json:"task_id"`
-	Prompt            string `json:"prompt"`
-	CanonicalSolution string `json:"canonical_solution"`
-	Test              string `json:"test"`
-	EntryPoint        string `json:"entry_point"`
-}) {
-	t.Helper()
-	data, err := os.ReadFile("../../../shared/data/humaneval.jsonl")
-	if err != nil {
-		t.Skipf("the HumanEval data is not beside the repository: %v", err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if err := json.Unmarshal([]byte(line), &task); err == nil && task.TaskID == id {
-			return task
-		}
-	}
-	t.Fatalf("no %s in the HumanEval data", id)
-	return task
 }
 
 // grepLines returns the lines of s that start with prefix.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -126,16 +125,9 @@ func TestRunCodeVerlSettings(t *testing.T) {
 	if os.Getenv("REWARDD_CP_FULL") != "1" {
 		t.Skip("all of HumanEval and cp_problems at verl's settings take about 10 minutes here: REWARDD_CP_FULL=1 (make test-cp) runs them; TestRunCodeQueue is the short form")
 	}
-	type humanEvalRow struct {
-		TaskID            string `json:"task_id"`
-		Prompt            string `json:"prompt"`
-		CanonicalSolution string `json:"canonical_solution"`
-		Test              string `json:"test"`
-		EntryPoint        string `json:"entry_point"`
-	}
 	var calls []*runCodeCall
 	names := map[*runCodeCall]string{}
-	for _, r := range scorertest.ReadJSONL[humanEvalRow](t, filepath.Join("..", "..", "..", "shared", "data", "humaneval.jsonl")) {
+	for _, r := range scorertest.HumanEval(t) {
 		c := &runCodeCall{code: r.Prompt + r.CanonicalSolution + "\n\n" + r.Test + "\ncheck(" + r.EntryPoint + ")\n", language: "python", timeout: 10, memoryMB: 1024}
 		calls = append(calls, c)
 		names[c] = r.TaskID

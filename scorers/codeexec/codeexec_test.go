@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,24 +47,7 @@ func newScorer(t testing.TB, p codeexec.Params, r codeexec.Runner) *codeexec.Sco
 	return s
 }
 
-type humanEvalRow struct {
-	TaskID            string `json:"task_id"`
-	Prompt            string `json:"prompt"`
-	CanonicalSolution string `json:"canonical_solution"`
-	Test              string `json:"test"`
-	EntryPoint        string `json:"entry_point"`
-}
-
-func humanEval(t testing.TB) []humanEvalRow {
-	t.Helper()
-	rows := scorertest.ReadJSONL[humanEvalRow](t, filepath.Join("..", "..", "..", "shared", "data", "humaneval.jsonl"))
-	if len(rows) != 164 {
-		t.Fatalf("%d HumanEval rows, want 164", len(rows))
-	}
-	return rows
-}
-
-func humanEvalRollout(r humanEvalRow, completion string) *scorers.Rollout {
+func humanEvalRollout(r scorertest.HumanEvalRow, completion string) *scorers.Rollout {
 	return &scorers.Rollout{ID: r.TaskID, Prompt: r.Prompt, Completion: completion, Fields: map[string]*structpb.Value{
 		"test": structpb.NewStringValue(r.Test), "entry_point": structpb.NewStringValue(r.EntryPoint),
 	}}
@@ -90,7 +72,7 @@ func scoreAll(s scorers.Scorer, rollouts []*scorers.Rollout) []scorers.Result {
 // by `return None` every program scores what plain Python says it should
 // (its asserts run by `python3 -c`, pass when it exits 0).
 func TestHumanEval(t *testing.T) {
-	rows := humanEval(t)
+	rows := scorertest.HumanEval(t)
 	s := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", TrustedPrompt: true}, pool(t))
 
 	var good, wrong []*scorers.Rollout
@@ -104,7 +86,7 @@ func TestHumanEval(t *testing.T) {
 		}
 	}
 
-	plain := plainPython(t, rows, func(r humanEvalRow) string { return r.Prompt + "    return None\n" })
+	plain := plainPython(t, rows, func(r scorertest.HumanEvalRow) string { return r.Prompt + "    return None\n" })
 	passing := 0
 	for i, res := range scoreAll(s, wrong) {
 		want := 0.0
@@ -127,7 +109,7 @@ func TestHumanEval(t *testing.T) {
 // without its prefix is an Error naming prefix_field, and a body scored
 // without a prefix says why it fails.
 func TestHumanEvalContinuation(t *testing.T) {
-	rows := humanEval(t)
+	rows := scorertest.HumanEval(t)
 	p := pool(t)
 	s := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", PrefixField: "prompt"}, p)
 
@@ -168,7 +150,7 @@ func TestHumanEvalContinuation(t *testing.T) {
 
 // plainPython runs each row's program and check(entry_point) with
 // /usr/bin/python3 -c, two at a time, and says which exit 0.
-func plainPython(t *testing.T, rows []humanEvalRow, program func(humanEvalRow) string) []bool {
+func plainPython(t *testing.T, rows []scorertest.HumanEvalRow, program func(scorertest.HumanEvalRow) string) []bool {
 	t.Helper()
 	out := make([]bool, len(rows))
 	var wg sync.WaitGroup
@@ -391,7 +373,7 @@ func FuzzProgram(f *testing.F) {
 // op is one submission; submissions/s is what the bench's humaneval
 // scenario reports, without the gRPC server and the naive runner.
 func BenchmarkHumanEval(b *testing.B) {
-	rows := humanEval(b)
+	rows := scorertest.HumanEval(b)
 	var rollouts []*scorers.Rollout
 	for i, r := range rows {
 		body := r.CanonicalSolution
@@ -441,7 +423,6 @@ func BenchmarkHumanEval(b *testing.B) {
 // rollout's (plain, or fenced in a chat turn) or the row field
 // prefix_field names.
 func TestHumanEvalHelpersFromPrompt(t *testing.T) {
-	rows := humanEval(t)
 	p := pool(t)
 	plain := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", TrustedPrompt: true}, p)
 	prefixed := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", PrefixField: "prompt"}, p)
@@ -452,7 +433,7 @@ func TestHumanEvalHelpersFromPrompt(t *testing.T) {
 		"HumanEval/38": "    return s\n\n\ndef encode_cyclic(s):\n    return s\n",
 	}
 	for _, id := range []string{"HumanEval/32", "HumanEval/38"} {
-		r := humanEvalByID(t, rows, id)
+		r := scorertest.HumanEvalTask(t, id)
 		for _, c := range []struct {
 			form    string
 			s       *codeexec.Scorer
@@ -493,7 +474,6 @@ func TestHumanEvalHelpersFromPrompt(t *testing.T) {
 // solutions score 1. Turned off, the redefinition passes: what `rewardd
 // check` warns of.
 func TestHumanEvalHelpersRestored(t *testing.T) {
-	rows := humanEval(t)
 	p := pool(t)
 	safe := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all"}, p)
 	off := newScorer(t, codeexec.Params{TestStyle: "assert", Scoring: "all", RestorePromptHelpers: new(bool)}, p)
@@ -508,7 +488,7 @@ func TestHumanEvalHelpersRestored(t *testing.T) {
 		},
 	}
 	for _, id := range []string{"HumanEval/32", "HumanEval/38"} {
-		r := humanEvalByID(t, rows, id)
+		r := scorertest.HumanEvalTask(t, id)
 		for _, form := range []struct {
 			name   string
 			prompt string
@@ -536,16 +516,4 @@ func TestHumanEvalHelpersRestored(t *testing.T) {
 			})
 		}
 	}
-}
-
-// humanEvalByID is the HumanEval row of task id.
-func humanEvalByID(t *testing.T, rows []humanEvalRow, id string) humanEvalRow {
-	t.Helper()
-	for _, row := range rows {
-		if row.TaskID == id {
-			return row
-		}
-	}
-	t.Fatalf("no %s in the HumanEval data", id)
-	return humanEvalRow{}
 }

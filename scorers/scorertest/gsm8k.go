@@ -18,7 +18,7 @@ type GSM8KRow struct {
 // test when the file cannot be opened. See ReadGSM8K.
 func GSM8K(tb testing.TB) []GSM8KRow {
 	tb.Helper()
-	return ReadGSM8K(tb, gsm8kPath(tb))
+	return ReadGSM8K(tb, dataPath(tb, "gsm8k_test.jsonl"))
 }
 
 // ReadGSM8K reads the GSM8K solutions in path, a JSON Lines file whose rows
@@ -49,7 +49,7 @@ func ReadGSM8K(tb testing.TB, path string) []GSM8KRow {
 // GSM8K, it skips the test when the file cannot be opened.
 func GSM8KTexts(tb testing.TB) []string {
 	tb.Helper()
-	return readAnswers(tb, gsm8kPath(tb))
+	return readAnswers(tb, dataPath(tb, "gsm8k_test.jsonl"))
 }
 
 // readAnswers returns the "answer" column of each row of the JSON Lines file
@@ -64,10 +64,10 @@ func readAnswers(tb testing.TB, path string) []string {
 	return texts
 }
 
-// gsm8kPath is shared/data/gsm8k_test.jsonl, which lies beside the
-// repository: the repository root is the first directory above the test's
-// working directory (its package's) that holds a go.mod.
-func gsm8kPath(tb testing.TB) string {
+// dataPath is shared/data/name, which lies beside the repository: the
+// repository root is the first directory above the test's working
+// directory (its package's) that holds a go.mod.
+func dataPath(tb testing.TB, name string) string {
 	tb.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
@@ -75,7 +75,7 @@ func gsm8kPath(tb testing.TB) string {
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "data", "gsm8k_test.jsonl")
+			return filepath.Join(dir, "..", "shared", "data", name)
 		}
 		if filepath.Dir(dir) == dir {
 			tb.Fatalf("no go.mod in %s or above it", wd)
