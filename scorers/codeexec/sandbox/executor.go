@@ -260,7 +260,7 @@ func (e *executor) runTest(req *request, t *wireTest, wall time.Duration, atDead
 		return fact{End: endSetup, Detail: "start the launcher: " + err.Error(), Step: -1}, nil
 	}
 	data, ended := readRecord(recR, w, wall, seconds(t.CPU))
-	slot, elapsed := w.elapsed()
+	slot, _ := w.elapsed()
 	f.Wall = slot.Seconds()
 	var status syscall.WaitStatus
 	if ended {
@@ -270,7 +270,6 @@ func (e *executor) runTest(req *request, t *wireTest, wall time.Duration, atDead
 	if err := e.killAll(pid); err != nil {
 		return f, err
 	}
-	_ = elapsed
 	switch {
 	case !ended:
 		f.End, f.CPU = endWall, w.used().Seconds()
