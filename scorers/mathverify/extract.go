@@ -2,6 +2,7 @@ package mathverify
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rewardd/rewardd/scorers/extract"
 )
@@ -73,10 +74,13 @@ func lastFold(s, sub string) int {
 }
 
 // lastLatex returns the content of the last math span in s: $…$, $$…$$,
-// \(…\) or \[…\]. A single $ opens a span only when a non-space follows it,
-// and closes one only when a non-space precedes it and no digit follows it
-// (Pandoc's rule), so that the dollar amounts of "costs $5 and $10" are not
-// a span.
+// \(…\) or \[…\]. The inline spans, $…$ and \(…\), end on their line, as
+// Math-Verify's do; the display spans may cross lines. A single $ opens a
+// span unless a digit precedes it, and closes one unless a digit follows
+// it; white space inside the span is allowed ("$ 10/9 $" and "$\frac13 $"
+// are spans), except before the closer of a span that starts with a digit,
+// so that the dollar amounts of "costs $5 and $10" and "$400 + $60 = $460"
+// are not spans.
 func lastLatex(s string) (string, bool) {
 	sc := spans{s: s}
 	var last string
@@ -106,14 +110,18 @@ func firstLatex(s string) (string, bool) {
 	}
 }
 
-// spans scans a text for math spans from left to right. A delimiter with no
-// closer after it means no later delimiter of its kind has one either, so
-// the scan stops looking for that kind: each byte is looked at a bounded
+// spans scans a text for math spans from left to right. A display
+// delimiter with no closer after it means no later delimiter of its kind
+// has one either, and a \( with no \) on its line means no later one on
+// that line has: the scan skips them, so each byte is looked at a bounded
 // number of times.
 type spans struct {
-	s                       string
-	i                       int
-	noDollar, noParen, noBr bool
+	s          string
+	i          int
+	noDisplay  bool // no $$ closes
+	noBr       bool // no \] closes
+	dollarLine int  // no $ closes before this index
+	parenLine  int  // no \) closes before this index
 }
 
 func (sc *spans) next() (string, bool) {
@@ -131,70 +139,83 @@ func (sc *spans) next() (string, bool) {
 				return "", false
 			}
 			sc.i = i + 2 // an escaped character (\$ included) or a command
-			var closer string
-			var no *bool
-			switch s[i+1] {
-			case '(':
-				closer, no = `\)`, &sc.noParen
-			case '[':
-				closer, no = `\]`, &sc.noBr
-			default:
-				continue
+			switch {
+			case s[i+1] == '(' && i >= sc.parenLine:
+				eol := lineEnd(s, i+2)
+				k := strings.Index(s[i+2:eol], `\)`)
+				if k < 0 {
+					sc.parenLine = eol
+					continue
+				}
+				sc.i = i + 4 + k
+				return s[i+2 : i+2+k], true
+			case s[i+1] == '[' && !sc.noBr:
+				k := strings.Index(s[i+2:], `\]`)
+				if k < 0 {
+					sc.noBr = true
+					continue
+				}
+				sc.i = i + 4 + k
+				return s[i+2 : i+2+k], true
 			}
-			if *no {
-				continue
-			}
-			k := strings.Index(s[i+2:], closer)
-			if k < 0 {
-				*no = true
-				continue
-			}
-			sc.i = i + 4 + k
-			return s[i+2 : i+2+k], true
-		}
-		if sc.noDollar {
 			continue
 		}
 		if strings.HasPrefix(s[i:], "$$") {
+			sc.i = i + 2
+			if sc.noDisplay {
+				continue
+			}
 			k := strings.Index(s[i+2:], "$$")
 			if k < 0 {
-				sc.noDollar = true
+				sc.noDisplay = true
 				continue
 			}
 			sc.i = i + 4 + k
 			return s[i+2 : i+2+k], true
 		}
-		if i+1 < len(s) && !isSpace(s[i+1]) {
-			k := closingDollar(s, i+1)
-			if k < 0 {
-				sc.noDollar = true
-				continue
-			}
-			sc.i = k + 1
-			return s[i+1 : k], true
+		if i > 0 && isDigit(s[i-1]) {
+			continue
 		}
+		// A $ right before a digit may be a dollar amount: its span must
+		// close tight ("$5$", not "$5 and $").
+		tight := i+1 < len(s) && isDigit(s[i+1])
+		k := closingDollar(s[:lineEnd(s, i+1)], i+1, tight)
+		if k < 0 {
+			continue
+		}
+		sc.i = k + 1
+		return s[i+1 : k], true
 	}
 	return "", false
 }
 
-// closingDollar returns the index of the first $ at or after from that can
-// close a span, or -1.
-func closingDollar(s string, from int) int {
+// lineEnd returns the index of the first newline at or after from, or
+// len(s).
+func lineEnd(s string, from int) int {
+	if k := strings.IndexByte(s[from:], '\n'); k >= 0 {
+		return from + k
+	}
+	return len(s)
+}
+
+// closingDollar returns the index of the $ that closes the inline span
+// whose content starts at from, or -1 when the next unescaped $ of s cannot
+// close it: when it is followed by a digit or another $, or, for a tight
+// span, preceded by white space. The content of a span holds no $ but \$,
+// so the scans of all the spans of a line look at each byte once.
+func closingDollar(s string, from int, tight bool) int {
 	for k := from; k < len(s); k++ {
 		switch s[k] {
 		case '\\':
 			k++ // \$ is a dollar sign, not a delimiter
 		case '$':
-			if !isSpace(s[k-1]) && (k+1 == len(s) || !isDigit(s[k+1])) {
-				return k
+			if k+1 < len(s) && (isDigit(s[k+1]) || s[k+1] == '$') || tight && isSpace(s[k-1]) {
+				return -1
 			}
+			return k
 		}
 	}
 	return -1
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
 // refine narrows an answer found by a loose extractor (answer tags, "the
@@ -207,4 +228,44 @@ func refine(s string) string {
 		return m
 	}
 	return s
+}
+
+// lastNumber returns the last number of s that stands on its own, as
+// Math-Verify's number extraction asks: at the start of s or after white
+// space or "=", with a currency sign (\$ included) and markdown's ** allowed
+// in between. The 2 of "AZYUK2A" and the 3 of "x_3" are no answer.
+func lastNumber(s string) (string, bool) {
+	for end := len(s); end > 0; {
+		n, ok := extract.LastNumber(s[:end])
+		if !ok {
+			return "", false
+		}
+		start := strings.LastIndex(s[:end], n)
+		if standsAlone(s[:start]) {
+			return n, true
+		}
+		end = start
+	}
+	return "", false
+}
+
+// standsAlone reports whether a number that follows before stands on its
+// own (see lastNumber).
+func standsAlone(before string) bool {
+	if r, size := utf8.DecodeLastRuneInString(before); size > 0 && strings.ContainsRune(currencies, r) {
+		before = strings.TrimSuffix(before[:len(before)-size], `\`)
+	}
+	before = strings.TrimSuffix(before, "**")
+	if before == "" {
+		return true
+	}
+	c := before[len(before)-1]
+	return isSpace(c) || c == '='
+}
+
+// currencies are the signs a number may follow (Math-Verify's list).
+const currencies = "$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₭₮₯₰₱₲₳₴₵₶₷₸₺₻₼₾₿"
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }

@@ -83,8 +83,11 @@ type Params struct {
 	// \[…\]), gsm8k (after the last ####), last_number, regex, none (the
 	// whole completion). Default [boxed, answer_tag, answer_is, latex,
 	// last_number]. The answer of answer_tag and answer_is is narrowed to
-	// its \boxed{} or math span when it has one; a latex span that is not
-	// mathematics (dollar amounts) lets the chain go on.
+	// its \boxed{} or math span when it has one. A latex span that cannot
+	// be read lets the chain go on over the text after it only, so that an
+	// unreadable final answer is 0, never a digit pulled from before it;
+	// last_number takes only a number that stands on its own (after white
+	// space, "=" or a currency sign), not the 2 of "AZYUK2A".
 	Extract []string `yaml:"extract"`
 	// ExtractPattern is the regular expression (RE2 syntax) of the regex
 	// extractor, as in exact_match: its group named "answer", else its
@@ -133,7 +136,7 @@ type Scorer struct {
 }
 
 // extractor finds an answer in a text. A lenient extractor's answer that
-// cannot be parsed lets the chain go on.
+// cannot be parsed lets the chain go on over the text after it.
 type extractor struct {
 	find    func(string) (string, bool)
 	lenient bool
@@ -198,7 +201,7 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 		case "gsm8k":
 			f.find = extract.GSM8K
 		case "last_number":
-			f.find = extract.LastNumber
+			f.find = lastNumber
 		case "none":
 			f.find = extract.NonBlank
 		case "regex":
@@ -362,9 +365,11 @@ type prediction struct {
 }
 
 // answer extracts and reads the completion's answer. An answer that a
-// lenient extractor finds but that cannot be read lets the chain go on, and
-// is the answer when no later extractor finds one. The error is only to
-// abort the check.
+// lenient extractor finds but that cannot be read lets the chain go on over
+// the text after it only, and is the answer when no later extractor finds
+// one there: "We have $\foo$ and so 12" answers 12, "So $-[0,1)$." answers
+// nothing readable, never a digit from before the span. The error is only
+// to abort the check.
 func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
 	var unread prediction // the first lenient answer that could not be read
 	for _, f := range s.extract {
@@ -396,6 +401,9 @@ func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
 		if unread.text == "" {
 			unread = p
 		}
+		// The later extractors look after the unread answer only (text is a
+		// substring of completion; a later copy of it only shortens the rest).
+		completion = completion[strings.LastIndex(completion, text)+len(text):]
 	}
 	if unread.text != "" {
 		return unread, nil
