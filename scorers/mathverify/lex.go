@@ -922,7 +922,7 @@ var shortWords = map[string]bool{
 	"day": true, "mph": true, "kph": true, "usd": true, "cup": true, "pt": true, "qt": true, "gal": true,
 	"sq": true, "cu": true, "ms": true, "am": true, "pm": true, "rad": true, "deg": true, "cents": true,
 	"mL": true, "ton": true, "tsp": true, "yr": true, "yrs": true, "wk": true, "mo": true, "one": true,
-	"two": true, "six": true, "ten": true, "gm": true,
+	"two": true, "six": true, "ten": true, "gm": true, "pct": true,
 }
 
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }

@@ -68,7 +68,7 @@ const maxStepBudget = 100_000_000
 
 // defaultExtract is the extractor chain of the completion when
 // Params.Extract is empty.
-var defaultExtract = []string{"boxed", "answer_tag", "answer_is", "latex", "last_number"}
+var defaultExtract = []string{"bare", "boxed", "answer_tag", "answer_is", "latex", "last_number"}
 
 // Params configures a math function.
 type Params struct {
@@ -77,11 +77,14 @@ type Params struct {
 	// "answer".
 	ReferenceField string `yaml:"reference_field"`
 	// Extract lists the extractors tried on the completion, in order; the
-	// first that finds an answer wins. Names: boxed (the last \boxed{} or
+	// first that finds an answer wins. Names: bare (the whole text, when it
+	// is one answer with no delimiters, box or tag, on one line, with no
+	// words but units: "\frac{1}{2}", "-\frac{7}{3}", "28 pct"; else the
+	// chain goes on), boxed (the last \boxed{} or
 	// \fbox{}), answer_tag (<answer>…</answer>), answer_is (after the last
 	// "answer is" or "answer:"), latex (the last $…$, $$…$$, \(…\) or
 	// \[…\]), gsm8k (after the last ####), last_number, regex, none (the
-	// whole completion). Default [boxed, answer_tag, answer_is, latex,
+	// whole completion). Default [bare, boxed, answer_tag, answer_is, latex,
 	// last_number]. The answer of answer_tag and answer_is is narrowed to
 	// its \boxed{} or math span when it has one. A latex span that cannot
 	// be read lets the chain go on over the text after it only, so that an
@@ -140,6 +143,7 @@ type Scorer struct {
 type extractor struct {
 	find    func(string) (string, bool)
 	lenient bool
+	bare    bool // the whole text as one answer, when it reads as one (parseBare)
 }
 
 // New builds a scorer from p, filling in defaults. Bad parameters are
@@ -187,6 +191,8 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 	for _, name := range names {
 		var f extractor
 		switch name {
+		case "bare":
+			f = extractor{find: extract.NonBlank, bare: true}
 		case "boxed":
 			f.find = extract.Boxed
 		case "answer_tag":
@@ -212,7 +218,7 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 				f.find = re.Extract
 			}
 		default:
-			bad.Addf(key, "unknown extractor %q (one of boxed, answer_tag, answer_is, latex, gsm8k, last_number, regex, none)", name)
+			bad.Addf(key, "unknown extractor %q (one of bare, boxed, answer_tag, answer_is, latex, gsm8k, last_number, regex, none)", name)
 		}
 		fs = append(fs, f)
 	}
@@ -343,7 +349,15 @@ func (s *Scorer) reference(ref string, b *budget) (string, bool, error) {
 		if err := b.spend(scanCost(ref)); err != nil {
 			return "", false, err
 		}
-		if a, ok := f.find(ref); ok {
+		a, ok := f.find(ref)
+		if ok && f.bare {
+			_, err := parseBare(a, b)
+			if isAbort(err) {
+				return "", false, err
+			}
+			ok = err == nil
+		}
+		if ok {
 			return a, true, nil
 		}
 	}
@@ -379,6 +393,23 @@ func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
 		text, ok := f.find(completion)
 		if !ok {
 			continue
+		}
+		if f.bare && len(text) <= s.maxAnswer {
+			n, err := parseBare(text, b)
+			switch {
+			case err == nil:
+				norm, err := normalizeText(text, b)
+				if err != nil {
+					return prediction{}, err
+				}
+				return prediction{text: text, norm: norm, n: n}, nil
+			case isAbort(err):
+				return prediction{}, err
+			}
+			continue // not a bare answer: the other extractors look
+		}
+		if f.bare {
+			continue // too long to be one answer
 		}
 		if len(text) > s.maxAnswer {
 			return prediction{why: fmt.Sprintf("answer is %d bytes; the limit is %d (max_answer_chars)", len(text), s.maxAnswer)}, nil

@@ -27,6 +27,11 @@ func parse(text string, b *budget) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseLexed(lx, b)
+}
+
+// parseLexed parses what the lexer made of an answer.
+func parseLexed(lx lexed, b *budget) (*node, error) {
 	if lx.math == 0 {
 		if len(lx.words) == 0 {
 			return nil, errors.New("nothing to compare")
@@ -845,4 +850,42 @@ func substitutePM(n *node, mask int, idx *int, b *budget) (*node, error) {
 		}
 	}
 	return &out, nil
+}
+
+// parseBare reads a whole completion as one bare answer, one with no math
+// delimiters, box or tag ("\frac{1}{2}", "-\frac{7}{3}", "x^2+1", "28
+// percent"): it fails when the text has delimiters or more than one line,
+// or reads as prose: mathematics with a word that is not a unit ("the
+// answer is 5", "AZYUK2A"), or more than two words and no mathematics.
+func parseBare(text string, b *budget) (*node, error) {
+	if strings.ContainsAny(text, "$\n") || strings.Contains(text, `\(`) || strings.Contains(text, `\[`) ||
+		strings.Contains(text, `\boxed`) || strings.Contains(text, `\fbox`) || strings.Contains(text, "<answer>") ||
+		strings.Contains(text, "####") {
+		return nil, errors.New("not a bare answer")
+	}
+	lx, err := lex(text, b)
+	if err != nil {
+		return nil, err
+	}
+	if lx.math == 0 && len(lx.words) > 2 {
+		return nil, errors.New("prose")
+	}
+	if lx.math > 0 {
+		for _, w := range lx.words {
+			if !bareWords[strings.ToLower(w)] {
+				return nil, fmt.Errorf("prose: %q", w)
+			}
+		}
+	}
+	return parseLexed(lx, b)
+}
+
+// bareWords are the words a bare answer may hold beside its mathematics:
+// units and connectives.
+var bareWords = map[string]bool{
+	"and": true, "or": true, "percent": true, "percentage": true, "pct": true, "degree": true, "degrees": true,
+	"cm": true, "mm": true, "km": true, "kg": true, "mg": true, "ml": true, "ft": true, "yd": true, "mi": true,
+	"oz": true, "lb": true, "lbs": true, "hr": true, "hrs": true, "min": true, "sec": true, "mph": true,
+	"units": true, "unit": true, "meters": true, "inches": true, "feet": true, "dollars": true, "cents": true,
+	"hours": true, "minutes": true, "seconds": true, "days": true, "years": true, "cm^2": true,
 }
