@@ -1,6 +1,7 @@
 package mathverify
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -268,4 +269,105 @@ const currencies = "$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₭₮₯�
 
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// maxBoxes bounds the boxes read as one answer.
+const maxBoxes = 16
+
+// boxes returns the final answer written in boxes: the content of the last
+// \boxed{…} (or \fbox{…}), and, when boxes before it are joined to it by
+// nothing but a connective ("\boxed{1}, \boxed{2}", "\boxed{-2} and
+// \boxed{1}", "\boxed{(2, 2)} \quad \text{and} \quad \boxed{(6, 2)}"), all
+// of them, in order, as one list: "1, 2". Boxes with other words between
+// them ("\boxed{3}, finally \boxed{4}") are not one answer: the last one is.
+// As for a single box, a last box that is not closed is no answer.
+func boxes(s string) (string, bool) {
+	last, ok := extract.Boxed(s)
+	if !ok {
+		return "", false
+	}
+	start := lastBoxStart(s)
+	parts := []string{last}
+	for len(parts) < maxBoxes {
+		prev := lastBoxStart(s[:start])
+		if prev < 0 {
+			break
+		}
+		content, ok := extract.Boxed(s[prev:start])
+		if !ok {
+			break
+		}
+		// The box ends after its content, and its closing brace if it has
+		// one (extract.Boxed reads the space form "\boxed 5" too).
+		end := prev + 1 + len("boxed")
+		if s[prev+1] == 'f' {
+			end = prev + 1 + len("fbox")
+		}
+		for end < start && s[end] == ' ' {
+			end++
+		}
+		if end < start && s[end] == '{' {
+			end += 1 + len(content) + 1
+		} else {
+			end += len(content)
+		}
+		end = min(end, start)
+		if !connective(s[end:start]) {
+			break
+		}
+		parts = append(parts, content)
+		start = prev
+	}
+	if len(parts) == 1 {
+		return last, true
+	}
+	slices.Reverse(parts)
+	return strings.Join(parts, ", "), true
+}
+
+// lastBoxStart returns the index of the backslash of the last box command
+// in s (as extract.Boxed finds it), or -1.
+func lastBoxStart(s string) int {
+	for end := len(s); end > 0; {
+		i := strings.LastIndexByte(s[:end], '\\')
+		if i < 0 {
+			return -1
+		}
+		end = i
+		rest := s[i+1:]
+		var n int
+		switch {
+		case strings.HasPrefix(rest, "boxed"):
+			n = len("boxed")
+		case strings.HasPrefix(rest, "fbox"):
+			n = len("fbox")
+		default:
+			continue
+		}
+		if n < len(rest) && (rest[n] == '{' || rest[n] == ' ') {
+			return i
+		}
+	}
+	return -1
+}
+
+// connective reports whether the text between two boxes joins them into
+// one answer: short, and once TeX spacing, math delimiters and \text are
+// taken out, empty or ending in a comma, a semicolon, "and" or "or".
+func connective(between string) bool {
+	if len(between) > 40 {
+		return false
+	}
+	t := between
+	for _, tex := range []string{`\qquad`, `\quad`, `\text`, `\mathrm`, `\(`, `\)`, `\[`, `\]`, `\,`, `\;`, `\ `, "$", "{", "}"} {
+		t = strings.ReplaceAll(t, tex, " ")
+	}
+	t = strings.TrimSpace(t)
+	switch {
+	case t == "", strings.HasSuffix(t, ","), strings.HasSuffix(t, ";"):
+		return true
+	}
+	words := strings.Fields(t)
+	w := strings.ToLower(words[len(words)-1])
+	return w == "and" || w == "or"
 }

@@ -80,8 +80,8 @@ type Params struct {
 	// first that finds an answer wins. Names: bare (the whole text, when it
 	// is one answer with no delimiters, box or tag, on one line, with no
 	// words but units: "\frac{1}{2}", "-\frac{7}{3}", "28 pct"; else the
-	// chain goes on), boxed (the last \boxed{} or
-	// \fbox{}), answer_tag (<answer>…</answer>), answer_is (after the last
+	// chain goes on), boxed (the last \boxed{} or \fbox{}, with the boxes
+	// that only a connective joins to it as one list), answer_tag (<answer>…</answer>), answer_is (after the last
 	// "answer is" or "answer:"), latex (the last $…$, $$…$$, \(…\) or
 	// \[…\]), gsm8k (after the last ####), last_number, regex, none (the
 	// whole completion). Default [bare, boxed, answer_tag, answer_is, latex,
@@ -194,7 +194,7 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 		case "bare":
 			f = extractor{find: extract.NonBlank, bare: true}
 		case "boxed":
-			f.find = extract.Boxed
+			f.find = boxes
 		case "answer_tag":
 			f.find = func(s string) (string, bool) {
 				a, ok := extract.AnswerTag(s)
