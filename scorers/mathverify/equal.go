@@ -47,10 +47,87 @@ func newComparer(b *budget, tol float64) *comparer {
 //     match by name: (x, y) = (1, 2) and y = 2, x = 1.
 //   - An inequality in one variable matches the intervals it describes:
 //     x >= 1 and [1, \infty).
+//   - A gold written as a label and its value (AB = 4, \frac{p}{q} =
+//     \frac{2}{\sqrt{5}}, S_1:S_2 = 3:8, f(x) = 1) stands for its value
+//     against a prediction that is not a relation (see labelledValue).
 //   - A chain "2 + 3 = 5" predicted for a bare gold 5 matches when every
 //     member does.
 //   - Otherwise the answers compare structurally (see equal).
 func (c *comparer) match(g, p *node) (bool, error) {
+	ok, err := c.matchAsWritten(g, p)
+	if err != nil || ok {
+		return ok, err
+	}
+	v, ordered, ok := labelledValue(g)
+	if !ok {
+		return false, nil
+	}
+	if ps := stripAssign(p); ps.kind == nRel {
+		return false, nil
+	} else if ordered && ps.kind == nList && len(ps.args) == len(v.args) {
+		return c.inOrder(v.args, ps.args)
+	}
+	return c.match(v, p)
+}
+
+// labelledValue returns the value a gold states when it is written as a
+// label and its value, "LHS = value" with a left side that names a
+// quantity rather than computing one (see isLabel): AB = 4 gives 4,
+// \frac{NO}{BO} = \frac{1}{\sqrt{6}} gives \frac{1}{\sqrt{6}}, S_1:S_2 = 3:8
+// gives 3:8, f(x) = 1 gives 1. In a list, each labelled item gives its
+// value and the others stay (a = 4, -8, -10 gives 4, -8, -10); ordered
+// says that the values belong to two or more different labels (AB = 4, CD
+// = 5; x = -5, p = 14/3), so that a bare list of values must give them in
+// the gold's order. ok is false when g has no label.
+func labelledValue(g *node) (v *node, ordered, ok bool) {
+	value := func(n *node) (*node, bool) {
+		if n.kind == nRel && len(n.args) == 2 && n.ops[0] == "=" && isLabel(n.args[0]) {
+			return n.args[1], true
+		}
+		return n, false
+	}
+	switch g.kind {
+	case nRel:
+		v, ok := value(g)
+		return v, false, ok
+	case nList:
+		out := &node{kind: nList, height: g.height}
+		labels := map[string]bool{}
+		for _, item := range g.args {
+			v, labelled := value(item)
+			if labelled {
+				labels[item.args[0].String()] = true
+			} else if item.kind == nRel {
+				return nil, false, false
+			}
+			out.args = append(out.args, v)
+		}
+		return out, len(labels) > 1, len(labels) > 0
+	}
+	return nil, false, false
+}
+
+// isLabel reports whether n names a quantity rather than computes one: a
+// variable, a product, quotient or ratio of labels, or the absolute value
+// of one (AB, x_1, \frac{NO}{BO}, |AB|, S_1:S_2, f(x) read as f·x); no
+// numbers, sums or differences (x + z = 1 is an equation, not a label).
+func isLabel(n *node) bool {
+	switch n.kind {
+	case nVar:
+		return true
+	case nMul, nDiv, nRatio, nAbs:
+		for _, a := range n.args {
+			if !isLabel(a) {
+				return false
+			}
+		}
+		return len(n.args) > 0
+	}
+	return false
+}
+
+// matchAsWritten is match without reading a labelled gold as its value.
+func (c *comparer) matchAsWritten(g, p *node) (bool, error) {
 	if g.kind == nRel && p.kind == nRel {
 		if ok, err := c.relEqual(g, p); err != nil || ok {
 			return ok, err
