@@ -24,6 +24,7 @@ func answerIs(s string) (string, bool) {
 	if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
 		rest = rest[:nl]
 	}
+	rest = statedValue(rest)
 	if m, ok := firstLatex(rest); ok {
 		return m, true
 	}
@@ -41,6 +42,29 @@ func answerIs(s string) (string, bool) {
 	rest = strings.Trim(rest, "*_")
 	rest = strings.TrimRight(rest, ". ")
 	return extract.NonBlank(rest)
+}
+
+// statedValue returns the part of an answer line that states the value
+// when the line is a sentence about it: what follows the first "is" or
+// "are" of a line that starts with a word. "The largest $n$ is 34." gives
+// "34.", not the $n$ it names; "$5$ is the result" and "42" stay as they
+// are.
+func statedValue(line string) string {
+	t := strings.TrimLeft(line, " *_")
+	if t == "" || !isLetter(t[0]) {
+		return line
+	}
+	for i := 0; i+4 <= len(t); i++ {
+		if t[i] != ' ' {
+			continue
+		}
+		for _, verb := range []string{"is ", "are "} {
+			if len(t) >= i+1+len(verb) && strings.EqualFold(t[i+1:i+1+len(verb)], verb) {
+				return t[i+1+len(verb):]
+			}
+		}
+	}
+	return line
 }
 
 // afterAnswer returns the text after the last "answer is" or "answer:" in s,

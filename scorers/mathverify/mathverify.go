@@ -82,7 +82,8 @@ type Params struct {
 	// words but units: "\frac{1}{2}", "-\frac{7}{3}", "28 pct"; else the
 	// chain goes on), boxed (the last \boxed{} or \fbox{}, with the boxes
 	// that only a connective joins to it as one list), answer_tag (<answer>…</answer>), answer_is (after the last
-	// "answer is" or "answer:"), latex (the last $…$, $$…$$, \(…\) or
+	// "answer is" or "answer:"; in a sentence about the value, what follows
+	// its first "is" or "are"), latex (the last $…$, $$…$$, \(…\) or
 	// \[…\]), gsm8k (after the last ####), last_number, regex, none (the
 	// whole completion). Default [bare, boxed, answer_tag, answer_is, latex,
 	// last_number]. The answer of answer_tag and answer_is is narrowed to
