@@ -30,10 +30,13 @@ type comparer struct {
 	b   *budget
 	ev  evaluator
 	tol float64 // the configured relative tolerance
+	// prec is the configured precision: the decimal places two numbers
+	// are rounded to when one of them is written as a decimal; -1 for none.
+	prec int
 }
 
-func newComparer(b *budget, tol float64) *comparer {
-	return &comparer{b: b, ev: evaluator{b: b}, tol: tol}
+func newComparer(b *budget, tol float64, prec int) *comparer {
+	return &comparer{b: b, ev: evaluator{b: b}, tol: tol, prec: prec}
 }
 
 // match reports whether the prediction p is an acceptable answer for the
@@ -405,6 +408,9 @@ func (c *comparer) scalarEqual(g, p *node) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if c.prec >= 0 && (isDecimal(g) || isDecimal(p)) && roundedEqual(vg, vp, c.prec) {
+			return true, nil
+		}
 		return c.numEqual(vg, vp, magG), nil
 	}
 	valid := 0
@@ -514,6 +520,42 @@ func (c *comparer) numEqual(g, p value, magG float64) bool {
 // floatEqual compares a gold value computed in floating point with a
 // predicted one: within max(tolerance, floatTol) relative, or magTol times
 // the gold's magnitude absolute. Infinities are equal to themselves only.
+// isDecimal reports whether n is a number written with a decimal point
+// (0.25, -2.6667), as Math-Verify's Float atoms are.
+func isDecimal(n *node) bool {
+	if n.kind == nNeg {
+		n = n.args[0]
+	}
+	return n.kind == nNum && n.base == 0 && strings.Contains(n.name, ".")
+}
+
+// roundedEqual reports whether g and p are equal once rounded to prec
+// decimal places (half away from zero), exactly when both are rationals.
+func roundedEqual(g, p value, prec int) bool {
+	if g.r != nil && p.r != nil {
+		scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(prec)), nil))
+		return roundRat(new(big.Rat).Mul(g.r, scale)).Cmp(roundRat(new(big.Rat).Mul(p.r, scale))) == 0
+	}
+	if math.IsNaN(g.f) || math.IsNaN(p.f) || math.IsInf(g.f, 0) || math.IsInf(p.f, 0) {
+		return false
+	}
+	scale := math.Pow(10, float64(prec))
+	return math.Round(g.f*scale) == math.Round(p.f*scale)
+}
+
+// roundRat rounds r to the nearest integer, halves away from zero.
+func roundRat(r *big.Rat) *big.Int {
+	num := new(big.Int).Abs(r.Num())
+	q, m := new(big.Int).QuoRem(num, r.Denom(), new(big.Int))
+	if new(big.Int).Mul(m, big.NewInt(2)).Cmp(r.Denom()) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if r.Sign() < 0 {
+		q.Neg(q)
+	}
+	return q
+}
+
 func (c *comparer) floatEqual(g, p, magG float64) bool {
 	if math.IsNaN(g) || math.IsNaN(p) {
 		return false

@@ -109,6 +109,15 @@ type Params struct {
 	// point (√2, π, expressions with variables) always get at least a
 	// relative 1e-9 for rounding.
 	Tolerance float64 `yaml:"tolerance"`
+	// Precision is Math-Verify's float_rounding: when one of two numbers
+	// compared is written as a decimal (0.0833333), both are rounded to
+	// this many decimal places, in [0, 15], and match when the roundings
+	// are equal: 1/12 and 0.0833333333333333 match under 6, 8/3 and 2.6667
+	// under 2. Default: none (Math-Verify's default is 6), because a
+	// decimal that agrees to 6 places with a surd is not what PRM800K's
+	// grader or MATH's human labels accept; numbers then compare exactly,
+	// or within Tolerance.
+	Precision *int `yaml:"precision"`
 	// StepBudget bounds the work of one check (lexing, parsing, evaluating
 	// and comparing the gold answers and the prediction), in steps of at
 	// most about 100 ns. Default DefaultStepBudget (20,000: about 2 ms);
@@ -133,6 +142,7 @@ type Scorer struct {
 	extract    []extractor
 	refExtract []extractor
 	tol        float64
+	prec       int // -1: no precision
 	budget     int
 	maxAnswer  int
 
@@ -159,7 +169,14 @@ func New(p Params) (*Scorer, error) {
 	if len(p.Extract) == 0 {
 		p.Extract = defaultExtract
 	}
-	s := &Scorer{p: p, field: p.ReferenceField, tol: p.Tolerance, budget: *p.StepBudget, maxAnswer: *p.MaxAnswerChars}
+	s := &Scorer{p: p, field: p.ReferenceField, tol: p.Tolerance, prec: -1, budget: *p.StepBudget, maxAnswer: *p.MaxAnswerChars}
+	if p.Precision != nil {
+		if n := *p.Precision; n < 0 || n > 15 {
+			bad.Addf("precision", "%d is not in [0, 15]", n)
+		} else {
+			s.prec = n
+		}
+	}
 	re := extract.PatternParam(&bad, p.ExtractPattern, p.Extract, p.ReferenceExtract)
 	var err error
 	set := p.ExtractPattern != ""
@@ -285,7 +302,7 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 	if pred.text == "" {
 		return scorers.ScoreWhy(0, pred.why), b.used()
 	}
-	c := newComparer(b, s.tol)
+	c := newComparer(b, s.tol, s.prec)
 	for _, g := range golds {
 		if g.norm == pred.norm {
 			return scorers.Score(1), b.used()
@@ -325,7 +342,7 @@ func (s *Scorer) readGold(text string, b *budget) (gold, error) {
 	g := gold{norm: norm}
 	n, err := parse(text, b)
 	if err == nil {
-		err = validate(n, newComparer(b, s.tol))
+		err = validate(n, newComparer(b, s.tol, s.prec))
 	}
 	var lim *limitError
 	switch {
