@@ -316,11 +316,20 @@ func baseSuffix(s string) (letters, base string, n int) {
 }
 
 // separator returns the length of the thousands separator at s[i:], or 0:
-// "," or ",\!" or "{,}" or "\," (a thin space).
+// "," or ",\!" (with the spaces after it: 32,\! 349) or "{,}" or "\," (a
+// thin space) or "\ " or one space (1 000, as Math-Verify reads it).
 func separator(s string, i int) int {
 	switch {
 	case strings.HasPrefix(s[i:], `,\!`):
-		return 3
+		n := 3
+		for i+n < len(s) && s[i+n] == ' ' {
+			n++
+		}
+		return n
+	case strings.HasPrefix(s[i:], " "):
+		return 1
+	case strings.HasPrefix(s[i:], `\ `):
+		return 2
 	case strings.HasPrefix(s[i:], ","):
 		return 1
 	case strings.HasPrefix(s[i:], "{,}"):
