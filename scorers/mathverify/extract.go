@@ -99,7 +99,9 @@ func lastFold(s, sub string) int {
 }
 
 // lastLatex returns the content of the last math span in s: $…$, $$…$$,
-// \(…\) or \[…\]. The inline spans, $…$ and \(…\), end on their line, as
+// \(…\) or \[…\], with the spans before it that only a connective joins
+// to it ("$1$ and $2$ and $3$", "$21, 16$ or $11$": see connective), as one
+// list. The inline spans, $…$ and \(…\), end on their line, as
 // Math-Verify's do; the display spans may cross lines. A single $ opens a
 // span unless a digit precedes it, and closes one unless a digit follows
 // it; white space inside the span is allowed ("$ 10/9 $" and "$\frac13 $"
@@ -108,15 +110,43 @@ func lastFold(s, sub string) int {
 // are not spans.
 func lastLatex(s string) (string, bool) {
 	sc := spans{s: s}
-	var last string
-	found := false
+	var group []string // the last span and those joined to it
+	prevEnd := -1
 	for {
 		m, ok := sc.next()
 		if !ok {
-			return last, found
+			break
 		}
-		if m, ok := extract.NonBlank(m); ok {
-			last, found = m, true
+		if _, ok := extract.NonBlank(m); !ok {
+			continue
+		}
+		if prevEnd < 0 || len(group) >= maxBoxes || !connective(s[prevEnd:sc.start]) {
+			group = group[:0]
+		}
+		group = append(group, m)
+		prevEnd = sc.i
+	}
+	switch len(group) {
+	case 0:
+		return "", false
+	case 1:
+		return group[0], true
+	}
+	return strings.Join(group, ", "), true
+}
+
+// lastLatexEnd returns the index just after the last math span of s, the
+// one lastLatex reads, or len(s) when there is none.
+func lastLatexEnd(s string) int {
+	sc := spans{s: s}
+	end := len(s)
+	for {
+		m, ok := sc.next()
+		if !ok {
+			return end
+		}
+		if _, ok := extract.NonBlank(m); ok {
+			end = sc.i
 		}
 	}
 }
@@ -141,12 +171,12 @@ func firstLatex(s string) (string, bool) {
 // that line has: the scan skips them, so each byte is looked at a bounded
 // number of times.
 type spans struct {
-	s          string
-	i          int
-	noDisplay  bool // no $$ closes
-	noBr       bool // no \] closes
-	dollarLine int  // no $ closes before this index
-	parenLine  int  // no \) closes before this index
+	s         string
+	i         int
+	start     int  // the index of the opening delimiter of the last span found
+	noDisplay bool // no $$ closes
+	noBr      bool // no \] closes
+	parenLine int  // no \) closes before this index
 }
 
 func (sc *spans) next() (string, bool) {
@@ -172,7 +202,7 @@ func (sc *spans) next() (string, bool) {
 					sc.parenLine = eol
 					continue
 				}
-				sc.i = i + 4 + k
+				sc.i, sc.start = i+4+k, i
 				return s[i+2 : i+2+k], true
 			case s[i+1] == '[' && !sc.noBr:
 				k := strings.Index(s[i+2:], `\]`)
@@ -180,7 +210,7 @@ func (sc *spans) next() (string, bool) {
 					sc.noBr = true
 					continue
 				}
-				sc.i = i + 4 + k
+				sc.i, sc.start = i+4+k, i
 				return s[i+2 : i+2+k], true
 			}
 			continue
@@ -195,7 +225,7 @@ func (sc *spans) next() (string, bool) {
 				sc.noDisplay = true
 				continue
 			}
-			sc.i = i + 4 + k
+			sc.i, sc.start = i+4+k, i
 			return s[i+2 : i+2+k], true
 		}
 		if i > 0 && isDigit(s[i-1]) {
@@ -208,7 +238,7 @@ func (sc *spans) next() (string, bool) {
 		if k < 0 {
 			continue
 		}
-		sc.i = k + 1
+		sc.i, sc.start = k+1, i
 		return s[i+1 : k], true
 	}
 	return "", false

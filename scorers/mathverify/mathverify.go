@@ -154,7 +154,8 @@ type Scorer struct {
 type extractor struct {
 	find    func(string) (string, bool)
 	lenient bool
-	bare    bool // the whole text as one answer, when it reads as one (parseBare)
+	after   func(string) int // lenient: where the text after the answer starts
+	bare    bool             // the whole text as one answer, when it reads as one (parseBare)
 }
 
 // New builds a scorer from p, filling in defaults. Bad parameters are
@@ -221,7 +222,7 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 		case "answer_is":
 			f.find = answerIs
 		case "latex":
-			f = extractor{find: lastLatex, lenient: true}
+			f = extractor{find: lastLatex, lenient: true, after: lastLatexEnd}
 		case "gsm8k":
 			f.find = extract.GSM8K
 		case "last_number":
@@ -450,9 +451,7 @@ func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
 		if unread.text == "" {
 			unread = p
 		}
-		// The later extractors look after the unread answer only (text is a
-		// substring of completion; a later copy of it only shortens the rest).
-		completion = completion[strings.LastIndex(completion, text)+len(text):]
+		completion = completion[f.after(completion):] // the later extractors look after it only
 	}
 	if unread.text != "" {
 		return unread, nil
