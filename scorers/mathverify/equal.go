@@ -30,13 +30,33 @@ type comparer struct {
 	b   *budget
 	ev  evaluator
 	tol float64 // the configured relative tolerance
+	// setRelation allows an inequality for a gold interval or set
+	// (inequality_for_interval).
+	setRelation bool
 	// prec is the configured precision: the decimal places two numbers
 	// are rounded to when one of them is written as a decimal; -1 for none.
 	prec int
 }
 
-func newComparer(b *budget, tol float64, prec int) *comparer {
-	return &comparer{b: b, ev: evaluator{b: b}, tol: tol, prec: prec}
+func newComparer(b *budget, tol float64, prec int, setRelation bool) *comparer {
+	return &comparer{b: b, ev: evaluator{b: b}, tol: tol, prec: prec, setRelation: setRelation}
+}
+
+// isInequality reports whether n is an inequality (x > 1, 1 < x \le 3,
+// x \ne 2) or a list of them (x < 1 or x > 2).
+func isInequality(n *node) bool {
+	switch n.kind {
+	case nList:
+		for _, a := range n.args {
+			if !isInequality(a) {
+				return false
+			}
+		}
+		return len(n.args) > 0
+	case nRel:
+		return !slices.ContainsFunc(n.ops, func(o string) bool { return o == "=" || o == "in" })
+	}
+	return false
 }
 
 // match reports whether the prediction p is an acceptable answer for the
@@ -141,8 +161,12 @@ func (c *comparer) matchAsWritten(g, p *node) (bool, error) {
 			return c.sameBindings(gb, pb)
 		}
 	}
+	// A gold interval or set is not matched by an inequality unless the
+	// function allows it, as Math-Verify's allow_set_relation_comp; an
+	// inequality gold is matched by its interval always.
+	setForRelation := c.setRelation || !isInequality(p) || isInequality(g)
 	g, p = stripAssign(g), stripAssign(p)
-	if isIntervalish(g) || isIntervalish(p) {
+	if (isIntervalish(g) || isIntervalish(p)) && setForRelation {
 		gi, gok := intervals(g)
 		pi, pok := intervals(p)
 		if gok && pok {

@@ -650,10 +650,31 @@ func (lx *lexer) escaped(c byte, i int) {
 	case '}':
 		lx.emit(tRSet, "")
 	case '\\':
+		if doubledCommand(lx.s[i+1:]) {
+			// \\frac, \\left: a command whose backslash was escaped twice
+			// (Python source, JSON), not a line break before a word.
+			lx.i = i
+			return
+		}
 		lx.emit(tComma, "")
 	default:
 		lx.fail(`unknown command \%c`, c)
 	}
+}
+
+// doubledCommand reports whether s, which follows \\, starts with the
+// name of a command that no line break is followed by as a word.
+func doubledCommand(s string) bool {
+	j := 0
+	for j < len(s) && isLetter(s[j]) {
+		j++
+	}
+	switch s[:j] {
+	case "frac", "dfrac", "tfrac", "cfrac", "sqrt", "left", "right", "boxed", "text", "mathrm", "mathbf",
+		"pi", "infty", "cdot", "times", "pm", "le", "leq", "ge", "geq", "neq", "cup", "cap", "in", "begin", "end":
+		return true
+	}
+	return false
 }
 
 // environment lexes the braced name after \begin (begin true) or \end: a

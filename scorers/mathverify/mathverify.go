@@ -118,6 +118,11 @@ type Params struct {
 	// grader or MATH's human labels accept; numbers then compare exactly,
 	// or within Tolerance.
 	Precision *int `yaml:"precision"`
+	// InequalityForInterval accepts an inequality for a gold interval or
+	// set: 1 < x < 3 for (1, 3), x \le 3 for (-\infty, 3]. Default false,
+	// as Math-Verify's allow_set_relation_comp. An inequality gold is
+	// matched by its interval either way.
+	InequalityForInterval bool `yaml:"inequality_for_interval"`
 	// StepBudget bounds the work of one check (lexing, parsing, evaluating
 	// and comparing the gold answers and the prediction), in steps of at
 	// most about 100 ns. Default DefaultStepBudget (20,000: about 2 ms);
@@ -303,7 +308,7 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 	if pred.text == "" {
 		return scorers.ScoreWhy(0, pred.why), b.used()
 	}
-	c := newComparer(b, s.tol, s.prec)
+	c := newComparer(b, s.tol, s.prec, s.p.InequalityForInterval)
 	for _, g := range golds {
 		if g.norm == pred.norm {
 			return scorers.Score(1), b.used()
@@ -343,7 +348,7 @@ func (s *Scorer) readGold(text string, b *budget) (gold, error) {
 	g := gold{norm: norm}
 	n, err := parse(text, b)
 	if err == nil {
-		err = validate(n, newComparer(b, s.tol, s.prec))
+		err = validate(n, newComparer(b, s.tol, s.prec, s.p.InequalityForInterval))
 	}
 	var lim *limitError
 	switch {
