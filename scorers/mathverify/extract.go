@@ -379,6 +379,23 @@ func boxes(s string) (string, bool) {
 	return strings.Join(parts, ", "), true
 }
 
+// finalStatement returns the text from the last "final answer is" of s
+// when it follows the last box (Minerva's "Final Answer: The final answer
+// is $X$. I hope it is correct." written after a box), or false.
+func finalStatement(s string) (string, bool) {
+	start := lastBoxStart(s)
+	if start < 0 {
+		return "", false
+	}
+	content, _ := extract.Boxed(s[start:])
+	after := min(len(s), start+len(`\fbox{`)+len(content))
+	i := lastFold(s[after:], "final answer is")
+	if i < 0 {
+		return "", false
+	}
+	return s[after+i:], true
+}
+
 // lastBoxStart returns the index of the backslash of the last box command
 // in s (as extract.Boxed finds it), or -1.
 func lastBoxStart(s string) int {

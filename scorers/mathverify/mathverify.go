@@ -161,6 +161,7 @@ type extractor struct {
 	lenient bool
 	after   func(string) int // lenient: where the text after the answer starts
 	bare    bool             // the whole text as one answer, when it reads as one (parseBare)
+	box     bool             // a readable "final answer is" statement after the box wins
 }
 
 // New builds a scorer from p, filling in defaults. Bad parameters are
@@ -218,7 +219,7 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 		case "bare":
 			f = extractor{find: extract.NonBlank, bare: true}
 		case "boxed":
-			f.find = boxes
+			f = extractor{find: boxes, box: true}
 		case "answer_tag":
 			f.find = func(s string) (string, bool) {
 				a, ok := extract.AnswerTag(s)
@@ -434,6 +435,25 @@ func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
 		}
 		if f.bare {
 			continue // too long to be one answer
+		}
+		if f.box {
+			// The answer a text states last is its answer, as Math-Verify
+			// reads it: a readable "final answer is" after the box wins.
+			if tail, ok := finalStatement(completion); ok {
+				if a, ok := answerIs(tail); ok && len(a) <= s.maxAnswer {
+					n, err := parse(a, b)
+					if isAbort(err) {
+						return prediction{}, err
+					}
+					if err == nil {
+						norm, err := normalizeText(a, b)
+						if err != nil {
+							return prediction{}, err
+						}
+						return prediction{text: a, norm: norm, n: n}, nil
+					}
+				}
+			}
 		}
 		if len(text) > s.maxAnswer {
 			return prediction{why: fmt.Sprintf("answer is %d bytes; the limit is %d (max_answer_chars)", len(text), s.maxAnswer)}, nil
