@@ -368,14 +368,27 @@ func (lx *lexer) letters() {
 	case w == "or" || w == "and":
 		lx.out.words = append(lx.out.words, w)
 		lx.emit(tComma, w)
-	case len(w) <= 3 && !shortWords[strings.ToLower(w)]:
-		// A product of variables: xy, abc.
+	case len(w) <= 3 && !shortWords[strings.ToLower(w)], pointPair(w):
+		// A product of variables: xy, abc, and two capitals that name a
+		// segment (NO, IN) rather than say a word.
 		for k := 0; k < len(w) && lx.err == nil; k++ {
 			lx.letter(w[k : k+1])
 		}
 	default:
 		lx.word(w)
 	}
+}
+
+// pointPair reports whether w is two capital letters that are not a unit
+// (CM, KG): points, as in \frac{NO}{BO}.
+func pointPair(w string) bool {
+	return len(w) == 2 && 'A' <= w[0] && w[0] <= 'Z' && 'A' <= w[1] && w[1] <= 'Z' && !units[strings.ToLower(w)]
+}
+
+// units are the short words of shortWords that are units.
+var units = map[string]bool{
+	"cm": true, "mm": true, "km": true, "kg": true, "mg": true, "ml": true, "ft": true, "yd": true, "mi": true,
+	"oz": true, "lb": true, "hr": true, "pt": true, "qt": true, "gm": true, "mo": true, "yr": true, "wk": true, "ms": true,
 }
 
 // meridiem reads "am" or "pm" (any case, with or without periods: p.m.)
