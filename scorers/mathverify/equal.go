@@ -882,8 +882,8 @@ func relIntervals(n *node) ([]interval, bool) {
 	v := -1
 	for i, a := range args {
 		switch {
-		case a.kind == nVar && v < 0:
-			v = i
+		case (a.kind == nVar || a.kind == nMul && isLabel(a)) && v < 0:
+			v = i // x, or a name such as f(x) (read f·x): 0 < f(x) < 1 is (0, 1)
 		case !a.isScalar() || a.hasVars():
 			return nil, false
 		}
