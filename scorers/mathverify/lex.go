@@ -704,18 +704,22 @@ func (lx *lexer) environment(begin bool) {
 	case begin:
 		lx.matrix++
 		lx.emit(open, "")
+		if env == "array" && lx.i < len(lx.s) && lx.s[lx.i] == '{' {
+			lx.braced() // the column specification: {cc}, {c|c}
+		}
 	default:
 		lx.matrix = max(lx.matrix-1, 0)
 		lx.emit(close, "")
 	}
 }
 
+// matrixBrackets returns the brackets a matrix environment reads as: the
+// same for all of them, since a matrix is the same whatever brackets it
+// is printed with (bmatrix, pmatrix, array).
 func matrixBrackets(env string) (open, close tokKind, ok bool) {
 	switch env {
-	case "pmatrix", "smallmatrix", "matrix":
+	case "pmatrix", "bmatrix", "Bmatrix", "smallmatrix", "matrix", "array":
 		return tLParen, tRParen, true
-	case "bmatrix":
-		return tLBrack, tRBrack, true
 	}
 	return 0, 0, false
 }
