@@ -1020,3 +1020,65 @@ func balanced(s string) bool {
 	}
 	return depth == 0
 }
+
+// simplified reports whether an answer is in simplest form (see
+// Params.RequireSimplified): no operation on numbers alone left to carry
+// out, and fractions of integers in lowest terms.
+func simplified(n *node) bool {
+	if n.kind != nNum && onlyNumbers(n) {
+		switch n.kind {
+		case nNeg:
+			return simplified(n.args[0])
+		case nDiv:
+			return lowestTerms(n)
+		case nAdd: // a mixed number: 2\frac{1}{2}
+			a, f := n.args[0], n.args[1]
+			return isInteger(a) && a.val.Sign() > 0 && lowestTerms(f) && f.args[0].kind == nNum &&
+				f.args[0].val.Cmp(f.args[1].val) < 0
+		}
+		return false
+	}
+	for _, a := range n.args {
+		if !simplified(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyNumbers reports whether n is arithmetic on number literals only.
+func onlyNumbers(n *node) bool {
+	switch n.kind {
+	case nNum:
+		return true
+	case nAdd, nSub, nMul, nDiv, nPow, nNeg:
+		for _, a := range n.args {
+			if !onlyNumbers(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// lowestTerms reports whether n is a fraction of integers (the numerator
+// possibly negated) in lowest terms, with a denominator above 1.
+func lowestTerms(n *node) bool {
+	if n.kind != nDiv {
+		return false
+	}
+	num, den := n.args[0], n.args[1]
+	if num.kind == nNeg {
+		num = num.args[0]
+	}
+	if !isInteger(num) || !isInteger(den) || den.val.Cmp(big.NewRat(1, 1)) <= 0 {
+		return false
+	}
+	return new(big.Int).GCD(nil, nil, new(big.Int).Abs(num.val.Num()), den.val.Num()).Cmp(big.NewInt(1)) == 0
+}
+
+// isInteger reports whether n is an integer literal written in base 10.
+func isInteger(n *node) bool {
+	return n.kind == nNum && n.base == 0 && n.val != nil && n.val.IsInt() && !strings.Contains(n.name, ".")
+}

@@ -123,6 +123,15 @@ type Params struct {
 	// as Math-Verify's allow_set_relation_comp. An inequality gold is
 	// matched by its interval either way.
 	InequalityForInterval bool `yaml:"inequality_for_interval"`
+	// RequireSimplified scores 0 an answer equal to the gold but not in
+	// simplest form, as MATH's human labels count it: an operation on
+	// numbers alone left to carry out (2+3 for 5, 2^3, 2\cdot 3) or a
+	// fraction of integers not in lowest terms (\frac{6}{8}, 4/2). Mixed
+	// numbers (2\frac{1}{2}) and surds (2\sqrt{2}) count as simplified, and
+	// so does \sqrt{8} (not checked). An answer written exactly as the
+	// gold is still 1. Default false: Math-Verify and PRM800K's grader.py
+	// accept unsimplified answers.
+	RequireSimplified bool `yaml:"require_simplified"`
 	// StepBudget bounds the work of one check (lexing, parsing, evaluating
 	// and comparing the gold answers and the prediction), in steps of at
 	// most about 100 ns. Default DefaultStepBudget (20,000: about 2 ms);
@@ -310,11 +319,15 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 		return scorers.ScoreWhy(0, pred.why), b.used()
 	}
 	c := newComparer(b, s.tol, s.prec, s.p.InequalityForInterval)
+	unsimplified := s.p.RequireSimplified && pred.n != nil && !simplified(pred.n)
+	if unsimplified {
+		pred.why = fmt.Sprintf("answer %q is not in simplest form (require_simplified)", clip(pred.text))
+	}
 	for _, g := range golds {
 		if g.norm == pred.norm {
 			return scorers.Score(1), b.used()
 		}
-		if g.n == nil || pred.n == nil {
+		if g.n == nil || pred.n == nil || unsimplified {
 			continue
 		}
 		ok, err := c.match(g.n, pred.n)
