@@ -288,7 +288,8 @@ func refine(s string) string {
 // lastNumber returns the last number of s that stands on its own, as
 // Math-Verify's number extraction asks: at the start of s or after white
 // space or "=", with a currency sign (\$ included) and markdown's ** allowed
-// in between. The 2 of "AZYUK2A" and the 3 of "x_3" are no answer.
+// in between, and not continued by what follows it (see continued). The 2
+// of "AZYUK2A", the 3 of "x_3" and the 6 of "6\sqrt{2}" are no answer.
 func lastNumber(s string) (string, bool) {
 	for end := len(s); end > 0; {
 		n, ok := extract.LastNumber(s[:end])
@@ -296,7 +297,7 @@ func lastNumber(s string) (string, bool) {
 			return "", false
 		}
 		start := strings.LastIndex(s[:end], n)
-		if standsAlone(s[:start]) {
+		if standsAlone(s[:start]) && !continued(s[start+len(n):]) {
 			return n, true
 		}
 		end = start
@@ -316,6 +317,32 @@ func standsAlone(before string) bool {
 	}
 	c := before[len(before)-1]
 	return isSpace(c) || c == '='
+}
+
+// continued reports whether the text after a number makes it part of a
+// larger expression, so that the number alone is not the answer: a base or
+// subscript (40_9), a power (2^10), a factorial (5!), or a command other
+// than a unit, percent or spacing (6\sqrt{2}, 2\pi, 2\frac{1}{2}).
+func continued(after string) bool {
+	if after == "" {
+		return false
+	}
+	switch after[0] {
+	case '_', '^', '!':
+		return true
+	case '\\':
+		rest := after[1:]
+		if rest == "" || !isLetter(rest[0]) {
+			return false // \% \$ \, \! and line breaks
+		}
+		for _, ok := range []string{"text", "mathrm", "mbox", "quad", "qquad", "cdot", "times", "approx", "le", "ge", "lt", "gt", "ne", "neq", "right", "end"} {
+			if strings.HasPrefix(rest, ok) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // currencies are the signs a number may follow (Math-Verify's list).

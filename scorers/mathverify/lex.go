@@ -316,7 +316,7 @@ func baseSuffix(s string) (letters, base string, n int) {
 }
 
 // separator returns the length of the thousands separator at s[i:], or 0:
-// "," or ",\!" (with the spaces after it: 32,\! 349) or "{,}" or "\," (a
+// "," or ",\!" (with the spaces after it: 32,\! 349) or "{,}" or "{, }" or "\," (a
 // thin space) or "\ " or one space (1 000, as Math-Verify reads it).
 func separator(s string, i int) int {
 	switch {
@@ -334,6 +334,8 @@ func separator(s string, i int) int {
 		return 1
 	case strings.HasPrefix(s[i:], "{,}"):
 		return 3
+	case strings.HasPrefix(s[i:], "{, }"):
+		return 4
 	case strings.HasPrefix(s[i:], `\,`):
 		return 2
 	}
