@@ -337,6 +337,11 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 		if ok {
 			return scorers.Score(1), b.used()
 		}
+		if ok, err := decimalCommaMatch(g, pred, c, b); err != nil {
+			return s.abort(err, b), b.used()
+		} else if ok {
+			return scorers.Score(1), b.used()
+		}
 	}
 	if goldLimit != nil {
 		// That reference might have matched: not decided.
@@ -348,6 +353,7 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 // gold is a reference answer read for comparison.
 type gold struct {
 	n      *node  // its tree; nil when it cannot be read (or is undefined: 1/0)
+	text   string // as written
 	norm   string // its normalised text
 	tooBig error  // why it is beyond a limit of the parser, when it is
 }
@@ -359,7 +365,7 @@ func (s *Scorer) readGold(text string, b *budget) (gold, error) {
 	if err != nil {
 		return gold{}, err
 	}
-	g := gold{norm: norm}
+	g := gold{text: text, norm: norm}
 	n, err := parse(text, b)
 	if err == nil {
 		err = validate(n, newComparer(b, s.tol, s.prec, s.p.InequalityForInterval))
@@ -495,6 +501,67 @@ func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
 		return unread, nil
 	}
 	return prediction{why: "no answer found"}, nil
+}
+
+// decimalCommaMatch reports whether a gold and a prediction match once a
+// number written with a decimal comma on one side (1000,99; 2,74; 0,111:
+// see decimalComma) is read with a point, the other side being a number.
+// Elsewhere a comma parts a list: 1,2 is two numbers.
+func decimalCommaMatch(g gold, p prediction, c *comparer, b *budget) (bool, error) {
+	if g.n == nil || p.n == nil {
+		return false, nil
+	}
+	gn, pn := g.n, p.n
+	if alt, ok := decimalComma(p.text); ok && isNumber(gn) {
+		n, err := parse(alt, b)
+		if err != nil {
+			return false, abortOnly(err)
+		}
+		pn = n
+	} else if alt, ok := decimalComma(g.text); ok && isNumber(pn) {
+		n, err := parse(alt, b)
+		if err != nil {
+			return false, abortOnly(err)
+		}
+		gn = n
+	} else {
+		return false, nil
+	}
+	return c.match(gn, pn)
+}
+
+// decimalComma returns s with its comma made a point when s is one number
+// written with a decimal comma: digits, a comma, digits, and not the
+// thousands of 1,234 (one to three digits, not starting with 0, then
+// three).
+func decimalComma(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	body := strings.TrimPrefix(t, "-")
+	intPart, frac, ok := strings.Cut(body, ",")
+	if !ok || intPart == "" || frac == "" || !allDigits(intPart) || !allDigits(frac) {
+		return "", false
+	}
+	if len(frac) == 3 && len(intPart) <= 3 && intPart[0] != '0' {
+		return "", false // thousands
+	}
+	return strings.Replace(t, ",", ".", 1), true
+}
+
+// isNumber reports whether n is a number, possibly negated.
+func isNumber(n *node) bool {
+	if n.kind == nNeg {
+		n = n.args[0]
+	}
+	return n.kind == nNum
+}
+
+// abortOnly returns err when it ends the check, and nil for an answer that
+// does not read.
+func abortOnly(err error) error {
+	if isAbort(err) {
+		return err
+	}
+	return nil
 }
 
 // validate checks that a gold answer is defined: its expressions without
