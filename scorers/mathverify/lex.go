@@ -640,6 +640,13 @@ func (lx *lexer) command() {
 	case "begin", "end":
 		lx.environment(name == "begin")
 	default:
+		for _, space := range []string{"qquad", "quad"} {
+			if strings.HasPrefix(name, space) {
+				// \quadx_{2}: spacing glued to the letters after it.
+				lx.i = i + len(space)
+				return
+			}
+		}
 		if len(name) > 20 {
 			name = name[:20] + "…"
 		}
