@@ -269,11 +269,13 @@ func FuzzNoPayForJunk(f *testing.F) {
 		k := int(at) % (len(gold) + 1)
 		broken := gold[:k] + inside + gold[k:]
 		// Junk breaks the gold when it is inside it and means something,
-		// or glued before it by a letter: AZYUK2A holds no number 2. (A
-		// letter after a number may be its unit, 34cm, as Math-Verify
-		// reads 1,000.99m².)
+		// or glued by a letter before a gold that starts with a digit:
+		// AZYUK2A holds no number 2. (A letter after a number may be its
+		// unit, 34cm, as Math-Verify reads 1,000.99m²; and a letter before
+		// \{1, 3\} makes no word with it: "Answeris\{1, 3\}" reads the set,
+		// which the fuzzer found.)
 		breaks := 0 < k && k < len(gold) && !neutralTeX(inside) ||
-			k == 0 && inside != "" && isLetter(inside[len(inside)-1])
+			k == 0 && inside != "" && isLetter(inside[len(inside)-1]) && isDigit(gold[0])
 		completion := before + broken + after
 		r := &scorers.Rollout{Completion: completion, Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(gold)}}
 		res := s.Score(context.Background(), r)
