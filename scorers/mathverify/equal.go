@@ -30,10 +30,33 @@ type comparer struct {
 	b   *budget
 	ev  evaluator
 	tol float64 // the configured relative tolerance
+	// setRelation allows an inequality for a gold interval or set
+	// (inequality_for_interval).
+	setRelation bool
+	// prec is the configured precision: the decimal places two numbers
+	// are rounded to when one of them is written as a decimal; -1 for none.
+	prec int
 }
 
-func newComparer(b *budget, tol float64) *comparer {
-	return &comparer{b: b, ev: evaluator{b: b}, tol: tol}
+func newComparer(b *budget, tol float64, prec int, setRelation bool) *comparer {
+	return &comparer{b: b, ev: evaluator{b: b}, tol: tol, prec: prec, setRelation: setRelation}
+}
+
+// isInequality reports whether n is an inequality (x > 1, 1 < x \le 3,
+// x \ne 2) or a list of them (x < 1 or x > 2).
+func isInequality(n *node) bool {
+	switch n.kind {
+	case nList:
+		for _, a := range n.args {
+			if !isInequality(a) {
+				return false
+			}
+		}
+		return len(n.args) > 0
+	case nRel:
+		return !slices.ContainsFunc(n.ops, func(o string) bool { return o == "=" || o == "in" })
+	}
+	return false
 }
 
 // match reports whether the prediction p is an acceptable answer for the
@@ -47,10 +70,87 @@ func newComparer(b *budget, tol float64) *comparer {
 //     match by name: (x, y) = (1, 2) and y = 2, x = 1.
 //   - An inequality in one variable matches the intervals it describes:
 //     x >= 1 and [1, \infty).
+//   - A gold written as a label and its value (AB = 4, \frac{p}{q} =
+//     \frac{2}{\sqrt{5}}, S_1:S_2 = 3:8, f(x) = 1) stands for its value
+//     against a prediction that is not a relation (see labelledValue).
 //   - A chain "2 + 3 = 5" predicted for a bare gold 5 matches when every
 //     member does.
 //   - Otherwise the answers compare structurally (see equal).
 func (c *comparer) match(g, p *node) (bool, error) {
+	ok, err := c.matchAsWritten(g, p)
+	if err != nil || ok {
+		return ok, err
+	}
+	v, ordered, ok := labelledValue(g)
+	if !ok {
+		return false, nil
+	}
+	if ps := stripAssign(p); ps.kind == nRel {
+		return false, nil
+	} else if ordered && ps.kind == nList && len(ps.args) == len(v.args) {
+		return c.inOrder(v.args, ps.args)
+	}
+	return c.match(v, p)
+}
+
+// labelledValue returns the value a gold states when it is written as a
+// label and its value, "LHS = value" with a left side that names a
+// quantity rather than computing one (see isLabel): AB = 4 gives 4,
+// \frac{NO}{BO} = \frac{1}{\sqrt{6}} gives \frac{1}{\sqrt{6}}, S_1:S_2 = 3:8
+// gives 3:8, f(x) = 1 gives 1. In a list, each labelled item gives its
+// value and the others stay (a = 4, -8, -10 gives 4, -8, -10); ordered
+// says that the values belong to two or more different labels (AB = 4, CD
+// = 5; x = -5, p = 14/3), so that a bare list of values must give them in
+// the gold's order. ok is false when g has no label.
+func labelledValue(g *node) (v *node, ordered, ok bool) {
+	value := func(n *node) (*node, bool) {
+		if n.kind == nRel && len(n.args) == 2 && n.ops[0] == "=" && isLabel(n.args[0]) {
+			return n.args[1], true
+		}
+		return n, false
+	}
+	switch g.kind {
+	case nRel:
+		v, ok := value(g)
+		return v, false, ok
+	case nList:
+		out := &node{kind: nList, height: g.height}
+		labels := map[string]bool{}
+		for _, item := range g.args {
+			v, labelled := value(item)
+			if labelled {
+				labels[item.args[0].String()] = true
+			} else if item.kind == nRel {
+				return nil, false, false
+			}
+			out.args = append(out.args, v)
+		}
+		return out, len(labels) > 1, len(labels) > 0
+	}
+	return nil, false, false
+}
+
+// isLabel reports whether n names a quantity rather than computes one: a
+// variable, a product, quotient or ratio of labels, or the absolute value
+// of one (AB, x_1, \frac{NO}{BO}, |AB|, S_1:S_2, f(x) read as f·x); no
+// numbers, sums or differences (x + z = 1 is an equation, not a label).
+func isLabel(n *node) bool {
+	switch n.kind {
+	case nVar:
+		return true
+	case nMul, nDiv, nRatio, nAbs:
+		for _, a := range n.args {
+			if !isLabel(a) {
+				return false
+			}
+		}
+		return len(n.args) > 0
+	}
+	return false
+}
+
+// matchAsWritten is match without reading a labelled gold as its value.
+func (c *comparer) matchAsWritten(g, p *node) (bool, error) {
 	if g.kind == nRel && p.kind == nRel {
 		if ok, err := c.relEqual(g, p); err != nil || ok {
 			return ok, err
@@ -61,8 +161,12 @@ func (c *comparer) match(g, p *node) (bool, error) {
 			return c.sameBindings(gb, pb)
 		}
 	}
+	// A gold interval or set is not matched by an inequality unless the
+	// function allows it, as Math-Verify's allow_set_relation_comp; an
+	// inequality gold is matched by its interval always.
+	setForRelation := c.setRelation || !isInequality(p) || isInequality(g)
 	g, p = stripAssign(g), stripAssign(p)
-	if isIntervalish(g) || isIntervalish(p) {
+	if (isIntervalish(g) || isIntervalish(p)) && setForRelation {
 		gi, gok := intervals(g)
 		pi, pok := intervals(p)
 		if gok && pok {
@@ -328,6 +432,9 @@ func (c *comparer) scalarEqual(g, p *node) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if c.prec >= 0 && (isDecimal(g) || isDecimal(p)) && roundedEqual(vg, vp, c.prec) {
+			return true, nil
+		}
 		return c.numEqual(vg, vp, magG), nil
 	}
 	valid := 0
@@ -437,6 +544,42 @@ func (c *comparer) numEqual(g, p value, magG float64) bool {
 // floatEqual compares a gold value computed in floating point with a
 // predicted one: within max(tolerance, floatTol) relative, or magTol times
 // the gold's magnitude absolute. Infinities are equal to themselves only.
+// isDecimal reports whether n is a number written with a decimal point
+// (0.25, -2.6667), as Math-Verify's Float atoms are.
+func isDecimal(n *node) bool {
+	if n.kind == nNeg {
+		n = n.args[0]
+	}
+	return n.kind == nNum && n.base == 0 && strings.Contains(n.name, ".")
+}
+
+// roundedEqual reports whether g and p are equal once rounded to prec
+// decimal places (half away from zero), exactly when both are rationals.
+func roundedEqual(g, p value, prec int) bool {
+	if g.r != nil && p.r != nil {
+		scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(prec)), nil))
+		return roundRat(new(big.Rat).Mul(g.r, scale)).Cmp(roundRat(new(big.Rat).Mul(p.r, scale))) == 0
+	}
+	if math.IsNaN(g.f) || math.IsNaN(p.f) || math.IsInf(g.f, 0) || math.IsInf(p.f, 0) {
+		return false
+	}
+	scale := math.Pow(10, float64(prec))
+	return math.Round(g.f*scale) == math.Round(p.f*scale)
+}
+
+// roundRat rounds r to the nearest integer, halves away from zero.
+func roundRat(r *big.Rat) *big.Int {
+	num := new(big.Int).Abs(r.Num())
+	q, m := new(big.Int).QuoRem(num, r.Denom(), new(big.Int))
+	if new(big.Int).Mul(m, big.NewInt(2)).Cmp(r.Denom()) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if r.Sign() < 0 {
+		q.Neg(q)
+	}
+	return q
+}
+
 func (c *comparer) floatEqual(g, p, magG float64) bool {
 	if math.IsNaN(g) || math.IsNaN(p) {
 		return false
@@ -739,8 +882,8 @@ func relIntervals(n *node) ([]interval, bool) {
 	v := -1
 	for i, a := range args {
 		switch {
-		case a.kind == nVar && v < 0:
-			v = i
+		case (a.kind == nVar || a.kind == nMul && isLabel(a)) && v < 0:
+			v = i // x, or a name such as f(x) (read f·x): 0 < f(x) < 1 is (0, 1)
 		case !a.isScalar() || a.hasVars():
 			return nil, false
 		}
@@ -876,4 +1019,66 @@ func balanced(s string) bool {
 		}
 	}
 	return depth == 0
+}
+
+// simplified reports whether an answer is in simplest form (see
+// Params.RequireSimplified): no operation on numbers alone left to carry
+// out, and fractions of integers in lowest terms.
+func simplified(n *node) bool {
+	if n.kind != nNum && onlyNumbers(n) {
+		switch n.kind {
+		case nNeg:
+			return simplified(n.args[0])
+		case nDiv:
+			return lowestTerms(n)
+		case nAdd: // a mixed number: 2\frac{1}{2}
+			a, f := n.args[0], n.args[1]
+			return isInteger(a) && a.val.Sign() > 0 && lowestTerms(f) && f.args[0].kind == nNum &&
+				f.args[0].val.Cmp(f.args[1].val) < 0
+		}
+		return false
+	}
+	for _, a := range n.args {
+		if !simplified(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyNumbers reports whether n is arithmetic on number literals only.
+func onlyNumbers(n *node) bool {
+	switch n.kind {
+	case nNum:
+		return true
+	case nAdd, nSub, nMul, nDiv, nPow, nNeg:
+		for _, a := range n.args {
+			if !onlyNumbers(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// lowestTerms reports whether n is a fraction of integers (the numerator
+// possibly negated) in lowest terms, with a denominator above 1.
+func lowestTerms(n *node) bool {
+	if n.kind != nDiv {
+		return false
+	}
+	num, den := n.args[0], n.args[1]
+	if num.kind == nNeg {
+		num = num.args[0]
+	}
+	if !isInteger(num) || !isInteger(den) || den.val.Cmp(big.NewRat(1, 1)) <= 0 {
+		return false
+	}
+	return new(big.Int).GCD(nil, nil, new(big.Int).Abs(num.val.Num()), den.val.Num()).Cmp(big.NewInt(1)) == 0
+}
+
+// isInteger reports whether n is an integer literal written in base 10.
+func isInteger(n *node) bool {
+	return n.kind == nNum && n.base == 0 && n.val != nil && n.val.IsInt() && !strings.Contains(n.name, ".")
 }

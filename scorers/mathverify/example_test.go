@@ -21,8 +21,8 @@ func Example() {
 		{`\frac{1}{2}`, `The answer is $\dfrac{2}{4}$.`},
 		{`\frac{1}{2}`, `\boxed{2}`},
 		{`2\sqrt{2}`, `<answer>\sqrt{8}</answer>`},
-		{`(1, \infty)`, `The solution set is $x > 1$.`},
-		{`(1, \infty)`, `The solution set is $x < 1$.`},
+		{`x > 1`, `The solution set is $(1, \infty)$.`},
+		{`x > 1`, `The solution set is $(-\infty, 1)$.`},
 		{`\{1, 2\}`, `\boxed{(1, 2)}`},
 		{`x = \pm 3`, `\boxed{x = 3 \text{ or } x = -3}`},
 		{`x^2 + 2x + 1`, `\boxed{(x+1)^2}`},
@@ -57,8 +57,8 @@ func Example() {
 	// \frac{1}{2}    The answer is $\dfrac{2}{4}$.                 1
 	// \frac{1}{2}    \boxed{2}                                     0
 	// 2\sqrt{2}      <answer>\sqrt{8}</answer>                     1
-	// (1, \infty)    The solution set is $x > 1$.                  1
-	// (1, \infty)    The solution set is $x < 1$.                  0
+	// x > 1          The solution set is $(1, \infty)$.            1
+	// x > 1          The solution set is $(-\infty, 1)$.           0
 	// \{1, 2\}       \boxed{(1, 2)}                                0
 	// x = \pm 3      \boxed{x = 3 \text{ or } x = -3}              1
 	// x^2 + 2x + 1   \boxed{(x+1)^2}                               1

@@ -146,10 +146,10 @@ func TestStepsOfRealChecks(t *testing.T) {
 }
 
 // FuzzSpans checks the math span and "answer is" extractors: no panic, and
-// an answer that is a non-blank substring of the input.
+// a non-blank answer made of substrings of the input (joined by ", ").
 func FuzzSpans(f *testing.F) {
 	for _, s := range []string{"$x$", "$$x$$", `\(x\)`, `\[x\]`, "$5 and $10", `\$5$`, "The answer is $5$.", "answer: 3",
-		"ANSWER IS", "$ x$", "$x $", `\(`, "$$", "answer is $$", "$\n$"} {
+		"ANSWER IS", "$ x$", "$x $", `\(`, "$$", "answer is $$", "$\n$", "$1$ and $2$", `\(a\), \[b\] or $c$`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -161,8 +161,14 @@ func FuzzSpans(f *testing.F) {
 				}
 				continue
 			}
-			if strings.TrimSpace(got) == "" || !strings.Contains(s, got) {
-				t.Fatalf("%s(%q) = %q: not a non-blank substring", name, s, got)
+			if strings.TrimSpace(got) == "" {
+				t.Fatalf("%s(%q) = %q: blank", name, s, got)
+			}
+			// lastLatex joins spans with ", ": each piece is from s.
+			for _, piece := range strings.Split(got, ", ") {
+				if !strings.Contains(s, piece) {
+					t.Fatalf("%s(%q) = %q: %q is not from the input", name, s, got, piece)
+				}
 			}
 		}
 	})
@@ -228,4 +234,86 @@ func TestBudgetEverywhere(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// junkGolds are the golds FuzzNoPayForJunk breaks: numbers and structures
+// without variables, so that no junk can rebuild them by algebra; and no
+// lone 0, which junk letters would rebuild as a product (0A is 0: the
+// fuzzer found [0A, 1) equal to [0, 1), rightly).
+var junkGolds = []string{`2`, `34`, `-12`, `\frac{7}{3}`, `3.25`, `(1, 2)`, `2\sqrt{2}`, `\{1, 3\}`, `[2, 5)`, `1000`}
+
+// FuzzNoPayForJunk checks "no parse, no pay" with the default parameters:
+// junk around a gold and junk inside it never score 1 unless the gold
+// itself is there. The junk has no digits and no operators (+ - * / ^ = <
+// > ! |), so the only digits of the completion are the gold's and junk
+// cannot write a value of its own; junk inserted inside the gold breaks it
+// unless it is TeX that means nothing (spaces, braces, \, \! \quad …),
+// and so does a letter glued before it (AZYUK2A). A
+// completion with a broken gold may score 1 only when the answer the
+// scorer read holds the whole broken gold, so that the verdict is on all
+// of it (junk letters are variables: \frac{7}{3B}B is 7/3); never when
+// it read a fragment, as last_number once read the 2 of AZYUK2A.
+func FuzzNoPayForJunk(f *testing.F) {
+	for i, j := range []string{"", " ", "AZYUK", `\foo{`, "$", `\boxed{`, "}", "The answer is ", "x_", `\text{ and }`,
+		"$$", `\(`, `\)`, ",", ".", `\%`, `\$`, "{", `\,`, "e", "\n", "answer: ", `\left(`, `\sqrt`, `\frac`} {
+		f.Add(j, "", j, uint8(i), uint8(i))
+		f.Add("", j, "", uint8(i), uint8(0))
+	}
+	s, err := New(Params{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, before, inside, after string, which, at uint8) {
+		before, inside, after = junk(before), junk(inside), junk(after)
+		gold := junkGolds[int(which)%len(junkGolds)]
+		k := int(at) % (len(gold) + 1)
+		broken := gold[:k] + inside + gold[k:]
+		// Junk breaks the gold when it is inside it and means something,
+		// or glued by a letter before a gold that starts with a digit:
+		// AZYUK2A holds no number 2. (A letter after a number may be its
+		// unit, 34cm, as Math-Verify reads 1,000.99m²; and a letter before
+		// \{1, 3\} makes no word with it: "Answeris\{1, 3\}" reads the set,
+		// which the fuzzer found.)
+		breaks := 0 < k && k < len(gold) && !neutralTeX(inside) ||
+			k == 0 && inside != "" && isLetter(inside[len(inside)-1]) && isDigit(gold[0])
+		completion := before + broken + after
+		r := &scorers.Rollout{Completion: completion, Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(gold)}}
+		res := s.Score(context.Background(), r)
+		checkOutcome(t, res)
+		if res.Outcome != scorers.OK || res.Value != 1 || !breaks {
+			return
+		}
+		// It paid for a broken gold: only a verdict on the whole of it, read
+		// as one answer, may do that (\frac{7}{3B}B is 7/3), never one on a
+		// fragment.
+		p, err := s.answer(completion, newBudget(context.Background(), s.budget))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.text, broken) {
+			t.Fatalf("gold %q broken by %q into %q: the completion %q scores 1 on the answer %q", gold, inside, broken, completion, p.text)
+		}
+	})
+}
+
+// junk removes from s what could write a value: digits, operators and
+// non-ASCII characters (a Unicode minus, superscripts, fractions).
+func junk(s string) string {
+	return strings.Map(func(r rune) rune {
+		if '0' <= r && r <= '9' || strings.ContainsRune("+-*/^=<>!|", r) || r > 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// neutralTeX reports whether s means nothing inside an answer: white space,
+// braces, TeX spacing, and the characters the lexer drops wherever they are
+// (~ is TeX's space; quotes, dollar and percent signs are not part of a
+// value: the fuzzer found \frac"{7}{3} read as \frac{7}{3}).
+func neutralTeX(s string) bool {
+	for _, tex := range []string{`\qquad`, `\quad`, `\,`, `\!`, `\;`, `\:`, `\ `, `\left`, `\right`, `\displaystyle`} {
+		s = strings.ReplaceAll(s, tex, "")
+	}
+	return strings.Trim(s, " \t\n\r\v\f{}~\"$%") == ""
 }

@@ -316,15 +316,26 @@ func baseSuffix(s string) (letters, base string, n int) {
 }
 
 // separator returns the length of the thousands separator at s[i:], or 0:
-// "," or ",\!" or "{,}" or "\," (a thin space).
+// "," or ",\!" (with the spaces after it: 32,\! 349) or "{,}" or "{, }" or "\," (a
+// thin space) or "\ " or one space (1 000, as Math-Verify reads it).
 func separator(s string, i int) int {
 	switch {
 	case strings.HasPrefix(s[i:], `,\!`):
-		return 3
+		n := 3
+		for i+n < len(s) && s[i+n] == ' ' {
+			n++
+		}
+		return n
+	case strings.HasPrefix(s[i:], " "):
+		return 1
+	case strings.HasPrefix(s[i:], `\ `):
+		return 2
 	case strings.HasPrefix(s[i:], ","):
 		return 1
 	case strings.HasPrefix(s[i:], "{,}"):
 		return 3
+	case strings.HasPrefix(s[i:], "{, }"):
+		return 4
 	case strings.HasPrefix(s[i:], `\,`):
 		return 2
 	}
@@ -359,14 +370,27 @@ func (lx *lexer) letters() {
 	case w == "or" || w == "and":
 		lx.out.words = append(lx.out.words, w)
 		lx.emit(tComma, w)
-	case len(w) <= 3 && !shortWords[strings.ToLower(w)]:
-		// A product of variables: xy, abc.
+	case len(w) <= 3 && !shortWords[strings.ToLower(w)], pointPair(w):
+		// A product of variables: xy, abc, and two capitals that name a
+		// segment (NO, IN) rather than say a word.
 		for k := 0; k < len(w) && lx.err == nil; k++ {
 			lx.letter(w[k : k+1])
 		}
 	default:
 		lx.word(w)
 	}
+}
+
+// pointPair reports whether w is two capital letters that are not a unit
+// (CM, KG): points, as in \frac{NO}{BO}.
+func pointPair(w string) bool {
+	return len(w) == 2 && 'A' <= w[0] && w[0] <= 'Z' && 'A' <= w[1] && w[1] <= 'Z' && !units[strings.ToLower(w)]
+}
+
+// units are the short words of shortWords that are units.
+var units = map[string]bool{
+	"cm": true, "mm": true, "km": true, "kg": true, "mg": true, "ml": true, "ft": true, "yd": true, "mi": true,
+	"oz": true, "lb": true, "hr": true, "pt": true, "qt": true, "gm": true, "mo": true, "yr": true, "wk": true, "ms": true,
 }
 
 // meridiem reads "am" or "pm" (any case, with or without periods: p.m.)
@@ -616,6 +640,13 @@ func (lx *lexer) command() {
 	case "begin", "end":
 		lx.environment(name == "begin")
 	default:
+		for _, space := range []string{"qquad", "quad"} {
+			if strings.HasPrefix(name, space) {
+				// \quadx_{2}: spacing glued to the letters after it.
+				lx.i = i + len(space)
+				return
+			}
+		}
 		if len(name) > 20 {
 			name = name[:20] + "…"
 		}
@@ -641,10 +672,31 @@ func (lx *lexer) escaped(c byte, i int) {
 	case '}':
 		lx.emit(tRSet, "")
 	case '\\':
+		if doubledCommand(lx.s[i+1:]) {
+			// \\frac, \\left: a command whose backslash was escaped twice
+			// (Python source, JSON), not a line break before a word.
+			lx.i = i
+			return
+		}
 		lx.emit(tComma, "")
 	default:
 		lx.fail(`unknown command \%c`, c)
 	}
+}
+
+// doubledCommand reports whether s, which follows \\, starts with the
+// name of a command that no line break is followed by as a word.
+func doubledCommand(s string) bool {
+	j := 0
+	for j < len(s) && isLetter(s[j]) {
+		j++
+	}
+	switch s[:j] {
+	case "frac", "dfrac", "tfrac", "cfrac", "sqrt", "left", "right", "boxed", "text", "mathrm", "mathbf",
+		"pi", "infty", "cdot", "times", "pm", "le", "leq", "ge", "geq", "neq", "cup", "cap", "in", "begin", "end":
+		return true
+	}
+	return false
 }
 
 // environment lexes the braced name after \begin (begin true) or \end: a
@@ -661,18 +713,22 @@ func (lx *lexer) environment(begin bool) {
 	case begin:
 		lx.matrix++
 		lx.emit(open, "")
+		if env == "array" && lx.i < len(lx.s) && lx.s[lx.i] == '{' {
+			lx.braced() // the column specification: {cc}, {c|c}
+		}
 	default:
 		lx.matrix = max(lx.matrix-1, 0)
 		lx.emit(close, "")
 	}
 }
 
+// matrixBrackets returns the brackets a matrix environment reads as: the
+// same for all of them, since a matrix is the same whatever brackets it
+// is printed with (bmatrix, pmatrix, array).
 func matrixBrackets(env string) (open, close tokKind, ok bool) {
 	switch env {
-	case "pmatrix", "smallmatrix", "matrix":
+	case "pmatrix", "bmatrix", "Bmatrix", "smallmatrix", "matrix", "array":
 		return tLParen, tRParen, true
-	case "bmatrix":
-		return tLBrack, tRBrack, true
 	}
 	return 0, 0, false
 }
@@ -922,7 +978,7 @@ var shortWords = map[string]bool{
 	"day": true, "mph": true, "kph": true, "usd": true, "cup": true, "pt": true, "qt": true, "gal": true,
 	"sq": true, "cu": true, "ms": true, "am": true, "pm": true, "rad": true, "deg": true, "cents": true,
 	"mL": true, "ton": true, "tsp": true, "yr": true, "yrs": true, "wk": true, "mo": true, "one": true,
-	"two": true, "six": true, "ten": true, "gm": true,
+	"two": true, "six": true, "ten": true, "gm": true, "pct": true,
 }
 
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }

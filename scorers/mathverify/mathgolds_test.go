@@ -181,3 +181,40 @@ func TestMATHGolds(t *testing.T) {
 	}
 	t.Logf("%d checks on %d golds: %v", checks, len(golds), per)
 }
+
+// TestMATHBare scores the same answers as TestMATHGolds written bare, as
+// a dataset's answer field or an extracted span holds them (no $, box or
+// tag), and requires the verdict of the boxed answer: a bare answer is
+// read whole, never cut down to its last number.
+func TestMATHBare(t *testing.T) {
+	golds := mathGolds(t)
+	s := scorertest.MustNew(t, mathverify.New, mathverify.Params{})
+	ctx := context.Background()
+	differ, checks := 0, 0
+	check := func(i int, what, gold, answer string) {
+		checks++
+		boxed := s.Score(ctx, scorertest.Rollout(`\boxed{`+answer+`}`, str(gold)))
+		bare := s.Score(ctx, scorertest.Rollout(answer, str(gold)))
+		if bare.Outcome == boxed.Outcome && bare.Value == boxed.Value {
+			return
+		}
+		if differ++; differ <= 20 {
+			t.Errorf("problem %d, %s: gold %q, answer %q: bare %v %v (%s), boxed %v %v", i, what, gold, answer,
+				bare.Outcome, bare.Value, bare.Reason, boxed.Outcome, boxed.Value)
+		}
+	}
+	for i, g := range golds {
+		for _, rw := range rewrites {
+			if answer, ok := rw.f(g); ok {
+				check(i, rw.name, g, answer)
+			}
+		}
+		if answer, ok := perturb(g); ok {
+			check(i, "last digit changed", g, answer)
+		}
+	}
+	t.Logf("bare and boxed agree on %d of %d answers", checks-differ, checks)
+	if differ > 0 {
+		t.Errorf("%d of %d bare answers scored unlike their boxed form", differ, checks)
+	}
+}

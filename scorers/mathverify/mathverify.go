@@ -68,7 +68,7 @@ const maxStepBudget = 100_000_000
 
 // defaultExtract is the extractor chain of the completion when
 // Params.Extract is empty.
-var defaultExtract = []string{"boxed", "answer_tag", "answer_is", "latex", "last_number"}
+var defaultExtract = []string{"bare", "boxed", "answer_tag", "answer_is", "latex", "last_number"}
 
 // Params configures a math function.
 type Params struct {
@@ -77,14 +77,21 @@ type Params struct {
 	// "answer".
 	ReferenceField string `yaml:"reference_field"`
 	// Extract lists the extractors tried on the completion, in order; the
-	// first that finds an answer wins. Names: boxed (the last \boxed{} or
-	// \fbox{}), answer_tag (<answer>…</answer>), answer_is (after the last
-	// "answer is" or "answer:"), latex (the last $…$, $$…$$, \(…\) or
+	// first that finds an answer wins. Names: bare (the whole text, when it
+	// is one answer with no delimiters, box or tag, on one line, with no
+	// words but units: "\frac{1}{2}", "-\frac{7}{3}", "28 pct"; else the
+	// chain goes on), boxed (the last \boxed{} or \fbox{}, with the boxes
+	// that only a connective joins to it as one list), answer_tag (<answer>…</answer>), answer_is (after the last
+	// "answer is" or "answer:"; in a sentence about the value, what follows
+	// its first "is" or "are"), latex (the last $…$, $$…$$, \(…\) or
 	// \[…\]), gsm8k (after the last ####), last_number, regex, none (the
-	// whole completion). Default [boxed, answer_tag, answer_is, latex,
+	// whole completion). Default [bare, boxed, answer_tag, answer_is, latex,
 	// last_number]. The answer of answer_tag and answer_is is narrowed to
-	// its \boxed{} or math span when it has one; a latex span that is not
-	// mathematics (dollar amounts) lets the chain go on.
+	// its \boxed{} or math span when it has one. A latex span that cannot
+	// be read lets the chain go on over the text after it only, so that an
+	// unreadable final answer is 0, never a digit pulled from before it;
+	// last_number takes only a number that stands on its own (after white
+	// space, "=" or a currency sign), not the 2 of "AZYUK2A".
 	Extract []string `yaml:"extract"`
 	// ExtractPattern is the regular expression (RE2 syntax) of the regex
 	// extractor, as in exact_match: its group named "answer", else its
@@ -102,6 +109,29 @@ type Params struct {
 	// point (√2, π, expressions with variables) always get at least a
 	// relative 1e-9 for rounding.
 	Tolerance float64 `yaml:"tolerance"`
+	// Precision is Math-Verify's float_rounding: when one of two numbers
+	// compared is written as a decimal (0.0833333), both are rounded to
+	// this many decimal places, in [0, 15], and match when the roundings
+	// are equal: 1/12 and 0.0833333333333333 match under 6, 8/3 and 2.6667
+	// under 2. Default: none (Math-Verify's default is 6), because a
+	// decimal that agrees to 6 places with a surd is not what PRM800K's
+	// grader or MATH's human labels accept; numbers then compare exactly,
+	// or within Tolerance.
+	Precision *int `yaml:"precision"`
+	// InequalityForInterval accepts an inequality for a gold interval or
+	// set: 1 < x < 3 for (1, 3), x \le 3 for (-\infty, 3]. Default false,
+	// as Math-Verify's allow_set_relation_comp. An inequality gold is
+	// matched by its interval either way.
+	InequalityForInterval bool `yaml:"inequality_for_interval"`
+	// RequireSimplified scores 0 an answer equal to the gold but not in
+	// simplest form, as MATH's human labels count it: an operation on
+	// numbers alone left to carry out (2+3 for 5, 2^3, 2\cdot 3) or a
+	// fraction of integers not in lowest terms (\frac{6}{8}, 4/2). Mixed
+	// numbers (2\frac{1}{2}) and surds (2\sqrt{2}) count as simplified, and
+	// so does \sqrt{8} (not checked). An answer written exactly as the
+	// gold is still 1. Default false: Math-Verify and PRM800K's grader.py
+	// accept unsimplified answers.
+	RequireSimplified bool `yaml:"require_simplified"`
 	// StepBudget bounds the work of one check (lexing, parsing, evaluating
 	// and comparing the gold answers and the prediction), in steps of at
 	// most about 100 ns. Default DefaultStepBudget (20,000: about 2 ms);
@@ -126,6 +156,7 @@ type Scorer struct {
 	extract    []extractor
 	refExtract []extractor
 	tol        float64
+	prec       int // -1: no precision
 	budget     int
 	maxAnswer  int
 
@@ -133,10 +164,13 @@ type Scorer struct {
 }
 
 // extractor finds an answer in a text. A lenient extractor's answer that
-// cannot be parsed lets the chain go on.
+// cannot be parsed lets the chain go on over the text after it.
 type extractor struct {
 	find    func(string) (string, bool)
 	lenient bool
+	after   func(string) int // lenient: where the text after the answer starts
+	bare    bool             // the whole text as one answer, when it reads as one (parseBare)
+	box     bool             // a readable "final answer is" statement after the box wins
 }
 
 // New builds a scorer from p, filling in defaults. Bad parameters are
@@ -151,7 +185,14 @@ func New(p Params) (*Scorer, error) {
 	if len(p.Extract) == 0 {
 		p.Extract = defaultExtract
 	}
-	s := &Scorer{p: p, field: p.ReferenceField, tol: p.Tolerance, budget: *p.StepBudget, maxAnswer: *p.MaxAnswerChars}
+	s := &Scorer{p: p, field: p.ReferenceField, tol: p.Tolerance, prec: -1, budget: *p.StepBudget, maxAnswer: *p.MaxAnswerChars}
+	if p.Precision != nil {
+		if n := *p.Precision; n < 0 || n > 15 {
+			bad.Addf("precision", "%d is not in [0, 15]", n)
+		} else {
+			s.prec = n
+		}
+	}
 	re := extract.PatternParam(&bad, p.ExtractPattern, p.Extract, p.ReferenceExtract)
 	var err error
 	set := p.ExtractPattern != ""
@@ -184,8 +225,10 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 	for _, name := range names {
 		var f extractor
 		switch name {
+		case "bare":
+			f = extractor{find: extract.NonBlank, bare: true}
 		case "boxed":
-			f.find = extract.Boxed
+			f = extractor{find: boxes, box: true}
 		case "answer_tag":
 			f.find = func(s string) (string, bool) {
 				a, ok := extract.AnswerTag(s)
@@ -194,11 +237,11 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 		case "answer_is":
 			f.find = answerIs
 		case "latex":
-			f = extractor{find: lastLatex, lenient: true}
+			f = extractor{find: lastLatex, lenient: true, after: lastLatexEnd}
 		case "gsm8k":
 			f.find = extract.GSM8K
 		case "last_number":
-			f.find = extract.LastNumber
+			f.find = lastNumber
 		case "none":
 			f.find = extract.NonBlank
 		case "regex":
@@ -209,7 +252,7 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 				f.find = re.Extract
 			}
 		default:
-			bad.Addf(key, "unknown extractor %q (one of boxed, answer_tag, answer_is, latex, gsm8k, last_number, regex, none)", name)
+			bad.Addf(key, "unknown extractor %q (one of bare, boxed, answer_tag, answer_is, latex, gsm8k, last_number, regex, none)", name)
 		}
 		fs = append(fs, f)
 	}
@@ -275,12 +318,16 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 	if pred.text == "" {
 		return scorers.ScoreWhy(0, pred.why), b.used()
 	}
-	c := newComparer(b, s.tol)
+	c := newComparer(b, s.tol, s.prec, s.p.InequalityForInterval)
+	unsimplified := s.p.RequireSimplified && pred.n != nil && !simplified(pred.n)
+	if unsimplified {
+		pred.why = fmt.Sprintf("answer %q is not in simplest form (require_simplified)", clip(pred.text))
+	}
 	for _, g := range golds {
 		if g.norm == pred.norm {
 			return scorers.Score(1), b.used()
 		}
-		if g.n == nil || pred.n == nil {
+		if g.n == nil || pred.n == nil || unsimplified {
 			continue
 		}
 		ok, err := c.match(g.n, pred.n)
@@ -288,6 +335,11 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 			return s.abort(err, b), b.used()
 		}
 		if ok {
+			return scorers.Score(1), b.used()
+		}
+		if ok, err := decimalCommaMatch(g, pred, c, b); err != nil {
+			return s.abort(err, b), b.used()
+		} else if ok {
 			return scorers.Score(1), b.used()
 		}
 	}
@@ -301,6 +353,7 @@ func (s *Scorer) check(ctx context.Context, r *scorers.Rollout, limit int) (scor
 // gold is a reference answer read for comparison.
 type gold struct {
 	n      *node  // its tree; nil when it cannot be read (or is undefined: 1/0)
+	text   string // as written
 	norm   string // its normalised text
 	tooBig error  // why it is beyond a limit of the parser, when it is
 }
@@ -312,10 +365,10 @@ func (s *Scorer) readGold(text string, b *budget) (gold, error) {
 	if err != nil {
 		return gold{}, err
 	}
-	g := gold{norm: norm}
+	g := gold{text: text, norm: norm}
 	n, err := parse(text, b)
 	if err == nil {
-		err = validate(n, newComparer(b, s.tol))
+		err = validate(n, newComparer(b, s.tol, s.prec, s.p.InequalityForInterval))
 	}
 	var lim *limitError
 	switch {
@@ -340,7 +393,15 @@ func (s *Scorer) reference(ref string, b *budget) (string, bool, error) {
 		if err := b.spend(scanCost(ref)); err != nil {
 			return "", false, err
 		}
-		if a, ok := f.find(ref); ok {
+		a, ok := f.find(ref)
+		if ok && f.bare {
+			_, err := parseBare(a, b)
+			if isAbort(err) {
+				return "", false, err
+			}
+			ok = err == nil
+		}
+		if ok {
 			return a, true, nil
 		}
 	}
@@ -362,9 +423,11 @@ type prediction struct {
 }
 
 // answer extracts and reads the completion's answer. An answer that a
-// lenient extractor finds but that cannot be read lets the chain go on, and
-// is the answer when no later extractor finds one. The error is only to
-// abort the check.
+// lenient extractor finds but that cannot be read lets the chain go on over
+// the text after it only, and is the answer when no later extractor finds
+// one there: "We have $\foo$ and so 12" answers 12, "So $-[0,1)$." answers
+// nothing readable, never a digit from before the span. The error is only
+// to abort the check.
 func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
 	var unread prediction // the first lenient answer that could not be read
 	for _, f := range s.extract {
@@ -374,6 +437,42 @@ func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
 		text, ok := f.find(completion)
 		if !ok {
 			continue
+		}
+		if f.bare && len(text) <= s.maxAnswer {
+			n, err := parseBare(text, b)
+			switch {
+			case err == nil:
+				norm, err := normalizeText(text, b)
+				if err != nil {
+					return prediction{}, err
+				}
+				return prediction{text: text, norm: norm, n: n}, nil
+			case isAbort(err):
+				return prediction{}, err
+			}
+			continue // not a bare answer: the other extractors look
+		}
+		if f.bare {
+			continue // too long to be one answer
+		}
+		if f.box {
+			// The answer a text states last is its answer, as Math-Verify
+			// reads it: a readable "final answer is" after the box wins.
+			if tail, ok := finalStatement(completion); ok {
+				if a, ok := answerIs(tail); ok && len(a) <= s.maxAnswer {
+					n, err := parse(a, b)
+					if isAbort(err) {
+						return prediction{}, err
+					}
+					if err == nil {
+						norm, err := normalizeText(a, b)
+						if err != nil {
+							return prediction{}, err
+						}
+						return prediction{text: a, norm: norm, n: n}, nil
+					}
+				}
+			}
 		}
 		if len(text) > s.maxAnswer {
 			return prediction{why: fmt.Sprintf("answer is %d bytes; the limit is %d (max_answer_chars)", len(text), s.maxAnswer)}, nil
@@ -396,11 +495,73 @@ func (s *Scorer) answer(completion string, b *budget) (prediction, error) {
 		if unread.text == "" {
 			unread = p
 		}
+		completion = completion[f.after(completion):] // the later extractors look after it only
 	}
 	if unread.text != "" {
 		return unread, nil
 	}
 	return prediction{why: "no answer found"}, nil
+}
+
+// decimalCommaMatch reports whether a gold and a prediction match once a
+// number written with a decimal comma on one side (1000,99; 2,74; 0,111:
+// see decimalComma) is read with a point, the other side being a number.
+// Elsewhere a comma parts a list: 1,2 is two numbers.
+func decimalCommaMatch(g gold, p prediction, c *comparer, b *budget) (bool, error) {
+	if g.n == nil || p.n == nil {
+		return false, nil
+	}
+	gn, pn := g.n, p.n
+	if alt, ok := decimalComma(p.text); ok && isNumber(gn) {
+		n, err := parse(alt, b)
+		if err != nil {
+			return false, abortOnly(err)
+		}
+		pn = n
+	} else if alt, ok := decimalComma(g.text); ok && isNumber(pn) {
+		n, err := parse(alt, b)
+		if err != nil {
+			return false, abortOnly(err)
+		}
+		gn = n
+	} else {
+		return false, nil
+	}
+	return c.match(gn, pn)
+}
+
+// decimalComma returns s with its comma made a point when s is one number
+// written with a decimal comma: digits, a comma, digits, and not the
+// thousands of 1,234 (one to three digits, not starting with 0, then
+// three).
+func decimalComma(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	body := strings.TrimPrefix(t, "-")
+	intPart, frac, ok := strings.Cut(body, ",")
+	if !ok || intPart == "" || frac == "" || !allDigits(intPart) || !allDigits(frac) {
+		return "", false
+	}
+	if len(frac) == 3 && len(intPart) <= 3 && intPart[0] != '0' {
+		return "", false // thousands
+	}
+	return strings.Replace(t, ",", ".", 1), true
+}
+
+// isNumber reports whether n is a number, possibly negated.
+func isNumber(n *node) bool {
+	if n.kind == nNeg {
+		n = n.args[0]
+	}
+	return n.kind == nNum
+}
+
+// abortOnly returns err when it ends the check, and nil for an answer that
+// does not read.
+func abortOnly(err error) error {
+	if isAbort(err) {
+		return err
+	}
+	return nil
 }
 
 // validate checks that a gold answer is defined: its expressions without

@@ -211,6 +211,8 @@ func TestNewErrors(t *testing.T) {
 		{Name: "tolerance of 1", Params: mathverify.Params{Tolerance: 1}, Key: "tolerance"},
 		{Name: "negative budget", Params: mathverify.Params{StepBudget: new(-1)}, Key: "step_budget"},
 		{Name: "huge budget", Params: mathverify.Params{StepBudget: new(1 << 40)}, Key: "step_budget"},
+		{Name: "negative precision", Params: mathverify.Params{Precision: new(-1)}, Key: "precision"},
+		{Name: "precision beyond float64", Params: mathverify.Params{Precision: new(16)}, Key: "precision"},
 	})
 	_, err := mathverify.New(mathverify.Params{Extract: []string{"regex"}, ExtractPattern: `(\d+`})
 	var pe *scorers.ParamError

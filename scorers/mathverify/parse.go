@@ -27,6 +27,11 @@ func parse(text string, b *budget) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseLexed(lx, b)
+}
+
+// parseLexed parses what the lexer made of an answer.
+func parseLexed(lx lexed, b *budget) (*node, error) {
 	if lx.math == 0 {
 		if len(lx.words) == 0 {
 			return nil, errors.New("nothing to compare")
@@ -845,4 +850,99 @@ func substitutePM(n *node, mask int, idx *int, b *budget) (*node, error) {
 		}
 	}
 	return &out, nil
+}
+
+// parseBare reads a whole completion as one bare answer, one with no math
+// delimiters, box or tag ("\frac{1}{2}", "-\frac{7}{3}", "x^2+1", "28
+// percent"): it fails when the text has delimiters or more than one line,
+// or reads as prose: mathematics with a word that is not a unit ("the
+// answer is 5", "AZYUK2A"), or more than two words and no mathematics.
+func parseBare(text string, b *budget) (*node, error) {
+	if hasDollar(text) || strings.Contains(text, "\n") || strings.Contains(text, `\(`) || strings.Contains(text, `\[`) ||
+		strings.Contains(text, `\boxed`) || strings.Contains(text, `\fbox`) || strings.Contains(text, "<answer>") ||
+		strings.Contains(text, "####") {
+		return nil, errors.New("not a bare answer")
+	}
+	lx, err := lex(text, b)
+	if err != nil {
+		return nil, err
+	}
+	if len(lx.words) > 0 {
+		// Words in \text{…} are the writer's text, units or labels; the
+		// others must be units, or at most two words with no mathematics
+		// (Evelyn), or the text is prose.
+		plain, err := lex(withoutText(text), b)
+		if err != nil {
+			return nil, err
+		}
+		if lx.math == 0 && len(plain.words) > 2 {
+			return nil, errors.New("prose")
+		}
+		for _, w := range plain.words {
+			if lx.math > 0 && !bareWords[strings.ToLower(w)] {
+				return nil, fmt.Errorf("prose: %q", w)
+			}
+		}
+	}
+	return parseLexed(lx, b)
+}
+
+// hasDollar reports whether s holds a $ that is not escaped (\$5 is a
+// dollar amount, $5$ math).
+func hasDollar(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '$':
+			return true
+		}
+	}
+	return false
+}
+
+// withoutText returns s with its \text{…} groups (and their kin) taken
+// out.
+func withoutText(s string) string {
+	for _, cmd := range []string{`\text`, `\textbf`, `\textit`, `\textrm`, `\mathrm`, `\mbox`, `\operatorname`} {
+		for from := 0; ; {
+			i := strings.Index(s[from:], cmd)
+			if i < 0 {
+				break
+			}
+			i += from
+			j := i + len(cmd)
+			for j < len(s) && s[j] == ' ' {
+				j++
+			}
+			if j >= len(s) || s[j] != '{' {
+				from = i + len(cmd) // \textbf seen as \text, or no group
+				continue
+			}
+			depth := 1
+			j++
+			for ; j < len(s) && depth > 0; j++ {
+				switch s[j] {
+				case '{':
+					depth++
+				case '}':
+					depth--
+				}
+			}
+			s = s[:i] + " " + s[j:]
+		}
+	}
+	return s
+}
+
+// bareWords are the words a bare answer may hold beside its mathematics:
+// units and connectives.
+var bareWords = map[string]bool{
+	"and": true, "or": true, "percent": true, "percentage": true, "pct": true, "degree": true, "degrees": true,
+	"cm": true, "mm": true, "km": true, "kg": true, "mg": true, "ml": true, "ft": true, "yd": true, "mi": true,
+	"oz": true, "lb": true, "lbs": true, "hr": true, "hrs": true, "min": true, "sec": true, "mph": true,
+	"units": true, "unit": true, "meters": true, "inches": true, "feet": true, "dollars": true, "cents": true,
+	"hours": true, "minutes": true, "seconds": true, "days": true, "years": true, "cm^2": true,
+	"square": true, "cubic": true, "sq": true, "inch": true, "foot": true, "pound": true,
+	"pounds": true, "meter": true, "miles": true, "mile": true, "dollar": true, "cent": true,
 }
