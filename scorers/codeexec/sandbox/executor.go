@@ -35,6 +35,10 @@ import (
 // big-endian length and a JSON body), 5 and 6 the slot's cpu.pressure and
 // cpu.stat (slottime.go).
 
+// fullEvery is how often a running test's streams are looked at: a stream
+// filled to its limit ends the test (readRecord).
+const fullEvery = 100 * time.Millisecond
+
 // Launcher records (launcher.c's struct record), and their kinds.
 const (
 	recordSize   = 32
@@ -259,7 +263,11 @@ func (e *executor) runTest(req *request, t *wireTest, wall time.Duration, atDead
 	if err != nil {
 		return fact{End: endSetup, Detail: "start the launcher: " + err.Error(), Step: -1}, nil
 	}
-	data, ended := readRecord(recR, w, wall, seconds(t.CPU))
+	// A stream filled to its limit is the test's end (judge: Output),
+	// however the program goes on: the JVM ignores SIGXFSZ and loops on
+	// failed writes until its CPU limit.
+	full := func() bool { return t.Output > 0 && (size(stdout) >= t.Output || size(stderr) >= t.Output) }
+	data, ended := readRecord(recR, w, wall, seconds(t.CPU), full)
 	slot, _ := w.elapsed()
 	f.Wall = slot.Seconds()
 	var status syscall.WaitStatus
@@ -314,16 +322,16 @@ func (e *executor) runTest(req *request, t *wireTest, wall time.Duration, atDead
 
 // readRecord reads the launcher's record until the launcher exits (the
 // pipe's end: nothing else holds it), the test's slot time runs out
-// (limit of it) or the slot has used the test's cpu of CPU time; ended
-// says it exited.
-func readRecord(r *os.File, w watch, limit, cpu time.Duration) (data []byte, ended bool) {
+// (limit of it), the slot has used the test's cpu of CPU time or full
+// says so, asked every fullEvery at least; ended says it exited.
+func readRecord(r *os.File, w watch, limit, cpu time.Duration, full func() bool) (data []byte, ended bool) {
 	buf := make([]byte, 4*recordSize)
 	for {
 		done, left := w.expired(limit, cpu)
-		if done {
+		if done || full() {
 			return data, false
 		}
-		r.SetReadDeadline(time.Now().Add(left))
+		r.SetReadDeadline(time.Now().Add(min(left, fullEvery)))
 		n, err := r.Read(buf)
 		data = append(data, buf[:n]...)
 		switch {

@@ -28,7 +28,7 @@ func startLanguagePool(t *testing.T) *sandbox.Pool {
 // build compiles src, which must compile.
 func build(t *testing.T, p *sandbox.Pool, lang, src string) *sandbox.Build {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard (see run)
 	defer cancel()
 	b, err := p.Compile(ctx, sandbox.CompileJob{Language: lang, Source: src})
 	if err != nil {
