@@ -151,15 +151,23 @@ func TestRunCodeVerlSettings(t *testing.T) {
 	verdicts := map[int]int{}
 	for _, c := range calls {
 		verdicts[c.verdict]++
+		if os.Getenv("REWARDD_CP_LOG") == "1" {
+			t.Logf("VERDICT %s: %d", names[c], c.verdict) // to compare runs
+		}
 		if c.verdict == verlSandboxError {
 			t.Errorf("%s: verl's verdict -1 (HTTP %d, %s)", names[c], c.status, describe(c.answer))
 		}
 	}
-	late := `rewardd_requests_total{code="DeadlineExceeded",method="http_run_code"}`
+	// How /run_code answered, by code: a 504 is DeadlineExceeded (the run
+	// went on, for the retry) or ResourceExhausted (refused at once).
 	_, metrics := httpGet(t, "http://"+srv.httpAddr+"/metrics")
-	retried := "0"
-	if strings.Contains(metrics, late+" ") {
-		retried = metric(t, srv, late)
+	answers := map[string]string{}
+	for _, code := range []string{"OK", "DeadlineExceeded", "ResourceExhausted"} {
+		name := `rewardd_requests_total{code="` + code + `",method="http_run_code"}`
+		answers[code] = "0"
+		if strings.Contains(metrics, name+" ") {
+			answers[code] = metric(t, srv, name)
+		}
 	}
-	t.Logf("%d tests, verl's verdicts %v; answers 504 then retried: %s", len(calls), verdicts, retried)
+	t.Logf("%d tests, verl's verdicts %v; /run_code's answers by code %v", len(calls), verdicts, answers)
 }
