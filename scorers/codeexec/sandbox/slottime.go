@@ -21,8 +21,9 @@ import (
 // it runs out of it on an idle machine and on a loaded one alike; a
 // program that computes gets as much slot time as it needs to use its CPU
 // time, however busy the machine. Its CPU time is what its time limit is
-// judged on, and a test ends once the slot has used the test's CPU limit
-// (cpu.stat, charged by the nanosecond), which also keeps a program that
+// judged on, and an exec'd test (executor.go) ends once the slot has used
+// the test's CPU limit (cpu.stat, charged by the nanosecond; a python test
+// ends by its own CPU timer, harness.py), which also keeps a program that
 // only competes with itself (many processes busy on the slot's one CPU)
 // from stretching its slot time without end. The kernel's per-process CPU
 // limit is then only a backstop a second above: the kernel charges that
