@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -113,7 +115,8 @@ func TestRunCodeOverloadRetried(t *testing.T) {
 	}
 }
 
-// TestRunCodeVerlSettings (REWARDD_CP_FULL=1): verl's sandbox_fusion path
+// TestRunCodeVerlSettings (REWARDD_CP_FULL=1; REWARDD_CP_ONLY, a regexp,
+// keeps the tests whose names it matches): verl's sandbox_fusion path
 // with its own settings (timeout 10 s for compile and run, so 30 s of
 // waiting per request; memory_limit_mb 1024; 64 requests at once) over
 // every HumanEval canonical solution (one assert-style test each, as
@@ -133,17 +136,24 @@ func TestRunCodeVerlSettings(t *testing.T) {
 		names[c] = r.TaskID
 	}
 	for _, r := range cpRows(t) {
-		for _, sols := range []map[string][]string{r.Solutions, r.WrongSolutions} {
-			for lang, srcs := range sols {
+		for _, set := range []struct {
+			kind string
+			sols map[string][]string
+		}{{"solution", r.Solutions}, {"wrong solution", r.WrongSolutions}} {
+			for lang, srcs := range set.sols {
 				for k, src := range srcs {
 					for i, tc := range r.Tests {
 						c := &runCodeCall{code: src, stdin: tc.Stdin, expected: tc.Stdout, language: lang, timeout: 10, memoryMB: 1024}
 						calls = append(calls, c)
-						names[c] = fmt.Sprintf("%s %s solution %d test %d", r.ID, lang, k, i+1)
+						names[c] = fmt.Sprintf("%s %s %s %d test %d", r.ID, lang, set.kind, k, i+1)
 					}
 				}
 			}
 		}
+	}
+	if only := os.Getenv("REWARDD_CP_ONLY"); only != "" {
+		re := regexp.MustCompile(only)
+		calls = slices.DeleteFunc(calls, func(c *runCodeCall) bool { return !re.MatchString(names[c]) })
 	}
 	srv := startCodeServer(t, runCodeVerlConfig, "--workers", "2")
 	callAll("http://"+srv.httpAddr+"/run_code", "", calls)
@@ -152,7 +162,8 @@ func TestRunCodeVerlSettings(t *testing.T) {
 	for _, c := range calls {
 		verdicts[c.verdict]++
 		if os.Getenv("REWARDD_CP_LOG") == "1" {
-			t.Logf("VERDICT %s: %d", names[c], c.verdict) // to compare runs
+			// The verdict first, to compare runs; then what it cost.
+			t.Logf("VERDICT %s: %d (%d requests, %.1f s)", names[c], c.verdict, c.attempts, c.took.Seconds())
 		}
 		if c.verdict == verlSandboxError {
 			t.Errorf("%s: verl's verdict -1 (HTTP %d, %s)", names[c], c.status, describe(c.answer))

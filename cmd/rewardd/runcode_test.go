@@ -104,6 +104,7 @@ func verlCall(url, token string, c *runCodeCall) (int, *sandboxFusionAnswer, int
 	})
 	var resp *http.Response
 	for attempt := 0; attempt < 3; attempt++ {
+		c.attempts = attempt + 1
 		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
@@ -189,6 +190,10 @@ type runCodeCall struct {
 	verdict int
 	answer  *sandboxFusionAnswer
 	status  int
+	// attempts is how many requests the call took (a 504 is retried),
+	// took how long from its first request to its verdict.
+	attempts int
+	took     time.Duration
 }
 
 // callAll makes the calls as verl's reward function does: one test per
@@ -200,7 +205,9 @@ func callAll(url, token string, calls []*runCodeCall) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			start := time.Now()
 			c.verdict, c.answer, c.status = verlCall(url, token, c)
+			c.took = time.Since(start)
 		})
 	}
 	wg.Wait()
