@@ -96,7 +96,7 @@ type Config struct {
 // Pool is a set of sandbox slots. Its methods are safe for concurrent use.
 type Pool struct {
 	cfg     Config
-	free    chan *slot
+	free    *slotQueue
 	slots   []*slot
 	uidBase int
 	cg      *cgroups
@@ -164,7 +164,7 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	}
 	// Each slot runs its programs under its own uid, distinct per process
 	// too: RLIMIT_NPROC counts per uid across the whole machine.
-	p := &Pool{cfg: cfg, free: make(chan *slot, cfg.Slots), uidBase: 1_000_000 + (os.Getpid()%10_000)*100, done: make(chan struct{})}
+	p := &Pool{cfg: cfg, free: newSlotQueue(), uidBase: 1_000_000 + (os.Getpid()%10_000)*100, done: make(chan struct{})}
 	if !cfg.Unsafe {
 		p.cg, p.cgErr = newCgroups()
 		p.clocks, p.clockErr = newSlotClocks()
@@ -212,7 +212,7 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 			return nil, err
 		}
 		p.slots = append(p.slots, s)
-		p.free <- s
+		p.free.add(s)
 	}
 	if !cfg.Unsafe {
 		if err := p.probe(ctx); err != nil {
@@ -248,8 +248,7 @@ func (p *Pool) Close() error {
 	p.closed = true
 	close(p.done)
 	p.mu.Unlock()
-	for range len(p.slots) {
-		s := <-p.free
+	for _, s := range p.free.drain(len(p.slots)) {
 		s.kill()
 		s.removeCgroups()
 		if p.cfg.Unsafe {
@@ -310,8 +309,12 @@ func (p *Pool) Run(ctx context.Context, job Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	program := programKey(lang.Name, job.Code)
+	if job.Build != nil {
+		program = programKey(job.Build.Language, job.Build.source)
+	}
 	var res Result
-	err = p.inSlot(ctx, func(s *slot) error {
+	err = p.inSlot(ctx, program, func(s *slot) error {
 		m := p.cfg.Metrics
 		m.busy(1)
 		defer m.busy(-1)
@@ -348,7 +351,7 @@ func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Build, error) {
 		return nil, fmt.Errorf("the program and its files come to %d bytes, over the %d MiB one job may take (sandbox.MaxInputMB)", input, MaxInputMB)
 	}
 	var b *Build
-	err = p.inSlot(ctx, func(s *slot) error {
+	err = p.inSlot(ctx, programKey(lang.Name, job.Source), func(s *slot) error {
 		var err error
 		b, err = p.compileIn(ctx, s, lang, job)
 		return err
@@ -356,18 +359,16 @@ func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Build, error) {
 	return b, err
 }
 
-// inSlot takes a free slot, waiting as long as ctx allows, runs f in it and
-// gives it back.
-func (p *Pool) inSlot(ctx context.Context, f func(s *slot) error) error {
-	var s *slot
-	select {
-	case s = <-p.free:
-	case <-p.done:
-		return errClosed
-	case <-ctx.Done():
-		return ctx.Err()
+// inSlot takes a free slot for a job of program (programKey), waiting as
+// long as ctx allows (slotQueue says in what order the jobs waiting get
+// one), runs f in it and gives it back.
+func (p *Pool) inSlot(ctx context.Context, program string, f func(s *slot) error) error {
+	s, err := p.free.take(ctx, p.done, program)
+	if err != nil {
+		return err
 	}
-	defer func() { p.free <- s }()
+	start := time.Now()
+	defer func() { p.free.put(s, program, time.Since(start)) }()
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
