@@ -120,6 +120,16 @@ def send(obj):
     write_all(OUT_FD, struct.pack(">I", len(data)) + data)
 
 
+def cpu_known():
+    """Whether the slot's CPU time is known (cpu.stat): then the zygote ends
+    a test at its CPU limit by it, and the program's own timer, which the
+    kernel charges by the tick, is a backstop."""
+    try:
+        return b"usage_usec " in os.pread(CPU_FD, 512, 0)
+    except OSError:
+        return False
+
+
 def micros(fd, key):
     """The number after key in what fd holds (a cgroup file), in seconds
     from microseconds; 0 when there is none."""
@@ -148,6 +158,10 @@ class Watch:
     def slot(self):
         stalled = micros(STALL_FD, b"total=") - self.s0
         return max(0.0, time.monotonic() - self.t0 - max(0.0, stalled))
+
+    def cpu(self):
+        """The slot's CPU time since it began (exact; 0 without cpu.stat)."""
+        return micros(CPU_FD, b"usage_usec ") - self.c0
 
     def left(self, limit, cpu):
         """How much longer to wait before asking again whether limit
@@ -344,6 +358,7 @@ def handle_io(req):
         results[k] = {"end": "total", "out": out, "err": err}
         return True
 
+    req["exact"] = cpu_known()
     job = Watch()
     first = 0
     stopped = False
@@ -404,8 +419,10 @@ def read_back(fd, n):
 
 def collect(pid, r, results, first, job, req, over):
     """Read the child's facts until it exits, a test runs out of its slot
-    time, the submission's runs out or over(k), asked as each test k ends,
-    says the tests printed more than they may. Returns the index of the
+    time (or, when the slot's CPU time is known, of its CPU time, counted
+    from the child's "start" line for the first test), the submission's
+    runs out or over(k), asked as each test k ends, says the tests printed
+    more than they may. Returns the index of the
     test it was running when it stopped, and why it stopped early:
     "deadline" (the submission's slot time ran out), "total", or ""."""
     pidfd = os.pidfd_open(pid)
@@ -417,6 +434,7 @@ def collect(pid, r, results, first, job, req, over):
     lim = req["limits"]
     test_wall, test_cpu = req.get("test_wall") or 0, req.get("test_cpu") or lim["cpu"]
     test = Watch() if test_wall else None
+    exact = req.get("exact")
     began = time.monotonic()  # the current test's start
     watch = [r, pidfd]
 
@@ -437,6 +455,9 @@ def collect(pid, r, results, first, job, req, over):
                 return current, "deadline"
             if test:
                 left = test.left(test_wall, test_cpu)
+                if left and exact:
+                    spent = test.cpu()
+                    left = 0.0 if spent >= test_cpu else min(left, max(0.005, test_cpu - spent))
                 if not left:
                     killed("wall", test.slot())
                     return current, ""
@@ -474,7 +495,10 @@ def collect(pid, r, results, first, job, req, over):
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
+                was_started = started[0]
                 k = record(line, results, started, cpu_before)
+                if test and started[0] and not was_started:
+                    test = Watch()  # the program's code starts
                 if k is not None and k >= current:
                     current = k + 1
                     test = Watch() if test_wall else None
@@ -675,9 +699,11 @@ def run_io(req, first, w, inputs, outs, errs):
         t0 = time.monotonic()
         if test_cpu:
             # The test's CPU timer: SIGPROF's default action ends the
-            # process, which the zygote reports as this test's death.
+            # process, which the zygote reports as this test's death. With
+            # the slot's CPU time known, the zygote ends the test at its
+            # limit, and the timer is a backstop (see cpu_known).
             _signal.signal(_signal.SIGPROF, _signal.SIG_DFL)
-            signal.setitimer(signal.ITIMER_PROF, test_cpu)
+            signal.setitimer(signal.ITIMER_PROF, test_cpu * 1.1 + 0.1 if req.get("exact") else test_cpu)
         try:
             exec(code, {"__name__": "__main__", "__builtins__": builtins})
         except SystemExit as e:
