@@ -74,3 +74,52 @@ func TestOpenR1CompatOverHTTP(t *testing.T) {
 		t.Errorf("partial without compat on bare tags: %v, want 1 (rewardd's own rule)", v)
 	}
 }
+
+// TestDottedFields: a *_field reaches into nested data as open-r1's and
+// PRIME's datasets hold it (verification_info.answer, test_cases.0.input),
+// and a row without it is NOT_APPLICABLE with a reason naming the part
+// that is missing.
+func TestDottedFields(t *testing.T) {
+	st := newStack(t, `
+functions:
+  - {name: accuracy, kind: exact_match, reference_field: verification_info.answer, extract: [boxed]}
+  - {name: echoes_input, kind: regex, pattern_field: test_cases.0.input, mode: search}
+`)
+	body, _ := json.Marshal(map[string]any{"rollouts": []map[string]any{
+		{"completion": `so \boxed{42} from 6 7`, "fields": map[string]any{
+			"verification_info": map[string]any{"answer": "42"},
+			"test_cases":        []any{map[string]any{"input": "6 7"}},
+		}},
+		{"completion": `\boxed{42}`, "fields": map[string]any{
+			"verification_info": map[string]any{"solution": "42"},
+			"test_cases":        []any{},
+		}},
+	}})
+	code, out := post(t, st.httpURL+"/v1/score", body)
+	if code != http.StatusOK {
+		t.Fatalf("POST /v1/score: %d %s", code, out)
+	}
+	var resp struct {
+		Functions []struct {
+			Name   string            `json:"name"`
+			Values []any             `json:"values"`
+			Status []string          `json:"status"`
+			Errors map[string]string `json:"errors"`
+		} `json:"functions"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"accuracy":     `no reference in field "verification_info.answer": "verification_info" has no key "answer"`,
+		"echoes_input": `no pattern in field test_cases.0.input: "test_cases" has 0 item(s), no item 0`,
+	}
+	for _, fs := range resp.Functions {
+		if fs.Values[0] != 1.0 || fs.Status[0] != "SCORE_STATUS_OK" {
+			t.Errorf("%s on the row with the nested field: %v %v, want 1 OK", fs.Name, fs.Values[0], fs.Status[0])
+		}
+		if fs.Status[1] != "SCORE_STATUS_NOT_APPLICABLE" || fs.Errors["1"] != want[fs.Name] {
+			t.Errorf("%s on the row without it: %v %q, want NOT_APPLICABLE %q", fs.Name, fs.Status[1], fs.Errors["1"], want[fs.Name])
+		}
+	}
+}

@@ -164,7 +164,7 @@ func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
 		return scorers.Errorf("%v", err)
 	}
 	if !found {
-		return scorers.Skip(s.noReference)
+		return scorers.Skip(r.WhyMissing(s.noReference, s.field))
 	}
 	var ans answer
 	answered := false // ans holds the completion's answer
