@@ -42,7 +42,8 @@ func (r *readiness) Ready() bool { return r.ready.Load() }
 
 // newHTTPHandler serves the HTTP port: /metrics from gatherer, /healthz
 // (the process is alive), /readyz (it takes work), POST /v1/score (a
-// ScoreRequest as protobuf JSON, answered with a ScoreResponse), and the
+// ScoreRequest as protobuf JSON, answered with a ScoreResponse), GET
+// /v1/functions (ListFunctions' answer as protobuf JSON), and the
 // bodies other trainers speak: OpenRLHF's POST /get_reward and NeMo Gym's
 // POST /verify and /seed_session.
 //
@@ -66,9 +67,10 @@ func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gathe
 	scoring := http.NewServeMux()
 	api := &jsonAPI{svc: svc, m: m, log: log, ready: ready, exec: exec}
 	scoring.HandleFunc("POST /v1/score", api.endpoint("http_score", api.score))
+	scoring.HandleFunc("GET /v1/functions", api.endpoint("http_functions", api.functions))
 	api.registerCompat(scoring)
 	guarded := auth.middleware(scoring)
-	for _, path := range []string{"/v1/score", "/get_reward", "/verify", "/seed_session", "/run_code"} {
+	for _, path := range []string{"/v1/score", "/v1/functions", "/get_reward", "/verify", "/seed_session", "/run_code"} {
 		mux.Handle(path, guarded)
 	}
 	return mux
@@ -214,6 +216,24 @@ func (a *jsonAPI) score(w http.ResponseWriter, r *http.Request, body []byte) err
 		}
 	}
 	resp, err := a.svc.Score(r.Context(), &req)
+	if err != nil {
+		return err
+	}
+	out, err := protojson.Marshal(resp)
+	if err != nil {
+		return fmt.Errorf("encode response: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+	return nil
+}
+
+// functions answers GET /v1/functions with ListFunctions' answer as JSON:
+// each served function's name, kind, weight, params (the form an inline
+// function takes) and paramsYaml, the config fingerprint and the default
+// aggregation.
+func (a *jsonAPI) functions(w http.ResponseWriter, r *http.Request, _ []byte) error {
+	resp, err := a.svc.ListFunctions(r.Context(), &rewardv1.ListFunctionsRequest{})
 	if err != nil {
 		return err
 	}

@@ -468,8 +468,12 @@ func functionScores(name string, results []scorers.Result, values []float64, sta
 func (s *Service) ListFunctions(context.Context, *rewardv1.ListFunctionsRequest) (*rewardv1.ListFunctionsResponse, error) {
 	resp := &rewardv1.ListFunctionsResponse{ConfigFingerprint: s.cfg.Fingerprint}
 	for _, fn := range s.cfg.Functions {
+		params, err := paramsStruct(fn.Canonical)
+		if err != nil { // toStatus logs it, and answers "internal error"
+			return nil, fmt.Errorf("function %q: parameters as a Struct: %w", fn.Name, err)
+		}
 		resp.Functions = append(resp.Functions, &rewardv1.FunctionInfo{
-			Name: fn.Name, Kind: fn.Kind, Weight: s.cfg.Weights[fn.Name], ParamsYaml: string(fn.Canonical),
+			Name: fn.Name, Kind: fn.Kind, Weight: s.cfg.Weights[fn.Name], ParamsYaml: string(fn.Canonical), Params: params,
 		})
 	}
 	if a := s.cfg.Aggregation; a != nil {
@@ -478,6 +482,16 @@ func (s *Service) ListFunctions(context.Context, *rewardv1.ListFunctionsRequest)
 		resp.Aggregation = &rewardv1.Aggregation{Mode: mode, Scale: scale}
 	}
 	return resp, nil
+}
+
+// paramsStruct is a function's canonical YAML parameters as the Struct an
+// inline FunctionSpec takes.
+func paramsStruct(canonical []byte) (*structpb.Struct, error) {
+	params := map[string]any{}
+	if err := yaml.Unmarshal(canonical, &params); err != nil {
+		return nil, err
+	}
+	return structpb.NewStruct(params)
 }
 
 // aggregate fills rewards and advantages when the request or the config

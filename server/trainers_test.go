@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
 
 // scoreJSON posts body to /v1/score and returns each function's values,
@@ -120,6 +123,66 @@ functions:
 		}
 		if fs.Status[1] != "SCORE_STATUS_NOT_APPLICABLE" || fs.Errors["1"] != want[fs.Name] {
 			t.Errorf("%s on the row without it: %v %q, want NOT_APPLICABLE %q", fs.Name, fs.Status[1], fs.Errors["1"], want[fs.Name])
+		}
+	}
+}
+
+// TestFunctionsOverHTTP: GET /v1/functions lists what ListFunctions lists
+// (names, kinds, params, fingerprint), and each listed function sent back
+// inline under another name scores every rollout as the served one does.
+func TestFunctionsOverHTTP(t *testing.T) {
+	st := newStack(t, compatConfig)
+	code, out := get(t, st.httpURL+"/v1/functions")
+	if code != http.StatusOK {
+		t.Fatalf("GET /v1/functions: %d %s", code, out)
+	}
+	var listed struct {
+		Functions []struct {
+			Name, Kind string
+			Weight     float64
+			Params     map[string]any
+			ParamsYaml string
+		}
+		ConfigFingerprint string
+	}
+	if err := json.Unmarshal(out, &listed); err != nil {
+		t.Fatal(err)
+	}
+	lf, err := st.client.ListFunctions(context.Background(), &rewardv1.ListFunctionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed.Functions) != 3 || listed.ConfigFingerprint != lf.GetConfigFingerprint() {
+		t.Fatalf("GET /v1/functions: %s; gRPC lists %d, fingerprint %s", out, len(lf.GetFunctions()), lf.GetConfigFingerprint())
+	}
+	var rollouts []map[string]any
+	for i, r := range gsm8k(t)[:40] {
+		c := r.Answer
+		if i%2 == 1 {
+			c = "<think>" + r.Answer + "</think><answer>" + goldNumber(r.Answer) + "</answer>"
+		}
+		if i%5 == 0 {
+			c = "Step 1: guess. The answer is 7"
+		}
+		rollouts = append(rollouts, map[string]any{"completion": c, "fields": map[string]any{"answer": goldNumber(r.Answer)}})
+	}
+	var inline []map[string]any
+	var served []string
+	for i, f := range listed.Functions {
+		info := lf.GetFunctions()[i]
+		if f.Name != info.GetName() || f.Kind != info.GetKind() || f.Weight != info.GetWeight() || f.ParamsYaml != info.GetParamsYaml() || len(f.Params) == 0 {
+			t.Errorf("function %d over HTTP %+v, over gRPC %v", i, f, info)
+		}
+		served = append(served, f.Name)
+		inline = append(inline, map[string]any{"name": "again_" + f.Name, "kind": f.Kind, "params": f.Params})
+	}
+	got := scoreJSON(t, st.httpURL, map[string]any{"rollouts": rollouts, "functions": served, "inline": inline})
+	for _, name := range served {
+		for i := range rollouts {
+			a, b := got[name][i], got["again_"+name][i]
+			if a == nil || b == nil || *a != *b {
+				t.Errorf("%s row %d: served %v, sent back inline %v", name, i, a, b)
+			}
 		}
 	}
 }

@@ -1155,7 +1155,12 @@ type FunctionInfo struct {
 	// The parameters it runs with, as YAML: every default filled in, in a
 	// fixed order, so that two configs that mean the same show the same text
 	// (and this text, as the function's parameters, means the same again).
-	ParamsYaml    string `protobuf:"bytes,4,opt,name=params_yaml,json=paramsYaml,proto3" json:"params_yaml,omitempty"`
+	ParamsYaml string `protobuf:"bytes,4,opt,name=params_yaml,json=paramsYaml,proto3" json:"params_yaml,omitempty"`
+	// The same parameters as a Struct, in the form FunctionSpec.params takes:
+	// {name, kind, params} of a listed function, sent back as an inline
+	// function (where the server's inline.kinds allow its kind), scores as the
+	// served function does.
+	Params        *structpb.Struct `protobuf:"bytes,5,opt,name=params,proto3" json:"params,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1216,6 +1221,13 @@ func (x *FunctionInfo) GetParamsYaml() string {
 		return x.ParamsYaml
 	}
 	return ""
+}
+
+func (x *FunctionInfo) GetParams() *structpb.Struct {
+	if x != nil {
+		return x.Params
+	}
+	return nil
 }
 
 // ListFunctionsResponse lists the served functions.
@@ -1370,13 +1382,14 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"error_code\x18\a \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\b \x01(\tR\ferrorMessage\x12\x1a\n" +
 	"\bwarnings\x18\t \x03(\tR\bwarnings\"\x16\n" +
-	"\x14ListFunctionsRequest\"o\n" +
+	"\x14ListFunctionsRequest\"\xa0\x01\n" +
 	"\fFunctionInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06weight\x18\x03 \x01(\x01R\x06weight\x12\x1f\n" +
 	"\vparams_yaml\x18\x04 \x01(\tR\n" +
-	"paramsYaml\"\xb7\x01\n" +
+	"paramsYaml\x12/\n" +
+	"\x06params\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06params\"\xb7\x01\n" +
 	"\x15ListFunctionsResponse\x125\n" +
 	"\tfunctions\x18\x01 \x03(\v2\x17.reward.v1.FunctionInfoR\tfunctions\x12-\n" +
 	"\x12config_fingerprint\x18\x02 \x01(\tR\x11configFingerprint\x128\n" +
@@ -1466,20 +1479,21 @@ var file_reward_v1_reward_proto_depIdxs = []int32{
 	11, // 15: reward.v1.Execution.tests:type_name -> reward.v1.TestExecution
 	3,  // 16: reward.v1.TestExecution.verdict:type_name -> reward.v1.Verdict
 	9,  // 17: reward.v1.ScoreResponse.functions:type_name -> reward.v1.FunctionScores
-	14, // 18: reward.v1.ListFunctionsResponse.functions:type_name -> reward.v1.FunctionInfo
-	7,  // 19: reward.v1.ListFunctionsResponse.aggregation:type_name -> reward.v1.Aggregation
-	10, // 20: reward.v1.FunctionScores.ExecutionsEntry.value:type_name -> reward.v1.Execution
-	8,  // 21: reward.v1.RewardService.Score:input_type -> reward.v1.ScoreRequest
-	8,  // 22: reward.v1.RewardService.ScoreStream:input_type -> reward.v1.ScoreRequest
-	13, // 23: reward.v1.RewardService.ListFunctions:input_type -> reward.v1.ListFunctionsRequest
-	12, // 24: reward.v1.RewardService.Score:output_type -> reward.v1.ScoreResponse
-	12, // 25: reward.v1.RewardService.ScoreStream:output_type -> reward.v1.ScoreResponse
-	15, // 26: reward.v1.RewardService.ListFunctions:output_type -> reward.v1.ListFunctionsResponse
-	24, // [24:27] is the sub-list for method output_type
-	21, // [21:24] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	19, // 18: reward.v1.FunctionInfo.params:type_name -> google.protobuf.Struct
+	14, // 19: reward.v1.ListFunctionsResponse.functions:type_name -> reward.v1.FunctionInfo
+	7,  // 20: reward.v1.ListFunctionsResponse.aggregation:type_name -> reward.v1.Aggregation
+	10, // 21: reward.v1.FunctionScores.ExecutionsEntry.value:type_name -> reward.v1.Execution
+	8,  // 22: reward.v1.RewardService.Score:input_type -> reward.v1.ScoreRequest
+	8,  // 23: reward.v1.RewardService.ScoreStream:input_type -> reward.v1.ScoreRequest
+	13, // 24: reward.v1.RewardService.ListFunctions:input_type -> reward.v1.ListFunctionsRequest
+	12, // 25: reward.v1.RewardService.Score:output_type -> reward.v1.ScoreResponse
+	12, // 26: reward.v1.RewardService.ScoreStream:output_type -> reward.v1.ScoreResponse
+	15, // 27: reward.v1.RewardService.ListFunctions:output_type -> reward.v1.ListFunctionsResponse
+	25, // [25:28] is the sub-list for method output_type
+	22, // [22:25] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_reward_v1_reward_proto_init() }

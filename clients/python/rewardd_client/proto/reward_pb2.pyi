@@ -69,16 +69,18 @@ class FieldColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[_Union[_struct_pb2.Value, _Mapping]]] = ...) -> None: ...
 
 class FunctionInfo(_message.Message):
-    __slots__ = ["kind", "name", "params_yaml", "weight"]
+    __slots__ = ["kind", "name", "params", "params_yaml", "weight"]
     KIND_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
     PARAMS_YAML_FIELD_NUMBER: _ClassVar[int]
     WEIGHT_FIELD_NUMBER: _ClassVar[int]
     kind: str
     name: str
+    params: _struct_pb2.Struct
     params_yaml: str
     weight: float
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., weight: _Optional[float] = ..., params_yaml: _Optional[str] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., weight: _Optional[float] = ..., params_yaml: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class FunctionScores(_message.Message):
     __slots__ = ["errors", "executions", "name", "status", "values"]
