@@ -14,6 +14,7 @@ import (
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/server/config"
 )
 
 // registerCompat serves the HTTP bodies other trainers already speak, mapped
@@ -22,8 +23,8 @@ import (
 // SandboxFusion's POST /run_code (runcode.go), which runs a program in the
 // sandbox.
 func (c *jsonAPI) registerCompat(mux *http.ServeMux) {
-	mux.HandleFunc("POST /get_reward", c.endpoint("http_get_reward", c.getReward))
-	mux.HandleFunc("POST /verify", c.endpoint("http_verify", c.verify))
+	mux.HandleFunc("POST /get_reward", c.queuedEndpoint("http_get_reward", c.getReward))
+	mux.HandleFunc("POST /verify", c.queuedEndpoint("http_verify", c.verify))
 	mux.HandleFunc("POST /run_code", retryableOverload(c.endpoint("http_run_code", c.runCode)))
 	mux.HandleFunc("POST /seed_session", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]any{})
@@ -72,7 +73,11 @@ func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte)
 	if err != nil {
 		return err
 	}
-	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
+	fill, err := c.unscorableReward(r, c.svc.cfg.Compat.GetReward)
+	if err != nil {
+		return err
+	}
+	rewards, unscorable := c.weightedSum(resp, fill)
 	writeJSON(w, rewardAnswer(resp, rewards, unscorable, in.Query.single))
 	return nil
 }
@@ -219,7 +224,11 @@ func (c *jsonAPI) verify(w http.ResponseWriter, r *http.Request, body []byte) er
 			in[fs.GetName()+"_reason"] = reason
 		}
 	}
-	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
+	fill, err := c.unscorableReward(r, c.svc.cfg.Compat.Verify)
+	if err != nil {
+		return err
+	}
+	rewards, unscorable := c.weightedSum(resp, fill)
 	in["reward"] = rewards[0]
 	in["reward_components"] = components
 	if len(unscorable) > 0 {
@@ -229,14 +238,30 @@ func (c *jsonAPI) verify(w http.ResponseWriter, r *http.Request, body []byte) er
 	return nil
 }
 
+// unscorableReward is the reward of a rollout no function scored on an
+// endpoint configured as e: its unscorable_reward (default 0.0), unless the
+// request asks ?unscorable=null (nil: JSON null) or ?unscorable=zero.
+func (c *jsonAPI) unscorableReward(r *http.Request, e config.CompatEndpoint) (*float64, error) {
+	switch q := r.URL.Query().Get("unscorable"); q {
+	case "":
+		v := e.Unscorable()
+		return &v, nil
+	case "null":
+		return nil, nil
+	case "zero":
+		return new(float64), nil
+	default:
+		return nil, invalid(`query: unscorable=%q: want "null" or "zero" (or leave it out for the config's unscorable_reward)`, q)
+	}
+}
+
 // weightedSum is each rollout's weighted sum of the functions' OK scores,
 // with the config's weights (TRL's nansum over the functions that scored
 // it), and the indices of the rollouts no function scored (all NOT_APPLICABLE
-// or ERROR). Their reward is null (nil), not a silent 0 a trainer would
-// learn from, unless zero asks for TRL's 0 (the trainer then reads the
-// indices in "unscorable"); they are counted in
-// rewardd_unscorable_rollouts_total.
-func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, zero bool) ([]*float64, []int) {
+// or ERROR). Their reward is fill (nil: null), the number a trainer that
+// needs one gets; the indices say which they are, the functions' outcomes
+// why, and they are counted in rewardd_unscorable_rollouts_total.
+func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, fill *float64) ([]*float64, []int) {
 	var sums []float64
 	var scored []bool
 	for k, fs := range resp.GetFunctions() {
@@ -256,9 +281,8 @@ func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, zero bool) ([]*float
 	for i := range sums {
 		if !scored[i] {
 			unscorable = append(unscorable, i)
-			if !zero {
-				continue
-			}
+			out[i] = fill
+			continue
 		}
 		out[i] = &sums[i]
 	}

@@ -27,6 +27,7 @@ import (
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/server/aggregate"
+	"github.com/rewardd/rewardd/server/config"
 	"github.com/rewardd/rewardd/server/jsonl"
 )
 
@@ -93,6 +94,20 @@ type jsonAPI struct {
 // error as a google.rpc.Status JSON body; turns a panic into an internal
 // error; and records the request under method.
 func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
+	return a.handler(method, false, h)
+}
+
+// queuedEndpoint is endpoint for the bodies of trainers that send one
+// sample per request in bursts (OpenRLHF, NeMo Gym): when every admission
+// slot is taken, a request waits for one, oldest first, up to
+// limits.queue_wait, its body counted against limits.queue_bytes, instead
+// of being refused at once; only a request whose wait runs out, or that
+// does not fit in the queue, gets RESOURCE_EXHAUSTED (429).
+func (a *jsonAPI) queuedEndpoint(method string, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
+	return a.handler(method, true, h)
+}
+
+func (a *jsonAPI) handler(method string, queue bool, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		lim := a.svc.limits()
@@ -107,7 +122,8 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 			if !a.ready.Ready() {
 				return errShuttingDown
 			}
-			if a.svc.overloaded() {
+			queue := queue && lim.QueueWait > 0
+			if !queue && a.svc.overloaded() {
 				return ErrOverloaded
 			}
 			// Errors of the two deadlines are ignored: a ResponseWriter
@@ -137,7 +153,7 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 			if err := t.reserve(decodeCost(len(body), jsonShape(body))); err != nil {
 				return err
 			}
-			if err := t.takeSlot(); err != nil {
+			if err := a.takeSlot(r.Context(), t, queue, int64(len(body)), lim); err != nil {
 				return err
 			}
 			// The request's time starts now that its body is in: an
@@ -153,6 +169,21 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 		a.m.requests.WithLabelValues(method, st.Code().String()).Inc()
 		a.m.requestDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	}
+}
+
+// takeSlot takes t's admission slot: at once, or when queue is set
+// waiting for one up to lim.QueueWait with bytes in the queue.
+func (a *jsonAPI) takeSlot(ctx context.Context, t *ticket, queue bool, bytes int64, lim config.Limits) error {
+	if !queue {
+		return t.takeSlot()
+	}
+	wait, cancel := context.WithTimeout(ctx, lim.QueueWait)
+	defer cancel()
+	err := t.waitSlot(wait, bytes, int64(lim.QueueBytes))
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("%w (waited %v for a slot: limits.queue_wait)", ErrOverloaded, lim.QueueWait)
+	}
+	return err
 }
 
 // readBody reads a request body into memory that t reserves as it arrives,

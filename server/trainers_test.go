@@ -1,10 +1,17 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
@@ -184,5 +191,159 @@ func TestFunctionsOverHTTP(t *testing.T) {
 				t.Errorf("%s row %d: served %v, sent back inline %v", name, i, a, b)
 			}
 		}
+	}
+}
+
+// openRLHFClient posts as OpenRLHF's request_api_wrapper does
+// (openrlhf/utils/remote_rm_utils.py): the JSON body, a 180 s timeout, and
+// on any failure (an HTTP error status included) a 1 s sleep and another
+// try, 5 tries in all; a 2xx answer must hold "rewards", which
+// remote_rm_fn turns into torch.tensor(rewards): every entry a number.
+// It returns the rewards and how many requests it sent.
+func openRLHFClient(client *http.Client, url string, body []byte) ([]float64, int, error) {
+	var last error
+	for try := 1; try <= 5; try++ {
+		rewards, err := func() ([]float64, error) {
+			resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+			if err != nil {
+				return nil, err
+			}
+			defer resp.Body.Close()
+			out, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return nil, err
+			}
+			if resp.StatusCode/100 != 2 {
+				return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, out)
+			}
+			var answer map[string]json.RawMessage
+			if err := json.Unmarshal(out, &answer); err != nil {
+				return nil, err
+			}
+			raw, ok := answer["rewards"]
+			if !ok {
+				return nil, fmt.Errorf("rewards not in %s", out)
+			}
+			var rewards []*float64 // torch.tensor refuses a None
+			if err := json.Unmarshal(raw, &rewards); err != nil {
+				return nil, err
+			}
+			nums := make([]float64, len(rewards))
+			for i, r := range rewards {
+				if r == nil {
+					return nil, fmt.Errorf("torch.tensor(rewards): reward %d is None in %s", i, out)
+				}
+				nums[i] = *r
+			}
+			return nums, nil
+		}()
+		if err == nil {
+			return rewards, try, nil
+		}
+		last = err
+		time.Sleep(time.Second)
+	}
+	return nil, 5, last
+}
+
+// burstConfig serves GSM8K accuracy with few admission slots, so that
+// 1,000 requests at once must wait for them.
+const burstConfig = `
+functions:
+  - {name: accuracy, kind: exact_match, reference_field: answer, extract: [gsm8k, last_number], normalize: [strip, numeric]}
+limits: {max_inflight_requests: 4}
+`
+
+// TestOpenRLHFBurst (finding: 800 samples took 1,158 requests, bursts got
+// 429 and OpenRLHF retried): 1,000 OpenRLHF workers each send one sample
+// at once to a server with 4 admission slots; every one is answered with
+// numbers on its first request, as the requests wait for a slot in turn.
+// Every tenth sample has no label: its reward is 0.0, the endpoint's
+// unscorable_reward, not a None that would crash torch.tensor.
+func TestOpenRLHFBurst(t *testing.T) {
+	st := newStack(t, burstConfig)
+	rows := gsm8k(t)[:1000]
+	client := &http.Client{Timeout: 180 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1000}}
+	defer client.CloseIdleConnections()
+	var wg sync.WaitGroup
+	sent := make([]int, len(rows))
+	rewards := make([][]float64, len(rows))
+	errs := make([]error, len(rows))
+	release := make(chan struct{})
+	for i, r := range rows {
+		prompt := "Question: " + r.Question + "\nAnswer: "
+		body := map[string]any{"query": []string{prompt + r.Answer}, "prompts": []string{prompt}, "labels": []string{goldNumber(r.Answer)}}
+		if i%10 == 9 {
+			delete(body, "labels")
+		}
+		b, _ := json.Marshal(body)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-release
+			rewards[i], sent[i], errs[i] = openRLHFClient(client, st.httpURL+"/get_reward", b)
+		}()
+	}
+	close(release)
+	wg.Wait()
+	total, answered := 0, 0
+	for i := range rows {
+		total += sent[i]
+		if errs[i] != nil {
+			t.Errorf("sample %d: %v after %d requests", i, errs[i], sent[i])
+			continue
+		}
+		want := 1.0
+		if i%10 == 9 {
+			want = 0
+		}
+		if len(rewards[i]) != 1 || rewards[i][0] != want {
+			t.Errorf("sample %d: rewards %v, want [%v]", i, rewards[i], want)
+			continue
+		}
+		answered++
+	}
+	t.Logf("%d of %d one-sample requests answered with numbers, in %d requests", answered, len(rows), total)
+	if total > len(rows) {
+		t.Errorf("%d requests for %d samples: bursts were refused and retried", total, len(rows))
+	}
+	if got := metricValue(t, st.httpURL, "rewardd_unscorable_rollouts_total"); got != "100" {
+		t.Errorf("rewardd_unscorable_rollouts_total = %s, want 100", got)
+	}
+}
+
+// TestBurstWithoutQueue is the control: with limits.queue_wait: 0 the same
+// burst is refused in part at once (429), the refusals OpenRLHF retries.
+func TestBurstWithoutQueue(t *testing.T) {
+	st := newStack(t, strings.Replace(burstConfig, "max_inflight_requests: 4}", "max_inflight_requests: 4, queue_wait: 0s}", 1))
+	rows := gsm8k(t)[:300]
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 300}}
+	defer client.CloseIdleConnections()
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	release := make(chan struct{})
+	for _, r := range rows {
+		b, _ := json.Marshal(map[string]any{"query": []string{r.Answer}, "labels": []string{goldNumber(r.Answer)}})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-release
+			resp, err := client.Post(st.httpURL+"/get_reward", "application/json", bytes.NewReader(b))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusTooManyRequests {
+				refused.Add(1)
+			}
+		}()
+	}
+	close(release)
+	wg.Wait()
+	t.Logf("without the queue, %d of %d requests refused with 429", refused.Load(), len(rows))
+	if refused.Load() == 0 {
+		t.Errorf("no request refused: the burst does not exceed the slots, and TestOpenRLHFBurst shows nothing")
 	}
 }
