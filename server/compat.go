@@ -19,7 +19,8 @@ import (
 
 // registerCompat serves the HTTP bodies other trainers already speak, mapped
 // onto the same Service: OpenRLHF's remote reward (POST /get_reward), a
-// NeMo Gym resources server (POST /verify, POST /seed_session), and
+// NeMo Gym resources server (POST /verify, POST /seed_session, POST
+// /aggregate_metrics, GET /reverify_mode: nemogym.go), and
 // SandboxFusion's POST /run_code (runcode.go), which runs a program in the
 // sandbox.
 func (c *jsonAPI) registerCompat(mux *http.ServeMux) {
@@ -29,6 +30,8 @@ func (c *jsonAPI) registerCompat(mux *http.ServeMux) {
 	mux.HandleFunc("POST /seed_session", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]any{})
 	})
+	mux.HandleFunc("POST /aggregate_metrics", c.endpoint("http_aggregate_metrics", c.aggregateMetrics))
+	mux.HandleFunc("GET /reverify_mode", reverifyMode)
 }
 
 // stringOrList is a JSON string or list of strings; single says which.
@@ -187,7 +190,7 @@ func (c *jsonAPI) verify(w http.ResponseWriter, r *http.Request, body []byte) er
 	if err := decodeJSON(body, &in); err != nil {
 		return err
 	}
-	completion, err := responseText(in["response"])
+	completion, err := responseText(in["response"], c.svc.cfg.Compat.Verify.IncludeReasoning)
 	if err != nil {
 		return invalid("request body: response: %v", err)
 	}
@@ -290,10 +293,14 @@ func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, fill *float64) ([]*f
 	return out, unscorable
 }
 
-// responseText is the text of the last assistant message of a Responses API
-// response: {"output": [{"type": "message", "role": "assistant", "content":
-// [{"type": "output_text", "text": "…"}]}]}.
-func responseText(v any) (string, error) {
+// responseText is the completion of a Responses API response: {"output":
+// [{"type": "message", "role": "assistant", "content": [{"type":
+// "output_text", "text": "…"}]}]}. It is the text of the last assistant
+// message, "" when there is none (a response of reasoning or tool calls
+// only, which NeMo Gym still needs a reward for); with reasoning, the text
+// of the reasoning items (each one's summary, or its content when it has no
+// summary) comes first, a newline after each.
+func responseText(v any, reasoning bool) (string, error) {
 	resp, ok := v.(map[string]any)
 	if !ok {
 		return "", errors.New(`want an object with "output"`)
@@ -302,22 +309,41 @@ func responseText(v any) (string, error) {
 	if !ok {
 		return "", errors.New(`"output" is missing or not a list`)
 	}
+	var b strings.Builder
+	if reasoning {
+		for _, o := range output {
+			item, _ := o.(map[string]any)
+			if item["type"] != "reasoning" {
+				continue
+			}
+			parts, _ := item["summary"].([]any)
+			if len(parts) == 0 {
+				parts, _ = item["content"].([]any)
+			}
+			for _, p := range parts {
+				part, _ := p.(map[string]any)
+				if text, ok := part["text"].(string); ok {
+					b.WriteString(text)
+					b.WriteByte('\n')
+				}
+			}
+		}
+	}
 	for i := len(output) - 1; i >= 0; i-- {
 		item, _ := output[i].(map[string]any)
 		if item["type"] != "message" || item["role"] != nil && item["role"] != "assistant" {
 			continue
 		}
 		parts, _ := item["content"].([]any)
-		var b strings.Builder
 		for _, p := range parts {
 			part, _ := p.(map[string]any)
 			if text, ok := part["text"].(string); ok && (part["type"] == "output_text" || part["type"] == nil) {
 				b.WriteString(text)
 			}
 		}
-		return b.String(), nil
+		break
 	}
-	return "", errors.New(`"output" has no assistant message`)
+	return b.String(), nil
 }
 
 // inputText renders responses_create_params.input (a string or a list of

@@ -91,6 +91,8 @@ func TestCompatBadBodies(t *testing.T) {
 		{"/verify", `{"response": {"output": "x"}}`, "output"},
 		{"/verify", `{"responses_create_params": {"input": 3}, "response": {"output": []}}`, "response"},
 		{"/verify", `[]`, "JSON object"},
+		{"/aggregate_metrics", `{"verify_responses": 3}`, "JSON object"},
+		{"/aggregate_metrics", `{}`, `"verify_responses"`},
 	}
 	for _, c := range cases {
 		code, out := post(t, st.httpURL+c.path, []byte(c.body))

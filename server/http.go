@@ -71,7 +71,7 @@ func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gathe
 	scoring.HandleFunc("GET /v1/functions", api.endpoint("http_functions", api.functions))
 	api.registerCompat(scoring)
 	guarded := auth.middleware(scoring)
-	for _, path := range []string{"/v1/score", "/v1/functions", "/get_reward", "/verify", "/seed_session", "/run_code"} {
+	for _, path := range []string{"/v1/score", "/v1/functions", "/get_reward", "/verify", "/seed_session", "/aggregate_metrics", "/reverify_mode", "/run_code"} {
 		mux.Handle(path, guarded)
 	}
 	return mux

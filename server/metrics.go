@@ -143,7 +143,7 @@ func ports() []string { return []string{"grpc", "http"} }
 
 // Methods are the values of the method label.
 func methods() []string {
-	return []string{"Score", "ScoreStream", "ListFunctions", "http_score", "http_functions", "http_get_reward", "http_verify", "http_run_code"}
+	return []string{"Score", "ScoreStream", "ListFunctions", "http_score", "http_functions", "http_get_reward", "http_verify", "http_aggregate_metrics", "http_run_code"}
 }
 
 // newTransportMetrics creates the transports' metrics and registers them on

@@ -219,6 +219,12 @@ type CompatEndpoint struct {
 	// Default 0.0. The statuses are answered beside it, and such rollouts
 	// are counted in rewardd_unscorable_rollouts_total.
 	UnscorableReward *float64 `yaml:"unscorable_reward"`
+	// IncludeReasoning, on /verify, puts the text of the response's
+	// reasoning items (their summaries, or their content when they have no
+	// summary) before the assistant message's text in the completion.
+	// Without it the completion is the message's text, and "" when the
+	// response has only reasoning (or tool calls).
+	IncludeReasoning bool `yaml:"include_reasoning"`
 }
 
 // Unscorable is e's unscorable_reward, 0 when the file leaves it out.
