@@ -164,6 +164,8 @@ func (a *admission) waitSlot(ctx context.Context, bytes, maxQueued int64) error 
 	a.slotQueue = append(a.slotQueue, w)
 	a.queuedBytes += bytes
 	a.slotMu.Unlock()
+	a.m.slotWaiting.Inc()
+	defer a.m.slotWaiting.Dec()
 	select {
 	case <-w.handed:
 		return nil

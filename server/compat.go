@@ -394,25 +394,29 @@ func decodeJSON(body []byte, v any) error {
 
 // explain names the outcome of each of fs's entries ("ok", "not_applicable",
 // "error") and splits its reasons into those of the entries it did not
-// score (errs) and those of its OK scores (reasons): the bodies of other
-// trainers say why a value is null apart from why a score is what it is.
+// score (errs: ERROR and NOT_APPLICABLE, whose values are null) and those
+// of its OK scores (reasons): the bodies of other trainers say why a value
+// is null apart from why a score is what it is.
 func explain(fs *rewardv1.FunctionScores) (outcomes []string, errs, reasons map[int32]string) {
 	outcomes = make([]string, len(fs.GetStatus()))
 	for i, st := range fs.GetStatus() {
 		outcomes[i] = scorers.Outcome(st).String()
 	}
+	add := func(m *map[int32]string, i int32, reason string) {
+		if *m == nil {
+			*m = make(map[int32]string)
+		}
+		(*m)[i] = reason
+	}
 	for i, reason := range fs.GetErrors() {
+		add(&errs, i, reason)
+	}
+	for i, reason := range fs.GetReasons() {
 		if fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK {
-			if reasons == nil {
-				reasons = make(map[int32]string)
-			}
-			reasons[i] = reason
-			continue
+			add(&reasons, i, reason)
+		} else {
+			add(&errs, i, reason)
 		}
-		if errs == nil {
-			errs = make(map[int32]string)
-		}
-		errs[i] = reason
 	}
 	return outcomes, errs, reasons
 }

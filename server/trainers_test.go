@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
+	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/scorers/builtin"
 )
 
 // scoreJSON posts body to /v1/score and returns each function's values,
@@ -111,10 +113,11 @@ functions:
 	}
 	var resp struct {
 		Functions []struct {
-			Name   string            `json:"name"`
-			Values []any             `json:"values"`
-			Status []string          `json:"status"`
-			Errors map[string]string `json:"errors"`
+			Name    string            `json:"name"`
+			Values  []any             `json:"values"`
+			Status  []string          `json:"status"`
+			Errors  map[string]string `json:"errors"`
+			Reasons map[string]string `json:"reasons"`
 		} `json:"functions"`
 	}
 	if err := json.Unmarshal(out, &resp); err != nil {
@@ -128,8 +131,8 @@ functions:
 		if fs.Values[0] != 1.0 || fs.Status[0] != "SCORE_STATUS_OK" {
 			t.Errorf("%s on the row with the nested field: %v %v, want 1 OK", fs.Name, fs.Values[0], fs.Status[0])
 		}
-		if fs.Status[1] != "SCORE_STATUS_NOT_APPLICABLE" || fs.Errors["1"] != want[fs.Name] {
-			t.Errorf("%s on the row without it: %v %q, want NOT_APPLICABLE %q", fs.Name, fs.Status[1], fs.Errors["1"], want[fs.Name])
+		if fs.Status[1] != "SCORE_STATUS_NOT_APPLICABLE" || fs.Reasons["1"] != want[fs.Name] {
+			t.Errorf("%s on the row without it: %v %q, want NOT_APPLICABLE %q", fs.Name, fs.Status[1], fs.Reasons["1"], want[fs.Name])
 		}
 	}
 }
@@ -312,38 +315,81 @@ func TestOpenRLHFBurst(t *testing.T) {
 	}
 }
 
-// TestBurstWithoutQueue is the control: with limits.queue_wait: 0 the same
-// burst is refused in part at once (429), the refusals OpenRLHF retries.
-func TestBurstWithoutQueue(t *testing.T) {
-	st := newStack(t, strings.Replace(burstConfig, "max_inflight_requests: 4}", "max_inflight_requests: 4, queue_wait: 0s}", 1))
-	rows := gsm8k(t)[:300]
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 300}}
-	defer client.CloseIdleConnections()
-	var wg sync.WaitGroup
-	var refused atomic.Int64
-	release := make(chan struct{})
-	for _, r := range rows {
-		b, _ := json.Marshal(map[string]any{"query": []string{r.Answer}, "labels": []string{goldNumber(r.Answer)}})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-release
-			resp, err := client.Post(st.httpURL+"/get_reward", "application/json", bytes.NewReader(b))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusTooManyRequests {
-				refused.Add(1)
-			}
-		}()
+// gate is a test kind that holds a completion "gate" until open is
+// closed, counting in entered the ones it holds, and scores anything else 1.
+type gate struct {
+	open    chan struct{}
+	entered chan struct{}
+}
+
+type gateParams struct{}
+
+func (g *gate) Params() gateParams { return gateParams{} }
+
+func (g *gate) Score(ctx context.Context, r *scorers.Rollout) scorers.Result {
+	if r.Completion == "gate" {
+		g.entered <- struct{}{}
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return scorers.Errorf("cancelled: %v", ctx.Err())
+		}
 	}
-	close(release)
-	wg.Wait()
-	t.Logf("without the queue, %d of %d requests refused with 429", refused.Load(), len(rows))
-	if refused.Load() == 0 {
-		t.Errorf("no request refused: the burst does not exceed the slots, and TestOpenRLHFBurst shows nothing")
+	return scorers.Score(1)
+}
+
+// TestQueueWaitRunsOut: with every slot held, a /get_reward request waits
+// for one and is answered once one is given back; with queue_wait 0 it is
+// refused at once, and a wait that runs out is a 429 naming
+// limits.queue_wait, as is a request whose body does not fit the queue.
+func TestQueueWaitRunsOut(t *testing.T) {
+	for _, c := range []struct {
+		name, limits string
+		release      bool   // open the gate while the request waits
+		want         int    // its status
+		names        string // what a refusal names
+	}{
+		{"waits, then scored", "{max_inflight_requests: 2, max_connections: 16, queue_wait: 1m}", true, http.StatusOK, ""},
+		{"no queue", "{max_inflight_requests: 2, max_connections: 16, queue_wait: 0s}", false, http.StatusTooManyRequests, "server at capacity"},
+		{"wait runs out", "{max_inflight_requests: 2, max_connections: 16, queue_wait: 100ms}", false, http.StatusTooManyRequests, "limits.queue_wait"},
+		{"queue full", "{max_inflight_requests: 2, max_connections: 16, queue_bytes: 10}", false, http.StatusTooManyRequests, "limits.queue_bytes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := &gate{open: make(chan struct{}), entered: make(chan struct{}, 2)}
+			kinds := builtin.Registry()
+			kinds["gate"] = scorers.Kind(func(gateParams) (*gate, error) { return g, nil })
+			st := newStackWith(t, "functions:\n  - {name: held, kind: gate}\nlimits: "+c.limits+"\n", nil, kinds)
+			var wg sync.WaitGroup
+			for range 2 { // both slots held
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					post(t, st.httpURL+"/get_reward", []byte(`{"query": ["gate"]}`))
+				}()
+			}
+			<-g.entered
+			<-g.entered
+			done := make(chan struct{})
+			var code int
+			var out []byte
+			go func() {
+				defer close(done)
+				code, out = post(t, st.httpURL+"/get_reward", []byte(`{"query": ["1"]}`))
+			}()
+			if c.release {
+				for metricValue(t, st.httpURL, "rewardd_queued_requests") != "1" {
+					runtime.Gosched() // until it waits in the queue
+				}
+				close(g.open)
+				<-done
+			} else {
+				<-done
+				close(g.open)
+			}
+			wg.Wait()
+			if code != c.want || c.names != "" && !strings.Contains(string(out), c.names) {
+				t.Errorf("%d %s, want %d naming %q", code, out, c.want, c.names)
+			}
+		})
 	}
 }

@@ -204,7 +204,7 @@ func (r *Report) addFindings(in Input, fn *scorers.Function, first, second *rewa
 	if float64(st.NotApplicable) > mostThreshold*float64(st.Rows) {
 		i := firstWith(first, rewardv1.ScoreStatus_SCORE_STATUS_NOT_APPLICABLE)
 		r.add(Warning, CodeNotApplicable, fn.Name, "NOT_APPLICABLE on %d of %d rows (%s), e.g. %s: %q; is a field missing or misnamed?",
-			st.NotApplicable, st.Rows, percent(st.NotApplicable, st.Rows), where(in, i), first.GetErrors()[int32(i)])
+			st.NotApplicable, st.Rows, percent(st.NotApplicable, st.Rows), where(in, i), reasonOf(first, i))
 	}
 	constant := st.OK >= 2 && *st.Min == *st.Max
 	if constant {
@@ -256,6 +256,12 @@ func scoreAlone(ctx context.Context, in Input, name string, rollouts []*rewardv1
 				out.Errors = make(map[int32]string)
 			}
 			out.Errors[int32(lo)+i] = reason
+		}
+		for i, reason := range fs.GetReasons() {
+			if out.Reasons == nil {
+				out.Reasons = make(map[int32]string)
+			}
+			out.Reasons[int32(lo)+i] = reason
 		}
 		times = append(times, elapsed.Seconds()/float64(hi-lo))
 	}
@@ -363,7 +369,15 @@ func outcome(fs *rewardv1.FunctionScores, i int) string {
 	if fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK {
 		return fmt.Sprint(fs.GetValues()[i])
 	}
-	return fmt.Sprintf("%s (%s)", statusName(fs.GetStatus()[i]), fs.GetErrors()[int32(i)])
+	return fmt.Sprintf("%s (%s)", statusName(fs.GetStatus()[i]), reasonOf(fs, i))
+}
+
+// reasonOf is row i's reason, from errors (ERROR) or reasons (the others).
+func reasonOf(fs *rewardv1.FunctionScores, i int) string {
+	if reason, ok := fs.GetErrors()[int32(i)]; ok {
+		return reason
+	}
+	return fs.GetReasons()[int32(i)]
 }
 
 func statusName(s rewardv1.ScoreStatus) string {
