@@ -32,8 +32,13 @@ import (
 )
 
 // readiness says whether the server takes new work; it flips to not ready
-// first thing on shutdown so load balancers stop sending.
-type readiness struct{ ready atomic.Bool }
+// first thing on shutdown so load balancers stop sending. unfit, set before
+// serving, keeps GET /readyz at 503 (Options.Unready) while the server
+// still takes work.
+type readiness struct {
+	ready atomic.Bool
+	unfit error
+}
 
 // Set marks the server ready or not.
 func (r *readiness) Set(ready bool) { r.ready.Store(ready) }
@@ -61,6 +66,10 @@ func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gathe
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Ready() {
 			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
+			return
+		}
+		if ready.unfit != nil {
+			http.Error(w, "not ready: "+ready.unfit.Error()+"\n", http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ready\n")
