@@ -310,11 +310,7 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 	}
 	cfg.Limits = l.checkLimits(f.Limits)
 	cfg.Inline = l.compileInline(f.Inline, reg)
-	for key, e := range map[string]CompatEndpoint{"compat.get_reward.unscorable_reward": f.Compat.GetReward, "compat.verify.unscorable_reward": f.Compat.Verify} {
-		if v := e.Unscorable(); math.IsNaN(v) || math.IsInf(v, 0) {
-			l.fail(0, 0, "", key, fmt.Errorf("must be a finite number, got %v", v))
-		}
-	}
+	l.checkCompat(f.Compat)
 	cfg.Compat = f.Compat
 
 	if len(l.errs) > 0 {
@@ -476,6 +472,20 @@ func (l *loader) checkLimits(limits Limits) Limits {
 		l.fail(line, col, "", "limits."+p.key, p.err)
 	}
 	return limits
+}
+
+// checkCompat reports an unscorable_reward that is not a finite number.
+func (l *loader) checkCompat(c Compat) {
+	compatNode := valueOf(l.root, "compat")
+	for _, e := range []struct {
+		key string
+		e   CompatEndpoint
+	}{{"get_reward", c.GetReward}, {"verify", c.Verify}} {
+		if v := e.e.Unscorable(); math.IsNaN(v) || math.IsInf(v, 0) {
+			line, col := posOf(valueOf(compatNode, e.key), "unscorable_reward", 0, 0)
+			l.fail(line, col, "", "compat."+e.key+".unscorable_reward", fmt.Errorf("must be a finite number, got %v", v))
+		}
+	}
 }
 
 // compileInline compiles the inline section, reporting its problems.
