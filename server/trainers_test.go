@@ -350,6 +350,9 @@ func TestQueueWaitRunsOut(t *testing.T) {
 		names        string // what a refusal names
 	}{
 		{"waits, then scored", "{max_inflight_requests: 2, max_connections: 16, queue_wait: 1m}", true, http.StatusOK, ""},
+		// A wait longer than read_timeout: the body is in, the connection's
+		// read deadline must not end the request.
+		{"waits past read_timeout", "{max_inflight_requests: 2, max_connections: 16, queue_wait: 1m, read_timeout: 200ms}", true, http.StatusOK, ""},
 		{"no queue", "{max_inflight_requests: 2, max_connections: 16, queue_wait: 0s}", false, http.StatusTooManyRequests, "server at capacity"},
 		{"wait runs out", "{max_inflight_requests: 2, max_connections: 16, queue_wait: 100ms}", false, http.StatusTooManyRequests, "limits.queue_wait"},
 		{"queue full", "{max_inflight_requests: 2, max_connections: 16, queue_bytes: 10}", false, http.StatusTooManyRequests, "limits.queue_bytes"},
@@ -379,6 +382,9 @@ func TestQueueWaitRunsOut(t *testing.T) {
 			if c.release {
 				for metricValue(t, st.httpURL, "rewardd_queued_requests") != "1" {
 					runtime.Gosched() // until it waits in the queue
+				}
+				if strings.Contains(c.limits, "read_timeout") {
+					time.Sleep(time.Second) // past it
 				}
 				close(g.open)
 				<-done
