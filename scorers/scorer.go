@@ -14,6 +14,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -96,16 +98,103 @@ type Rollout struct {
 }
 
 // Field returns the row field called name, and whether it is present and not
-// null.
+// null. A name with dots is a path into the row's objects and lists, as
+// LookupField reads it: verification_info.answer, test_cases.0.input.
 func (r *Rollout) Field(name string) (*structpb.Value, bool) {
-	v, ok := r.Fields[name]
-	if !ok || v == nil {
-		return nil, false
+	v, err := LookupField(r.Fields, name)
+	return v, err == nil
+}
+
+// MissingField says which part of name is missing when Field(name) finds
+// nothing ("verification_info" has no key "answer"), and "" when it is there.
+func (r *Rollout) MissingField(name string) string {
+	if _, err := LookupField(r.Fields, name); err != nil {
+		return err.Error()
 	}
-	if _, null := v.Kind.(*structpb.Value_NullValue); null || v.Kind == nil {
-		return nil, false
+	return ""
+}
+
+// WhyMissing is the reason a scorer gives for a rollout without the field
+// name: reason itself for a plain name, and for a path reason followed by
+// the part that is missing ("no reference in field \"a.b\": \"a\" has no
+// key \"b\"").
+func (r *Rollout) WhyMissing(reason, name string) string {
+	if !strings.Contains(name, ".") {
+		return reason
 	}
-	return v, true
+	if why := r.MissingField(name); why != "" {
+		return reason + ": " + why
+	}
+	return reason
+}
+
+// LookupField finds the field name in fields. A key of fields that is name
+// itself wins; otherwise a name with dots is a path: each part after the
+// first is a key of an object or the index (from 0) of an item of a list.
+// The error names the first part that is missing, null, or inside a value
+// that is neither an object nor a list. It allocates only for the error.
+func LookupField(fields map[string]*structpb.Value, name string) (*structpb.Value, error) {
+	if v, ok := fields[name]; ok || !strings.Contains(name, ".") {
+		if !present(v) {
+			return nil, fmt.Errorf("no field %q", name)
+		}
+		return v, nil
+	}
+	head, rest, _ := strings.Cut(name, ".")
+	v, ok := fields[head]
+	if !ok || !present(v) {
+		return nil, fmt.Errorf("no field %q", head)
+	}
+	at := head
+	for rest != "" {
+		var part string
+		part, rest, _ = strings.Cut(rest, ".")
+		switch k := v.GetKind().(type) {
+		case *structpb.Value_StructValue:
+			if v, ok = k.StructValue.GetFields()[part]; !ok {
+				return nil, fmt.Errorf("%q has no key %q", at, part)
+			}
+		case *structpb.Value_ListValue:
+			items := k.ListValue.GetValues()
+			i, err := strconv.Atoi(part)
+			switch {
+			case err != nil || i < 0:
+				return nil, fmt.Errorf("%q is a list: %q is not an item number", at, part)
+			case i >= len(items):
+				return nil, fmt.Errorf("%q has %d item(s), no item %d", at, len(items), i)
+			}
+			v = items[i]
+		default:
+			return nil, fmt.Errorf("%q is %s, not an object or a list: no %q in it", at, kindName(v), part)
+		}
+		at += "." + part
+		if !present(v) {
+			return nil, fmt.Errorf("%q is null", at)
+		}
+	}
+	return v, nil
+}
+
+// present reports whether v holds a value other than null.
+func present(v *structpb.Value) bool {
+	if v == nil || v.Kind == nil {
+		return false
+	}
+	_, null := v.Kind.(*structpb.Value_NullValue)
+	return !null
+}
+
+func kindName(v *structpb.Value) string {
+	switch v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		return "a string"
+	case *structpb.Value_NumberValue:
+		return "a number"
+	case *structpb.Value_BoolValue:
+		return "a bool"
+	default:
+		return "null"
+	}
 }
 
 // Scorer scores rollouts for one reward function.

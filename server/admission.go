@@ -56,8 +56,14 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 //     its own, so that many waiting calls do not take the room of holds.
 type admission struct {
 	maxInflight int64
-	inflight    atomic.Int64
+	inflight    atomic.Int64 // slots taken; changed with slotMu held
 	m           *serviceMetrics
+
+	// slotMu guards inflight's changes and the requests waiting for a
+	// slot (waitSlot), oldest first, whose bodies sum to queuedBytes.
+	slotMu      sync.Mutex
+	slotQueue   []*slotWaiter
+	queuedBytes int64
 
 	// capacity is what requests may reserve, windowCap of it for windows
 	// only.
@@ -102,15 +108,82 @@ const windowBytes = 128 << 10
 func (a *admission) full() bool { return a.inflight.Load() >= a.maxInflight }
 
 func (a *admission) takeSlot() bool {
-	if a.inflight.Add(1) > a.maxInflight {
-		a.inflight.Add(-1)
+	a.slotMu.Lock()
+	defer a.slotMu.Unlock()
+	if a.inflight.Load() >= a.maxInflight {
 		a.m.poolRejected.Inc()
 		return false
 	}
+	a.inflight.Add(1)
 	return true
 }
 
-func (a *admission) giveSlot() { a.inflight.Add(-1) }
+// giveSlot gives a slot back: to the request that has waited longest for
+// one (waitSlot), else to the count.
+func (a *admission) giveSlot() {
+	a.slotMu.Lock()
+	defer a.slotMu.Unlock()
+	if len(a.slotQueue) > 0 {
+		w := a.slotQueue[0]
+		a.slotQueue = a.slotQueue[1:]
+		a.queuedBytes -= w.bytes
+		close(w.handed)
+		return
+	}
+	a.inflight.Add(-1)
+}
+
+// slotWaiter is a request waiting in waitSlot; handed is closed when
+// giveSlot hands it a slot.
+type slotWaiter struct {
+	bytes  int64
+	handed chan struct{}
+}
+
+// errQueueFull refuses a request whose body would take the bodies waiting
+// for a slot over limits.queue_bytes.
+var errQueueFull = fmt.Errorf("%w (and the queue for a slot is full: limits.queue_bytes)", ErrOverloaded)
+
+// waitSlot takes a slot, waiting for one in turn (oldest first) until ctx
+// ends when all are taken, the request's body of bytes counting against
+// maxQueued while it waits. It fails with errQueueFull at once when that
+// does not fit, or with ctx's error.
+func (a *admission) waitSlot(ctx context.Context, bytes, maxQueued int64) error {
+	a.slotMu.Lock()
+	if a.inflight.Load() < a.maxInflight {
+		a.inflight.Add(1)
+		a.slotMu.Unlock()
+		return nil
+	}
+	if a.queuedBytes+bytes > maxQueued {
+		a.slotMu.Unlock()
+		a.m.poolRejected.Inc()
+		return errQueueFull
+	}
+	w := &slotWaiter{bytes: bytes, handed: make(chan struct{})}
+	a.slotQueue = append(a.slotQueue, w)
+	a.queuedBytes += bytes
+	a.slotMu.Unlock()
+	a.m.slotWaiting.Inc()
+	defer a.m.slotWaiting.Dec()
+	select {
+	case <-w.handed:
+		return nil
+	case <-ctx.Done():
+	}
+	a.slotMu.Lock()
+	i := slices.Index(a.slotQueue, w)
+	if i >= 0 {
+		a.slotQueue = slices.Delete(a.slotQueue, i, i+1)
+		a.queuedBytes -= bytes
+	}
+	a.slotMu.Unlock()
+	if i < 0 { // handed a slot as ctx ended: pass it on
+		a.giveSlot()
+	}
+	a.m.poolRejected.Inc()
+	return ctx.Err()
+}
 
 // kind is what a reservation is, for the rules above.
 type kind int
@@ -347,6 +420,34 @@ func (t *ticket) takeSlot() error {
 
 // giveSlot gives the count slot back early (when the work is done, before
 // the answer is written) and keeps the bytes.
+// waitSlot is takeSlot that waits for a slot while ctx lasts (see
+// admission.waitSlot), with bytes in the queue meanwhile.
+func (t *ticket) waitSlot(ctx context.Context, bytes, maxQueued int64) error {
+	t.mu.Lock()
+	switch {
+	case t.released:
+		t.mu.Unlock()
+		return errReleased
+	case t.slot:
+		t.mu.Unlock()
+		return nil
+	}
+	t.mu.Unlock()
+	// Not under t.mu: the wait is long, and only this request's own
+	// goroutine takes its slot.
+	if err := t.a.waitSlot(ctx, bytes, maxQueued); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.released { // released while it waited
+		t.a.giveSlot()
+		return errReleased
+	}
+	t.slot = true
+	return nil
+}
+
 func (t *ticket) giveSlot() {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -61,5 +63,57 @@ func TestCallHoldsComeFromItsReceipt(t *testing.T) {
 	}
 	if a.held != 0 || a.promised != 0 {
 		t.Errorf("after every release held %d, promised %d; want 0", a.held, a.promised)
+	}
+}
+
+// TestWaitSlot: a request waiting for a slot gets the next one given back,
+// oldest first; one whose wait ends leaves the queue and its bytes; one
+// that would take the queue over its bytes is refused at once.
+func TestWaitSlot(t *testing.T) {
+	a := newAdmission(admissionLimits{maxInflight: 1, capacity: 64 << 20, message: 8 << 20}, newServiceMetrics(prometheus.NewRegistry()))
+	if !a.takeSlot() {
+		t.Fatal("the first slot is not free")
+	}
+	ctx := context.Background()
+	got := make(chan int, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.waitSlot(ctx, 100, 250); err != nil {
+				t.Error(err)
+				return
+			}
+			got <- i
+		}()
+		for { // the first waiter queues before the second
+			a.slotMu.Lock()
+			n := len(a.slotQueue)
+			a.slotMu.Unlock()
+			if n == i+1 {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	if err := a.waitSlot(ctx, 100, 250); !errors.Is(err, errQueueFull) {
+		t.Errorf("a third waiter over queue bytes: %v, want errQueueFull", err)
+	}
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := a.waitSlot(short, 10, 250); !errors.Is(err, context.Canceled) {
+		t.Errorf("a waiter whose context ends: %v", err)
+	}
+	a.giveSlot()
+	if first := <-got; first != 0 {
+		t.Errorf("waiter %d got the slot first, want 0", first)
+	}
+	a.giveSlot()
+	<-got
+	wg.Wait()
+	a.giveSlot()
+	if a.inflight.Load() != 0 || a.queuedBytes != 0 || len(a.slotQueue) != 0 {
+		t.Errorf("after all: inflight %d, queued bytes %d, waiters %d; want 0", a.inflight.Load(), a.queuedBytes, len(a.slotQueue))
 	}
 }

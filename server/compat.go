@@ -14,20 +14,24 @@ import (
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
+	"github.com/rewardd/rewardd/server/config"
 )
 
 // registerCompat serves the HTTP bodies other trainers already speak, mapped
 // onto the same Service: OpenRLHF's remote reward (POST /get_reward), a
-// NeMo Gym resources server (POST /verify, POST /seed_session), and
+// NeMo Gym resources server (POST /verify, POST /seed_session, POST
+// /aggregate_metrics, GET /reverify_mode: nemogym.go), and
 // SandboxFusion's POST /run_code (runcode.go), which runs a program in the
 // sandbox.
 func (c *jsonAPI) registerCompat(mux *http.ServeMux) {
-	mux.HandleFunc("POST /get_reward", c.endpoint("http_get_reward", c.getReward))
-	mux.HandleFunc("POST /verify", c.endpoint("http_verify", c.verify))
+	mux.HandleFunc("POST /get_reward", c.queuedEndpoint("http_get_reward", c.getReward))
+	mux.HandleFunc("POST /verify", c.queuedEndpoint("http_verify", c.verify))
 	mux.HandleFunc("POST /run_code", retryableOverload(c.endpoint("http_run_code", c.runCode)))
 	mux.HandleFunc("POST /seed_session", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]any{})
 	})
+	mux.HandleFunc("POST /aggregate_metrics", c.endpoint("http_aggregate_metrics", c.aggregateMetrics))
+	mux.HandleFunc("GET /reverify_mode", reverifyMode)
 }
 
 // stringOrList is a JSON string or list of strings; single says which.
@@ -72,7 +76,11 @@ func (c *jsonAPI) getReward(w http.ResponseWriter, r *http.Request, body []byte)
 	if err != nil {
 		return err
 	}
-	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
+	fill, err := c.unscorableReward(r, c.svc.cfg.Compat.GetReward)
+	if err != nil {
+		return err
+	}
+	rewards, unscorable := c.weightedSum(resp, fill)
 	writeJSON(w, rewardAnswer(resp, rewards, unscorable, in.Query.single))
 	return nil
 }
@@ -182,7 +190,7 @@ func (c *jsonAPI) verify(w http.ResponseWriter, r *http.Request, body []byte) er
 	if err := decodeJSON(body, &in); err != nil {
 		return err
 	}
-	completion, err := responseText(in["response"])
+	completion, err := responseText(in["response"], c.svc.cfg.Compat.Verify.IncludeReasoning)
 	if err != nil {
 		return invalid("request body: response: %v", err)
 	}
@@ -219,7 +227,11 @@ func (c *jsonAPI) verify(w http.ResponseWriter, r *http.Request, body []byte) er
 			in[fs.GetName()+"_reason"] = reason
 		}
 	}
-	rewards, unscorable := c.weightedSum(resp, r.URL.Query().Get("unscorable") == "zero")
+	fill, err := c.unscorableReward(r, c.svc.cfg.Compat.Verify)
+	if err != nil {
+		return err
+	}
+	rewards, unscorable := c.weightedSum(resp, fill)
 	in["reward"] = rewards[0]
 	in["reward_components"] = components
 	if len(unscorable) > 0 {
@@ -229,14 +241,30 @@ func (c *jsonAPI) verify(w http.ResponseWriter, r *http.Request, body []byte) er
 	return nil
 }
 
+// unscorableReward is the reward of a rollout no function scored on an
+// endpoint configured as e: its unscorable_reward (default 0.0), unless the
+// request asks ?unscorable=null (nil: JSON null) or ?unscorable=zero.
+func (c *jsonAPI) unscorableReward(r *http.Request, e config.CompatEndpoint) (*float64, error) {
+	switch q := r.URL.Query().Get("unscorable"); q {
+	case "":
+		v := e.Unscorable()
+		return &v, nil
+	case "null":
+		return nil, nil
+	case "zero":
+		return new(float64), nil
+	default:
+		return nil, invalid(`query: unscorable=%q: want "null" or "zero" (or leave it out for the config's unscorable_reward)`, q)
+	}
+}
+
 // weightedSum is each rollout's weighted sum of the functions' OK scores,
 // with the config's weights (TRL's nansum over the functions that scored
 // it), and the indices of the rollouts no function scored (all NOT_APPLICABLE
-// or ERROR). Their reward is null (nil), not a silent 0 a trainer would
-// learn from, unless zero asks for TRL's 0 (the trainer then reads the
-// indices in "unscorable"); they are counted in
-// rewardd_unscorable_rollouts_total.
-func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, zero bool) ([]*float64, []int) {
+// or ERROR). Their reward is fill (nil: null), the number a trainer that
+// needs one gets; the indices say which they are, the functions' outcomes
+// why, and they are counted in rewardd_unscorable_rollouts_total.
+func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, fill *float64) ([]*float64, []int) {
 	var sums []float64
 	var scored []bool
 	for k, fs := range resp.GetFunctions() {
@@ -256,9 +284,8 @@ func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, zero bool) ([]*float
 	for i := range sums {
 		if !scored[i] {
 			unscorable = append(unscorable, i)
-			if !zero {
-				continue
-			}
+			out[i] = fill
+			continue
 		}
 		out[i] = &sums[i]
 	}
@@ -266,10 +293,14 @@ func (c *jsonAPI) weightedSum(resp *rewardv1.ScoreResponse, zero bool) ([]*float
 	return out, unscorable
 }
 
-// responseText is the text of the last assistant message of a Responses API
-// response: {"output": [{"type": "message", "role": "assistant", "content":
-// [{"type": "output_text", "text": "…"}]}]}.
-func responseText(v any) (string, error) {
+// responseText is the completion of a Responses API response: {"output":
+// [{"type": "message", "role": "assistant", "content": [{"type":
+// "output_text", "text": "…"}]}]}. It is the text of the last assistant
+// message, "" when there is none (a response of reasoning or tool calls
+// only, which NeMo Gym still needs a reward for); with reasoning, the text
+// of the reasoning items (each one's summary, or its content when it has no
+// summary) comes first, a newline after each.
+func responseText(v any, reasoning bool) (string, error) {
 	resp, ok := v.(map[string]any)
 	if !ok {
 		return "", errors.New(`want an object with "output"`)
@@ -278,22 +309,41 @@ func responseText(v any) (string, error) {
 	if !ok {
 		return "", errors.New(`"output" is missing or not a list`)
 	}
+	var b strings.Builder
+	if reasoning {
+		for _, o := range output {
+			item, _ := o.(map[string]any)
+			if item["type"] != "reasoning" {
+				continue
+			}
+			parts, _ := item["summary"].([]any)
+			if len(parts) == 0 {
+				parts, _ = item["content"].([]any)
+			}
+			for _, p := range parts {
+				part, _ := p.(map[string]any)
+				if text, ok := part["text"].(string); ok {
+					b.WriteString(text)
+					b.WriteByte('\n')
+				}
+			}
+		}
+	}
 	for i := len(output) - 1; i >= 0; i-- {
 		item, _ := output[i].(map[string]any)
 		if item["type"] != "message" || item["role"] != nil && item["role"] != "assistant" {
 			continue
 		}
 		parts, _ := item["content"].([]any)
-		var b strings.Builder
 		for _, p := range parts {
 			part, _ := p.(map[string]any)
 			if text, ok := part["text"].(string); ok && (part["type"] == "output_text" || part["type"] == nil) {
 				b.WriteString(text)
 			}
 		}
-		return b.String(), nil
+		break
 	}
-	return "", errors.New(`"output" has no assistant message`)
+	return b.String(), nil
 }
 
 // inputText renders responses_create_params.input (a string or a list of
@@ -344,25 +394,29 @@ func decodeJSON(body []byte, v any) error {
 
 // explain names the outcome of each of fs's entries ("ok", "not_applicable",
 // "error") and splits its reasons into those of the entries it did not
-// score (errs) and those of its OK scores (reasons): the bodies of other
-// trainers say why a value is null apart from why a score is what it is.
+// score (errs: ERROR and NOT_APPLICABLE, whose values are null) and those
+// of its OK scores (reasons): the bodies of other trainers say why a value
+// is null apart from why a score is what it is.
 func explain(fs *rewardv1.FunctionScores) (outcomes []string, errs, reasons map[int32]string) {
 	outcomes = make([]string, len(fs.GetStatus()))
 	for i, st := range fs.GetStatus() {
 		outcomes[i] = scorers.Outcome(st).String()
 	}
+	add := func(m *map[int32]string, i int32, reason string) {
+		if *m == nil {
+			*m = make(map[int32]string)
+		}
+		(*m)[i] = reason
+	}
 	for i, reason := range fs.GetErrors() {
+		add(&errs, i, reason)
+	}
+	for i, reason := range fs.GetReasons() {
 		if fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK {
-			if reasons == nil {
-				reasons = make(map[int32]string)
-			}
-			reasons[i] = reason
-			continue
+			add(&reasons, i, reason)
+		} else {
+			add(&errs, i, reason)
 		}
-		if errs == nil {
-			errs = make(map[int32]string)
-		}
-		errs[i] = reason
 	}
 	return outcomes, errs, reasons
 }

@@ -91,6 +91,8 @@ func TestCompatBadBodies(t *testing.T) {
 		{"/verify", `{"response": {"output": "x"}}`, "output"},
 		{"/verify", `{"responses_create_params": {"input": 3}, "response": {"output": []}}`, "response"},
 		{"/verify", `[]`, "JSON object"},
+		{"/aggregate_metrics", `{"verify_responses": 3}`, "JSON object"},
+		{"/aggregate_metrics", `{}`, `"verify_responses"`},
 	}
 	for _, c := range cases {
 		code, out := post(t, st.httpURL+c.path, []byte(c.body))
@@ -144,31 +146,39 @@ func TestNeMoGymVerify(t *testing.T) {
 	}
 }
 
-// TestCompatUnscorableIsNull (finding: /get_reward and /verify answered a
-// rollout no function could score with reward 0): such a rollout's reward is
-// null, its index is listed under "unscorable", and it is counted; with
-// ?unscorable=zero the trainer gets TRL's 0 and the same list.
-func TestCompatUnscorableIsNull(t *testing.T) {
-	st := newStack(t, "functions:\n  - {name: accuracy, kind: exact_match, reference_field: answer}\n")
+// TestCompatUnscorable (finding: a null reward crashes OpenRLHF's
+// torch.tensor(rewards)): a rollout no function could score gets the
+// endpoint's unscorable_reward (0.0 by default), its index is listed under
+// "unscorable" with the real outcomes beside it, and it is counted;
+// ?unscorable=null asks for null instead.
+func TestCompatUnscorable(t *testing.T) {
+	st := newStack(t, "functions:\n  - {name: accuracy, kind: exact_match, reference_field: answer}\n"+
+		"compat: {verify: {unscorable_reward: -1}}\n")
 	body := []byte(`{"query": ["Q: 1+1? A: 2", "Q: 2+2? A: 4"], "prompts": ["Q: 1+1? A: ", "Q: 2+2? A: "]}`)
 	for _, c := range []struct {
 		query string
 		want  string
 	}{
-		{"", `"rewards":[null,null]`},
+		{"", `"rewards":[0,0]`},
+		{"?unscorable=null", `"rewards":[null,null]`},
 		{"?unscorable=zero", `"rewards":[0,0]`},
 	} {
 		code, out := post(t, st.httpURL+"/get_reward"+c.query, body)
-		if code != http.StatusOK || !strings.Contains(string(out), c.want) || !strings.Contains(string(out), `"unscorable":[0,1]`) {
-			t.Errorf("/get_reward%s without labels: %d %s, want %s and unscorable [0,1]", c.query, code, out, c.want)
+		if code != http.StatusOK || !strings.Contains(string(out), c.want) || !strings.Contains(string(out), `"unscorable":[0,1]`) ||
+			!strings.Contains(string(out), `"outcomes":{"accuracy":["not_applicable","not_applicable"]}`) {
+			t.Errorf("/get_reward%s without labels: %d %s, want %s, unscorable [0,1] and the outcomes", c.query, code, out, c.want)
 		}
 	}
 	verify := []byte(`{"response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "42"}]}]}}`)
 	code, out := post(t, st.httpURL+"/verify", verify)
-	if code != http.StatusOK || !strings.Contains(string(out), `"reward":null`) || !strings.Contains(string(out), `"unscorable":true`) {
-		t.Errorf("/verify without the task's answer: %d %s, want reward null and unscorable true", code, out)
+	if code != http.StatusOK || !strings.Contains(string(out), `"reward":-1`) || !strings.Contains(string(out), `"unscorable":true`) ||
+		!strings.Contains(string(out), `"accuracy_outcome":"not_applicable"`) {
+		t.Errorf("/verify without the task's answer: %d %s, want reward -1 (the config's), unscorable true, the outcome", code, out)
 	}
-	if got := metricValue(t, st.httpURL, "rewardd_unscorable_rollouts_total"); got != "5" {
-		t.Errorf("rewardd_unscorable_rollouts_total = %s, want 5", got)
+	if code, out := post(t, st.httpURL+"/get_reward?unscorable=nan", body); code != http.StatusBadRequest {
+		t.Errorf("?unscorable=nan: %d %s, want 400", code, out)
+	}
+	if got := metricValue(t, st.httpURL, "rewardd_unscorable_rollouts_total"); got != "7" {
+		t.Errorf("rewardd_unscorable_rollouts_total = %s, want 7", got)
 	}
 }

@@ -27,12 +27,18 @@ import (
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/server/aggregate"
+	"github.com/rewardd/rewardd/server/config"
 	"github.com/rewardd/rewardd/server/jsonl"
 )
 
 // readiness says whether the server takes new work; it flips to not ready
-// first thing on shutdown so load balancers stop sending.
-type readiness struct{ ready atomic.Bool }
+// first thing on shutdown so load balancers stop sending. unfit, set before
+// serving, keeps GET /readyz at 503 (Options.Unready) while the server
+// still takes work.
+type readiness struct {
+	ready atomic.Bool
+	unfit error
+}
 
 // Set marks the server ready or not.
 func (r *readiness) Set(ready bool) { r.ready.Store(ready) }
@@ -42,7 +48,8 @@ func (r *readiness) Ready() bool { return r.ready.Load() }
 
 // newHTTPHandler serves the HTTP port: /metrics from gatherer, /healthz
 // (the process is alive), /readyz (it takes work), POST /v1/score (a
-// ScoreRequest as protobuf JSON, answered with a ScoreResponse), and the
+// ScoreRequest as protobuf JSON, answered with a ScoreResponse), GET
+// /v1/functions (ListFunctions' answer as protobuf JSON), and the
 // bodies other trainers speak: OpenRLHF's POST /get_reward and NeMo Gym's
 // POST /verify and /seed_session.
 //
@@ -61,14 +68,19 @@ func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gathe
 			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
 			return
 		}
+		if ready.unfit != nil {
+			http.Error(w, "not ready: "+ready.unfit.Error()+"\n", http.StatusServiceUnavailable)
+			return
+		}
 		io.WriteString(w, "ready\n")
 	})
 	scoring := http.NewServeMux()
 	api := &jsonAPI{svc: svc, m: m, log: log, ready: ready, exec: exec}
 	scoring.HandleFunc("POST /v1/score", api.endpoint("http_score", api.score))
+	scoring.HandleFunc("GET /v1/functions", api.endpoint("http_functions", api.functions))
 	api.registerCompat(scoring)
 	guarded := auth.middleware(scoring)
-	for _, path := range []string{"/v1/score", "/get_reward", "/verify", "/seed_session", "/run_code"} {
+	for _, path := range []string{"/v1/score", "/v1/functions", "/get_reward", "/verify", "/seed_session", "/aggregate_metrics", "/reverify_mode", "/run_code"} {
 		mux.Handle(path, guarded)
 	}
 	return mux
@@ -91,6 +103,20 @@ type jsonAPI struct {
 // error as a google.rpc.Status JSON body; turns a panic into an internal
 // error; and records the request under method.
 func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
+	return a.handler(method, false, h)
+}
+
+// queuedEndpoint is endpoint for the bodies of trainers that send one
+// sample per request in bursts (OpenRLHF, NeMo Gym): when every admission
+// slot is taken, a request waits for one, oldest first, up to
+// limits.queue_wait, its body counted against limits.queue_bytes, instead
+// of being refused at once; only a request whose wait runs out, or that
+// does not fit in the queue, gets RESOURCE_EXHAUSTED (429).
+func (a *jsonAPI) queuedEndpoint(method string, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
+	return a.handler(method, true, h)
+}
+
+func (a *jsonAPI) handler(method string, queue bool, h func(w http.ResponseWriter, r *http.Request, body []byte) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		lim := a.svc.limits()
@@ -105,7 +131,8 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 			if !a.ready.Ready() {
 				return errShuttingDown
 			}
-			if a.svc.overloaded() {
+			queue := queue && lim.QueueWait > 0
+			if !queue && a.svc.overloaded() {
 				return ErrOverloaded
 			}
 			// Errors of the two deadlines are ignored: a ResponseWriter
@@ -135,7 +162,7 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 			if err := t.reserve(decodeCost(len(body), jsonShape(body))); err != nil {
 				return err
 			}
-			if err := t.takeSlot(); err != nil {
+			if err := a.takeSlot(r.Context(), t, queue, int64(len(body)), lim); err != nil {
 				return err
 			}
 			// The request's time starts now that its body is in: an
@@ -151,6 +178,21 @@ func (a *jsonAPI) endpoint(method string, h func(w http.ResponseWriter, r *http.
 		a.m.requests.WithLabelValues(method, st.Code().String()).Inc()
 		a.m.requestDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	}
+}
+
+// takeSlot takes t's admission slot: at once, or when queue is set
+// waiting for one up to lim.QueueWait with bytes in the queue.
+func (a *jsonAPI) takeSlot(ctx context.Context, t *ticket, queue bool, bytes int64, lim config.Limits) error {
+	if !queue {
+		return t.takeSlot()
+	}
+	wait, cancel := context.WithTimeout(ctx, lim.QueueWait)
+	defer cancel()
+	err := t.waitSlot(wait, bytes, int64(lim.QueueBytes))
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("%w (waited %v for a slot: limits.queue_wait)", ErrOverloaded, lim.QueueWait)
+	}
+	return err
 }
 
 // readBody reads a request body into memory that t reserves as it arrives,
@@ -214,6 +256,24 @@ func (a *jsonAPI) score(w http.ResponseWriter, r *http.Request, body []byte) err
 		}
 	}
 	resp, err := a.svc.Score(r.Context(), &req)
+	if err != nil {
+		return err
+	}
+	out, err := protojson.Marshal(resp)
+	if err != nil {
+		return fmt.Errorf("encode response: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+	return nil
+}
+
+// functions answers GET /v1/functions with ListFunctions' answer as JSON:
+// each served function's name, kind, weight, params (the form an inline
+// function takes) and paramsYaml, the config fingerprint and the default
+// aggregation.
+func (a *jsonAPI) functions(w http.ResponseWriter, r *http.Request, _ []byte) error {
+	resp, err := a.svc.ListFunctions(r.Context(), &rewardv1.ListFunctionsRequest{})
 	if err != nil {
 		return err
 	}

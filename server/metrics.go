@@ -91,6 +91,9 @@ type serviceMetrics struct {
 	// requestTimeouts counts the requests answered in part because
 	// limits.request_timeout ran out.
 	requestTimeouts prometheus.Counter
+	// slotWaiting is the requests waiting for an admission slot
+	// (limits.queue_wait).
+	slotWaiting prometheus.Gauge
 }
 
 // newServiceMetrics creates the service's metrics and registers them on reg.
@@ -114,14 +117,18 @@ func newServiceMetrics(reg prometheus.Registerer) *serviceMetrics {
 		}),
 		unscorable: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rewardd_unscorable_rollouts_total",
-			Help: "Rollouts aggregated with every function NaN: their advantage is 0.",
+			Help: "Rollouts no function scored (every one NaN): aggregated with advantage 0, or answered the endpoint's unscorable_reward on /get_reward and /verify.",
 		}),
 		requestTimeouts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rewardd_request_timeouts_total",
 			Help: "Requests that ran past limits.request_timeout before every rollout was scored: answered with the scores decided by then, the rest ERROR.",
 		}),
+		slotWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rewardd_queued_requests",
+			Help: "Requests to /get_reward and /verify waiting for an admission slot (limits.queue_wait).",
+		}),
 	}
-	reg.MustRegister(m.poolRejected, m.memoryCapacity, m.memoryHeld, m.memoryRejected, m.unscorable, m.requestTimeouts)
+	reg.MustRegister(m.poolRejected, m.memoryCapacity, m.memoryHeld, m.memoryRejected, m.unscorable, m.requestTimeouts, m.slotWaiting)
 	return m
 }
 
@@ -143,7 +150,7 @@ func ports() []string { return []string{"grpc", "http"} }
 
 // Methods are the values of the method label.
 func methods() []string {
-	return []string{"Score", "ScoreStream", "ListFunctions", "http_score", "http_get_reward", "http_verify", "http_run_code"}
+	return []string{"Score", "ScoreStream", "ListFunctions", "http_score", "http_functions", "http_get_reward", "http_verify", "http_aggregate_metrics", "http_run_code"}
 }
 
 // newTransportMetrics creates the transports' metrics and registers them on

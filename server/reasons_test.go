@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 )
@@ -23,32 +24,44 @@ func reasonRollouts() []*rewardv1.Rollout {
 }
 
 // TestReasonsOfOKScores (issue 19, item 1: functionScores sent reasons for
-// non-OK entries only, so a 0 for no answer looked like any other 0): an OK
-// score's reason comes back on gRPC and on POST /v1/score, beside the
-// NOT_APPLICABLE reason, unless the request sets omit_ok_reasons.
+// non-OK entries only, so a 0 for no answer looked like any other 0; issue
+// 31: the errors map carried reasons of OK rows): an OK score's reason and
+// a NOT_APPLICABLE one come back in reasons, errors holds the ERROR rows
+// only, on gRPC and on POST /v1/score; omit_ok_reasons leaves out those of
+// the OK scores.
 func TestReasonsOfOKScores(t *testing.T) {
 	st := newStack(t, testConfig)
-	req := &rewardv1.ScoreRequest{Functions: []string{"accuracy", "format"}, Rollouts: reasonRollouts()}
+	req := &rewardv1.ScoreRequest{Functions: []string{"accuracy", "format"}, Rollouts: append(reasonRollouts(),
+		&rewardv1.Rollout{Completion: "<answer>42</answer>", Fields: &structpb.Struct{Fields: map[string]*structpb.Value{"answer": structpb.NewBoolValue(true)}}})}
 	resp, err := st.client.Score(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc, format := resp.GetFunctions()[0], resp.GetFunctions()[1]
-	if got := acc.GetStatus()[1]; got != rewardv1.ScoreStatus_SCORE_STATUS_OK || acc.GetValues()[1] != 0 {
-		t.Fatalf("accuracy on rollout 1: %v %v, want OK 0", got, acc.GetValues()[1])
+	check := func(via string, resp *rewardv1.ScoreResponse) {
+		acc, format := resp.GetFunctions()[0], resp.GetFunctions()[1]
+		if got := acc.GetStatus()[1]; got != rewardv1.ScoreStatus_SCORE_STATUS_OK || acc.GetValues()[1] != 0 {
+			t.Fatalf("%s: accuracy on rollout 1: %v %v, want OK 0", via, got, acc.GetValues()[1])
+		}
+		if got := acc.GetReasons()[1]; got != "no answer found" {
+			t.Errorf("%s: accuracy's reason for its OK 0: %q, want %q", via, got, "no answer found")
+		}
+		if _, ok := acc.GetReasons()[0]; ok {
+			t.Errorf("%s: accuracy's right answer has a reason: %q", via, acc.GetReasons()[0])
+		}
+		if acc.GetStatus()[2] != rewardv1.ScoreStatus_SCORE_STATUS_NOT_APPLICABLE || acc.GetReasons()[2] == "" {
+			t.Errorf("%s: accuracy without a reference: %v %q, want NOT_APPLICABLE with a reason", via, acc.GetStatus()[2], acc.GetReasons()[2])
+		}
+		if acc.GetStatus()[3] != rewardv1.ScoreStatus_SCORE_STATUS_ERROR || acc.GetErrors()[3] == "" {
+			t.Errorf("%s: accuracy with a bool reference: %v %q, want ERROR with its reason in errors", via, acc.GetStatus()[3], acc.GetErrors()[3])
+		}
+		if len(acc.GetErrors()) != 1 || len(format.GetErrors()) != 0 {
+			t.Errorf("%s: errors %v and %v, want the ERROR row only", via, acc.GetErrors(), format.GetErrors())
+		}
+		if format.GetValues()[1] != 0 || format.GetReasons()[1] == "" {
+			t.Errorf("%s: format on a completion without tags: %v %q, want 0 with a reason", via, format.GetValues()[1], format.GetReasons()[1])
+		}
 	}
-	if got := acc.GetErrors()[1]; got != "no answer found" {
-		t.Errorf("accuracy's reason for its OK 0: %q, want %q", got, "no answer found")
-	}
-	if _, ok := acc.GetErrors()[0]; ok {
-		t.Errorf("accuracy's right answer has a reason: %q", acc.GetErrors()[0])
-	}
-	if acc.GetStatus()[2] != rewardv1.ScoreStatus_SCORE_STATUS_NOT_APPLICABLE || acc.GetErrors()[2] == "" {
-		t.Errorf("accuracy without a reference: %v %q, want NOT_APPLICABLE with a reason", acc.GetStatus()[2], acc.GetErrors()[2])
-	}
-	if format.GetValues()[1] != 0 || format.GetErrors()[1] == "" {
-		t.Errorf("format on a completion without tags: %v %q, want 0 with a reason", format.GetValues()[1], format.GetErrors()[1])
-	}
+	check("gRPC", resp)
 
 	// The same over HTTP JSON.
 	body, err := protojson.Marshal(req)
@@ -60,9 +73,7 @@ func TestReasonsOfOKScores(t *testing.T) {
 	if err := protojson.Unmarshal(out, &got); code != http.StatusOK || err != nil {
 		t.Fatalf("POST /v1/score: %d %s (%v)", code, out, err)
 	}
-	if r := got.GetFunctions()[0].GetErrors()[1]; r != "no answer found" {
-		t.Errorf("POST /v1/score: accuracy's reason for its OK 0: %q", r)
-	}
+	check("HTTP", &got)
 
 	// omit_ok_reasons leaves them out, on both transports, and keeps the
 	// others.
@@ -79,14 +90,14 @@ func TestReasonsOfOKScores(t *testing.T) {
 	}
 	for via, r := range map[string]*rewardv1.ScoreResponse{"gRPC": resp, "HTTP": &omitted} {
 		for _, fs := range r.GetFunctions() {
-			for i, reason := range fs.GetErrors() {
+			for i, reason := range fs.GetReasons() {
 				if fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK {
 					t.Errorf("%s, omit_ok_reasons: %s rollout %d (OK) has the reason %q", via, fs.GetName(), i, reason)
 				}
 			}
 		}
-		if r.GetFunctions()[0].GetErrors()[2] == "" {
-			t.Errorf("%s, omit_ok_reasons: the NOT_APPLICABLE reason is gone too", via)
+		if r.GetFunctions()[0].GetReasons()[2] == "" || r.GetFunctions()[0].GetErrors()[3] == "" {
+			t.Errorf("%s, omit_ok_reasons: the NOT_APPLICABLE or the ERROR reason is gone too", via)
 		}
 	}
 }

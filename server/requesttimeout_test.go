@@ -146,7 +146,7 @@ func TestRequestTimeoutKeepsFinishedScores(t *testing.T) {
 	})
 	t.Run("OpenRLHF", func(t *testing.T) {
 		body, _ := json.Marshal(map[string]any{"query": timeoutCompletions, "labels": timeoutAnswers})
-		for _, query := range []string{"", "?unscorable=zero"} {
+		for _, query := range []string{"?unscorable=null", ""} {
 			scored.Clear()
 			code, out := post(t, st.httpURL+"/get_reward"+query, body)
 			if code != http.StatusOK {
@@ -174,12 +174,13 @@ func TestRequestTimeoutKeepsFinishedScores(t *testing.T) {
 				}
 			}
 			// The held row: quick ERROR, accuracy NOT_APPLICABLE (no
-			// label), so no function scored it: null, or 0 when asked.
+			// label), so no function scored it: null when asked, else
+			// the default unscorable_reward, 0.
 			if len(got.Unscorable) != 1 || got.Unscorable[0] != last {
 				t.Errorf("%s: unscorable %v, want [%d]", query, got.Unscorable, last)
 			}
-			if r := got.Rewards[last]; query == "" && r != nil || query != "" && (r == nil || *r != 0) {
-				t.Errorf("%s: reward of the held row %v, want %s", query, r, map[string]string{"": "null", "?unscorable=zero": "0"}[query])
+			if r := got.Rewards[last]; query != "" && r != nil || query == "" && (r == nil || *r != 0) {
+				t.Errorf("%s: reward of the held row %v, want %s", query, r, map[string]string{"?unscorable=null": "null", "": "0"}[query])
 			}
 			checkTimeouts(t)
 		}

@@ -16,7 +16,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
 	"github.com/rewardd/rewardd/scorers/codeexec"
@@ -58,6 +60,12 @@ type Options struct {
 	RunCode *codeexec.Executor
 	// TLS, when set, serves both ports over TLS.
 	TLS *tls.Config
+	// Unready, when set, is why the server is not fit to serve its config
+	// (code_exec functions whose sandbox could not start): it still
+	// serves, every such rollout ERROR, but GET /readyz answers 503 with
+	// it and gRPC health is NOT_SERVING, so that a load balancer or a
+	// trainer's wait for readiness does not send it work.
+	Unready error
 }
 
 // Server is rewardd's service behind its two transports, wired once for
@@ -87,7 +95,8 @@ type Server struct {
 }
 
 // New wires a server from opts. It is ready (GET /readyz, gRPC health)
-// until Shutdown, and serves nothing until Serve.
+// until Shutdown unless opts.Unready says why not, and serves nothing until
+// Serve.
 func New(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("server.New: Options.Config is nil")
@@ -120,6 +129,11 @@ func New(opts Options) (*Server, error) {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
 	s.grpc, s.health = newGRPCServer(newGRPCService(svc, tm, opts.Log, opts.Auth), grpcOpts...)
+	s.ready.unfit = opts.Unready
+	if opts.Unready != nil {
+		s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+		s.health.SetServingStatus(rewardv1.RewardService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+	}
 	s.handler = newHTTPHandler(svc, tm, opts.Registry, &s.ready, opts.Log, opts.Auth, opts.RunCode)
 	s.http = s.httpConns.httpServer(s.handler, cfg.Limits, opts.TLS, opts.Log)
 	s.ready.Set(true)

@@ -138,8 +138,8 @@ func TestScoreGSM8K(t *testing.T) {
 		if acc.Status[wrong] != rewardv1.ScoreStatus_SCORE_STATUS_OK || acc.Values[wrong] != 0 {
 			t.Errorf("row %d changed answer: %v %v, want OK 0", i, acc.Status[wrong], acc.Values[wrong])
 		}
-		if acc.Status[noref] != rewardv1.ScoreStatus_SCORE_STATUS_NOT_APPLICABLE || !math.IsNaN(acc.Values[noref]) || acc.Errors[int32(noref)] == "" {
-			t.Errorf("row %d without reference: %v %v, want NOT_APPLICABLE NaN with a reason", i, acc.Status[noref], acc.Values[noref])
+		if acc.Status[noref] != rewardv1.ScoreStatus_SCORE_STATUS_NOT_APPLICABLE || !math.IsNaN(acc.Values[noref]) || acc.Reasons[int32(noref)] == "" || acc.Errors[int32(noref)] != "" {
+			t.Errorf("row %d without reference: %v %v, want NOT_APPLICABLE NaN with a reason in reasons, none in errors", i, acc.Status[noref], acc.Values[noref])
 		}
 	}
 }

@@ -435,16 +435,22 @@ func (s *Service) compileSpec(spec *rewardv1.FunctionSpec) (*scorers.Function, e
 // program found.
 func functionScores(name string, results []scorers.Result, values []float64, status []rewardv1.ScoreStatus, okReasons bool) *rewardv1.FunctionScores {
 	fs := &rewardv1.FunctionScores{Name: name, Values: values, Status: status}
-	reasons := 0
+	errs, reasons := 0, 0
 	for _, r := range results {
-		if r.Outcome != scorers.OK || okReasons && r.Reason != "" {
+		switch {
+		case r.Outcome == scorers.Error:
+			errs++
+		case r.Outcome == scorers.NotApplicable || okReasons && r.Reason != "":
 			reasons++
 		}
 	}
+	// Sized once: a reason on every rollout (format's on completions
+	// without tags) grew the map ten times per 1,024 rollouts.
+	if errs > 0 {
+		fs.Errors = make(map[int32]string, errs)
+	}
 	if reasons > 0 {
-		// Sized once: a reason on every rollout (format's on completions
-		// without tags) grew the map ten times per 1,024 rollouts.
-		fs.Errors = make(map[int32]string, reasons)
+		fs.Reasons = make(map[int32]string, reasons)
 	}
 	for i, r := range results {
 		fs.Values[i] = r.Value
@@ -455,10 +461,13 @@ func functionScores(name string, results []scorers.Result, values []float64, sta
 			}
 			fs.Executions[int32(i)] = executionProto(r.Execution)
 		}
-		if r.Outcome != scorers.OK || okReasons && r.Reason != "" {
-			// A reason may quote a program's output: proto3 strings
-			// are UTF-8.
+		// A reason may quote a program's output: proto3 strings are
+		// UTF-8.
+		switch {
+		case r.Outcome == scorers.Error:
 			fs.Errors[int32(i)] = strings.ToValidUTF8(r.Reason, "\uFFFD")
+		case r.Outcome == scorers.NotApplicable || okReasons && r.Reason != "":
+			fs.Reasons[int32(i)] = strings.ToValidUTF8(r.Reason, "\uFFFD")
 		}
 	}
 	return fs
@@ -468,8 +477,12 @@ func functionScores(name string, results []scorers.Result, values []float64, sta
 func (s *Service) ListFunctions(context.Context, *rewardv1.ListFunctionsRequest) (*rewardv1.ListFunctionsResponse, error) {
 	resp := &rewardv1.ListFunctionsResponse{ConfigFingerprint: s.cfg.Fingerprint}
 	for _, fn := range s.cfg.Functions {
+		params, err := paramsStruct(fn.Canonical)
+		if err != nil { // toStatus logs it, and answers "internal error"
+			return nil, fmt.Errorf("function %q: parameters as a Struct: %w", fn.Name, err)
+		}
 		resp.Functions = append(resp.Functions, &rewardv1.FunctionInfo{
-			Name: fn.Name, Kind: fn.Kind, Weight: s.cfg.Weights[fn.Name], ParamsYaml: string(fn.Canonical),
+			Name: fn.Name, Kind: fn.Kind, Weight: s.cfg.Weights[fn.Name], ParamsYaml: string(fn.Canonical), Params: params,
 		})
 	}
 	if a := s.cfg.Aggregation; a != nil {
@@ -478,6 +491,16 @@ func (s *Service) ListFunctions(context.Context, *rewardv1.ListFunctionsRequest)
 		resp.Aggregation = &rewardv1.Aggregation{Mode: mode, Scale: scale}
 	}
 	return resp, nil
+}
+
+// paramsStruct is a function's canonical YAML parameters as the Struct an
+// inline FunctionSpec takes.
+func paramsStruct(canonical []byte) (*structpb.Struct, error) {
+	params := map[string]any{}
+	if err := yaml.Unmarshal(canonical, &params); err != nil {
+		return nil, err
+	}
+	return structpb.NewStruct(params)
 }
 
 // aggregate fills rewards and advantages when the request or the config

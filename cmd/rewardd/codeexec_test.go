@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -114,6 +117,19 @@ func TestServeCodeExec(t *testing.T) {
 func TestServeCodeExecFailsClosed(t *testing.T) {
 	srv := serveCode(t, "CODE EXECUTION IS OFF", "--sandbox-python", "/nonexistent/python3")
 	defer srv.stop(t)
+	// Not ready (issue 31): its config's code_exec functions cannot run.
+	if code, body := httpGet(t, "http://"+srv.httpAddr+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "need the sandbox, which could not start") {
+		t.Errorf("GET /readyz: %d %q, want 503 naming the sandbox", code, body)
+	}
+	conn, err := grpc.NewClient(srv.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	h, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{Service: "reward.v1.RewardService"})
+	if err != nil || h.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Errorf("gRPC health: %v %v, want NOT_SERVING", h, err)
+	}
 	resp, err := srv.client(t).Score(context.Background(), codeRequest(t))
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,9 @@ import (
 // TestScoreOutcomesAndReasons (issue 19, item 1): each output row of
 // `rewardd score` names every function's outcome, so that a null score
 // says whether the function did not apply or could not decide, and gives
-// an OK score's reason ("no answer found") apart from the errors.
+// an OK score's reason ("no answer found") apart from the errors; and
+// (issue 31) a run with an ERROR row exits 1, every row still written,
+// with a summary naming the function, its count and the first reason.
 func TestScoreOutcomesAndReasons(t *testing.T) {
 	cfg := writeConfig(t, `functions:
   - name: accuracy
@@ -23,8 +25,9 @@ func TestScoreOutcomesAndReasons(t *testing.T) {
 		`{"id": "malformed", "completion": "<answer>42</answer>", "answer": {"value": 42}}`,
 	}, "\n") + "\n"
 	out, stderr, exit := runRewardd(t, in, "score", "--config", cfg, "--in", "-")
-	if exit != 0 {
-		t.Fatalf("score: exit %d\n%s", exit, stderr)
+	if exit != 1 || !strings.Contains(stderr, "1 of 4 rows have an ERROR score") ||
+		!strings.Contains(stderr, `accuracy: 1, first on line 4 (id "malformed"): field "answer": holds an object`) {
+		t.Errorf("score with an ERROR row: exit %d\n%s\nwant exit 1 and a summary", exit, stderr)
 	}
 	type row struct {
 		ID       string              `json:"id"`
@@ -50,8 +53,8 @@ func TestScoreOutcomesAndReasons(t *testing.T) {
 	if r := rows[1]; r.Outcomes["accuracy"] != "ok" || r.Scores["accuracy"] == nil || *r.Scores["accuracy"] != 0 || r.Reasons["accuracy"] != "no answer found" || r.Errors["accuracy"] != "" {
 		t.Errorf("no answer: %+v; want accuracy ok 0 with the reason \"no answer found\" and no error", r)
 	}
-	if r := rows[2]; r.Outcomes["accuracy"] != "not_applicable" || r.Scores["accuracy"] != nil || r.Errors["accuracy"] == "" {
-		t.Errorf("no reference: %+v; want accuracy not_applicable, null, with its reason in errors", r)
+	if r := rows[2]; r.Outcomes["accuracy"] != "not_applicable" || r.Scores["accuracy"] != nil || r.Reasons["accuracy"] == "" || len(r.Errors) != 0 {
+		t.Errorf("no reference: %+v; want accuracy not_applicable, null, with its reason in reasons (errors are ERROR's)", r)
 	}
 	if r := rows[3]; r.Outcomes["accuracy"] != "error" || r.Scores["accuracy"] != nil || r.Errors["accuracy"] == "" {
 		t.Errorf("malformed reference: %+v; want accuracy error, null, with its reason in errors", r)

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/schollz/progressbar/v3"
 	"go.uber.org/zap"
@@ -87,6 +90,9 @@ func score(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	if s.bad > 0 {
 		return fmt.Errorf("%s: %d malformed line(s) not scored (see the lines above and their output rows); the other %d rows were scored", *in, s.bad, s.scored)
+	}
+	if s.errored > 0 {
+		return s.errorSummary()
 	}
 	return nil
 }
@@ -178,6 +184,52 @@ type scoreRun struct {
 	bad       int
 	scored    int
 	batches   int
+	// errored counts the rows with an ERROR entry; fnErrors the ERROR
+	// entries of each function, with the first one's row and reason.
+	errored  int
+	fnErrors map[string]*fnErrors
+}
+
+// fnErrors is the ERROR entries of one function in a run.
+type fnErrors struct {
+	n          int
+	line       int
+	id, reason string
+}
+
+// countErrors counts the ERROR entries of the output o of row.
+func (s *scoreRun) countErrors(row *jsonl.Row, o jsonl.Output) {
+	errored := false
+	for fn, outcome := range o.Outcomes {
+		if outcome != "error" {
+			continue
+		}
+		errored = true
+		if s.fnErrors == nil {
+			s.fnErrors = make(map[string]*fnErrors)
+		}
+		e := s.fnErrors[fn]
+		if e == nil {
+			e = &fnErrors{line: row.Line, id: string(row.ID), reason: o.Errors[fn]}
+			s.fnErrors[fn] = e
+		}
+		e.n++
+	}
+	if errored {
+		s.errored++
+	}
+}
+
+// errorSummary is the error a run with ERROR entries ends with: how many
+// rows, and per function how many entries and the first one's reason.
+func (s *scoreRun) errorSummary() error {
+	var parts []string
+	for _, fn := range slices.Sorted(maps.Keys(s.fnErrors)) {
+		e := s.fnErrors[fn]
+		parts = append(parts, fmt.Sprintf("%s: %d, first on line %d (id %s): %s", fn, e.n, e.line, e.id, e.reason))
+	}
+	return fmt.Errorf("%s: %d of %d rows have an ERROR score (the verifier could not decide; their output rows say why): %s",
+		s.name, s.errored, s.scored, strings.Join(parts, "; "))
 }
 
 func (s *scoreRun) malformed(le *jsonl.LineError) {
@@ -220,6 +272,7 @@ func (s *scoreRun) flush(ctx context.Context) error {
 			o = jsonl.Output{Line: p.bad.Line, Error: p.bad.Err.Error()}
 		} else {
 			o = outputs[j]
+			s.countErrors(rows[j], o)
 			j++
 		}
 		if err := enc.Encode(o); err != nil {

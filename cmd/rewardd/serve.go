@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -76,11 +77,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Inline.Allows("code_exec") {
-		// Requests may run programs (inline code_exec, POST /run_code):
-		// the sandbox starts now, and the log says whether it did, rather
-		// than with the first such request.
-		code.Runner()
+	// When functions or requests run programs (code_exec in the config,
+	// inline code_exec, POST /run_code), the sandbox starts now, and the
+	// log says whether it did, rather than with the first such request;
+	// a config whose functions need it is not ready without it.
+	var unready error
+	if needs := codeExecFunctions(cfg); len(needs) > 0 || cfg.Inline.Allows("code_exec") {
+		if _, err := code.Runner(); err != nil && len(needs) > 0 {
+			unready = fmt.Errorf("code_exec function(s) %s need the sandbox, which could not start: %v", strings.Join(needs, ", "), err)
+		}
 	}
 	memoryLimit, err := limitMemory(cfg.Limits)
 	if err != nil {
@@ -90,7 +95,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer runCode.Close() // before the sandbox closes: its runs use it
 	srv, err := server.New(server.Options{
 		Config: cfg, Kinds: code.Registry(), Workers: *workers, WorkerNice: *workerNice, Log: log, Registry: reg,
-		Auth: auth, RunCode: runCode, TLS: tlsConfig,
+		Auth: auth, RunCode: runCode, TLS: tlsConfig, Unready: unready,
 	})
 	if err != nil {
 		return err
@@ -116,6 +121,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		zap.String("max_message_bytes", config.ByteSize(lim.MaxMessageBytes).String()), zap.Int("max_connections", lim.MaxConnections),
 		zap.String("version", version()))
 	return serveUntilDone(ctx, srv, gl, hl, log)
+}
+
+// codeExecFunctions names the config's functions that run programs.
+func codeExecFunctions(cfg *config.Config) []string {
+	var names []string
+	for _, fn := range cfg.Functions {
+		if fn.Kind == "code_exec" {
+			names = append(names, fn.Name)
+		}
+	}
+	return names
 }
 
 // serveUntilDone serves until ctx ends (a signal) or a port fails, then

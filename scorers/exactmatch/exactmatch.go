@@ -127,6 +127,8 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 		switch name {
 		case "boxed":
 			f = extract.Boxed
+		case "first_boxed":
+			f = extract.FirstBoxed
 		case "answer_tag":
 			f = extract.AnswerTag
 		case "gsm8k":
@@ -143,7 +145,7 @@ func extractors(key string, names []string, re *extract.Regexp, patternSet bool)
 				f = re.Extract
 			}
 		default:
-			bad.Addf(key, "unknown extractor %q (one of boxed, answer_tag, gsm8k, last_number, regex, none)", name)
+			bad.Addf(key, "unknown extractor %q (one of boxed, first_boxed, answer_tag, gsm8k, last_number, regex, none)", name)
 		}
 		fs = append(fs, f)
 	}
@@ -162,7 +164,7 @@ func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
 		return scorers.Errorf("%v", err)
 	}
 	if !found {
-		return scorers.Skip(s.noReference)
+		return scorers.Skip(r.WhyMissing(s.noReference, s.field))
 	}
 	var ans answer
 	answered := false // ans holds the completion's answer

@@ -57,6 +57,19 @@ func Boxed(s string) (string, bool) {
 	return NonBlank(spaced)
 }
 
+// FirstBoxed returns the content of the first \boxed{…} in s, with nested
+// braces balanced, as Axolotl's Hatchery math reward chooses its box
+// (extract_boxed in integrations/hatchery/rewards/math_reward.py): only the
+// brace form of \boxed counts (not \fbox, not \boxed 5), and when that
+// first box is not closed there is no answer, a later box is not used.
+func FirstBoxed(s string) (string, bool) {
+	i := strings.Index(s, `\boxed{`)
+	if i < 0 {
+		return "", false
+	}
+	return braced(s[i+len(`\boxed`):])
+}
+
 // braced returns the content of the balanced group that s starts with (s[0]
 // is '{').
 func braced(s string) (string, bool) {

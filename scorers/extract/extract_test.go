@@ -189,3 +189,15 @@ func FuzzLastIndex(f *testing.F) {
 		}
 	})
 }
+
+func TestFirstBoxed(t *testing.T) {
+	runExtract(t, "FirstBoxed", FirstBoxed, []extractCase{
+		{`\boxed{1} then \boxed{2}`, "1"},
+		{`$\boxed{\frac{1}{2}}$ or \boxed{3}`, `\frac{1}{2}`},
+		{`\fbox{1} then \boxed{2}`, "2"},
+		{`\boxed 5 then \boxed{2}`, "2"},
+		{`\boxed{1 then \boxed{2}`, ""},
+		{`\boxed{} then \boxed{2}`, ""},
+		{`no box`, ""},
+	})
+}

@@ -15,10 +15,27 @@
 //     each for <think>, </think>, <answer>, </answer>. Unlike open-r1, which
 //     counts "<think>\n", "\n</think>\n", "\n<answer>\n" and "\n</answer>",
 //     the tags are counted bare, without the newlines around them, and any
-//     list of tags may be used.
+//     list of tags may be used (compat: openr1 counts open-r1's strings).
 //   - json: the completion, or its last ```json fenced block if it has one,
 //     is JSON (a JSON object holding every one of RequiredKeys at its top
 //     level, when they are given). Score 1, or 0 with a reason.
+//
+// With Compat "openr1", strict and partial give open-r1's exact numbers
+// (src/open_r1/rewards.py), newlines included:
+//
+//   - strict is format_reward: re.match of
+//     ^<think>\n.*?\n</think>\n<answer>\n.*?\n</answer>$ with DOTALL and
+//     MULTILINE. The completion is not trimmed; it starts with "<think>\n",
+//     some "\n</think>\n<answer>\n" follows, then some "\n</answer>" that
+//     ends the text or a line (MULTILINE's $), so text may follow it on
+//     later lines. A block may hold anything, tags included.
+//   - partial is tag_count_reward: 1/(2·len(Tags)) for each of "<think>\n",
+//     "\n</think>\n", "\n<answer>\n" and "\n</answer>" counted exactly once
+//     (non-overlapping counts, as Python's str.count).
+//
+// Other tag lists follow the same layout: the first open tag starts the text
+// and ends with a newline, every other tag string is on its own line, and the
+// last close tag needs only the newline before it.
 //
 // Tags are matched case-sensitively, as open-r1 does.
 package format
@@ -43,7 +60,13 @@ type Params struct {
 	// RequiredKeys are keys the JSON object must have at its top level.
 	// JSON mode only.
 	RequiredKeys []string `yaml:"required_keys,omitempty"`
+	// Compat is "" (rewardd's rules) or "openr1" (open-r1's newline
+	// semantics, see the package comment). Strict and partial modes only.
+	Compat string `yaml:"compat,omitempty"`
 }
+
+// OpenR1 is the Compat value for open-r1's numbers.
+const OpenR1 = "openr1"
 
 // Modes.
 const (
@@ -64,6 +87,8 @@ type Scorer struct {
 	keys  []string
 	// missingKey[i] explains the absence of keys[i].
 	missingKey []string
+	// openr1 holds the strings open-r1 looks for, when Compat is openr1.
+	openr1 *openR1
 }
 
 type tag struct {
@@ -97,6 +122,15 @@ func New(p Params) (*Scorer, error) {
 		if len(p.Tags) == 0 {
 			bad.Add("tags", errors.New("is empty"))
 		}
+	}
+	switch p.Compat {
+	case "":
+	case OpenR1:
+		if p.Mode == JSON {
+			bad.Addf("compat", "%q is for strict and partial modes, not json", OpenR1)
+		}
+	default:
+		bad.Addf("compat", "unknown value %q (want %q or nothing)", p.Compat, OpenR1)
 	}
 	s := &Scorer{p: p, mode: p.Mode}
 	if p.Mode == JSON {
@@ -134,6 +168,9 @@ func New(p Params) (*Scorer, error) {
 	if err := bad.Err(); err != nil {
 		return nil, err
 	}
+	if p.Compat == OpenR1 {
+		s.openr1 = newOpenR1(p.Tags)
+	}
 	return s, nil
 }
 
@@ -144,6 +181,12 @@ func (s *Scorer) Params() Params { return s.p }
 // Score scores the completion's format. It does not use ctx: its work is a
 // scan of the completion.
 func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
+	switch {
+	case s.openr1 != nil && s.mode == Partial:
+		return s.openr1.tagCount(r.Completion)
+	case s.openr1 != nil:
+		return s.openr1.format(r.Completion)
+	}
 	switch s.mode {
 	case Partial:
 		return s.partial(r.Completion)

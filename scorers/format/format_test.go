@@ -161,6 +161,8 @@ func TestNewErrors(t *testing.T) {
 		{Name: "keys in strict mode", Params: format.Params{RequiredKeys: []string{"a"}}, Key: "required_keys"},
 		{Name: "keys in partial mode", Params: format.Params{Mode: format.Partial, RequiredKeys: []string{"a"}}, Key: "required_keys"},
 		{Name: "tags in json mode", Params: format.Params{Mode: format.JSON, Tags: []string{"a"}}, Key: "tags"},
+		{Name: "unknown compat", Params: format.Params{Compat: "open-r1"}, Key: "compat"},
+		{Name: "compat in json mode", Params: format.Params{Mode: format.JSON, Compat: format.OpenR1}, Key: "compat"},
 	})
 }
 
@@ -189,8 +191,10 @@ func TestConformance(t *testing.T) {
 		{Mode: format.Partial, Tags: []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}},
 		{Mode: format.JSON},
 		{Mode: format.JSON, RequiredKeys: []string{"answer"}},
+		{Compat: format.OpenR1},
+		{Mode: format.Partial, Compat: format.OpenR1},
 	} {
-		t.Run(p.Mode, func(t *testing.T) {
+		t.Run(p.Mode+p.Compat, func(t *testing.T) {
 			s, err := format.New(p)
 			if err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@ package format
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -167,6 +168,27 @@ func FuzzMissingKey(f *testing.F) {
 		missing, isObject := missingKey(doc, keys)
 		if isObject != wantObject || missing != wantMissing {
 			t.Fatalf("missingKey(%q) = %d %v, encoding/json says %d %v", doc, missing, isObject, wantMissing, wantObject)
+		}
+	})
+}
+
+// FuzzOpenR1 checks compat openr1's strict mode against open-r1's pattern
+// run by Go's regexp (\A for re.match's anchor).
+func FuzzOpenR1(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Add("<think>\n\n</think>\n<answer>\n\n</answer>\nx")
+	f.Add("<think>\n\n</think>\n<answer>\n\n</answer>x\n</answer>")
+	re := regexp.MustCompile(`(?sm)\A<think>\n.*?\n</think>\n<answer>\n.*?\n</answer>$`)
+	s, err := New(Params{Compat: OpenR1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got := s.Score(context.Background(), &scorers.Rollout{Completion: text}).Value
+		if want := re.MatchString(text); (got == 1) != want {
+			t.Fatalf("%q: %v, open-r1's pattern matches: %v", text, got, want)
 		}
 	})
 }

@@ -408,7 +408,7 @@ func (s *Scorer) measure(r *scorers.Rollout) (int, scorers.Result) {
 func (s *Scorer) tokens(r *scorers.Rollout) (int, scorers.Result) {
 	v, ok := r.Field(s.tokensField)
 	if !ok {
-		return 0, scorers.Errorf("%s", s.noTokens)
+		return 0, scorers.Errorf("%s", r.WhyMissing(s.noTokens, s.tokensField))
 	}
 	switch k := v.Kind.(type) {
 	case *structpb.Value_NumberValue:
@@ -429,7 +429,7 @@ func (s *Scorer) tokens(r *scorers.Rollout) (int, scorers.Result) {
 func (s *Scorer) correct(r *scorers.Rollout) (bool, scorers.Result) {
 	v, ok := r.Field(s.correctField)
 	if !ok {
-		return false, scorers.Skip(s.noCorrect)
+		return false, scorers.Skip(r.WhyMissing(s.noCorrect, s.correctField))
 	}
 	switch k := v.Kind.(type) {
 	case *structpb.Value_BoolValue:

@@ -155,7 +155,9 @@ func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
 		switch {
 		case err != nil:
 			return scorers.Errorf("%v", err)
-		case !found || pat == "":
+		case !found:
+			return scorers.Skip(r.WhyMissing(s.noPattern, s.field))
+		case pat == "":
 			return scorers.Skip(s.noPattern)
 		}
 		if m, err = s.rows.get(pat); err != nil {

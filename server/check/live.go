@@ -109,7 +109,7 @@ func compareScores(ctx context.Context, r *Report, in Input, local *localScores,
 	n := len(local.rows)
 	remote := make(map[string]*rewardv1.FunctionScores, len(common))
 	for _, name := range common {
-		remote[name] = &rewardv1.FunctionScores{Name: name, Errors: make(map[int32]string)}
+		remote[name] = &rewardv1.FunctionScores{Name: name, Errors: make(map[int32]string), Reasons: make(map[int32]string)}
 	}
 	for lo := 0; lo < n; lo += batch {
 		hi := min(lo+batch, n)
@@ -138,6 +138,9 @@ func compareScores(ctx context.Context, r *Report, in Input, local *localScores,
 			got.Status = append(got.Status, fs.GetStatus()...)
 			for i, reason := range fs.GetErrors() {
 				got.Errors[int32(lo)+i] = reason
+			}
+			for i, reason := range fs.GetReasons() {
+				got.Reasons[int32(lo)+i] = reason
 			}
 		}
 	}

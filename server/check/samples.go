@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
@@ -150,7 +149,7 @@ func checkSamples(ctx context.Context, r *Report, in Input, batch int) (*localSc
 		return nil, err
 	}
 	local := &localScores{rows: in.Rows, byName: make(map[string]*rewardv1.FunctionScores)}
-	present := presentFields(rollouts)
+	present := func(name string) (bool, string) { return fieldPresent(rollouts, name) }
 	for k, fn := range cfg.Functions {
 		first, second := scores[0][k], scores[1][k]
 		local.byName[fn.Name] = first
@@ -190,9 +189,9 @@ func scorePasses(ctx context.Context, in Input, fns []*scorers.Function, rollout
 
 // addFindings adds what the two passes of fn over the rows show: rows the
 // passes disagree on (diff), errors, mostly NOT_APPLICABLE, a constant
-// score, parameters naming fields no row has (present lists those rows
-// have), zero-variance groups, and the kind's own checks.
-func (r *Report) addFindings(in Input, fn *scorers.Function, first, second *rewardv1.FunctionScores, diff []int, st FunctionStats, present map[string]bool) {
+// score, parameters naming fields no row has (present says whether one
+// has), zero-variance groups, and the kind's own checks.
+func (r *Report) addFindings(in Input, fn *scorers.Function, first, second *rewardv1.FunctionScores, diff []int, st FunctionStats, present func(field string) (bool, string)) {
 	if len(diff) > 0 {
 		i := diff[0]
 		r.add(Failure, CodeDeterminism, fn.Name, "two passes over the same rows disagree on %d row(s); first: %s: pass 1 gave %s, pass 2 gave %s",
@@ -205,7 +204,7 @@ func (r *Report) addFindings(in Input, fn *scorers.Function, first, second *rewa
 	if float64(st.NotApplicable) > mostThreshold*float64(st.Rows) {
 		i := firstWith(first, rewardv1.ScoreStatus_SCORE_STATUS_NOT_APPLICABLE)
 		r.add(Warning, CodeNotApplicable, fn.Name, "NOT_APPLICABLE on %d of %d rows (%s), e.g. %s: %q; is a field missing or misnamed?",
-			st.NotApplicable, st.Rows, percent(st.NotApplicable, st.Rows), where(in, i), first.GetErrors()[int32(i)])
+			st.NotApplicable, st.Rows, percent(st.NotApplicable, st.Rows), where(in, i), reasonOf(first, i))
 	}
 	constant := st.OK >= 2 && *st.Min == *st.Max
 	if constant {
@@ -213,8 +212,11 @@ func (r *Report) addFindings(in Input, fn *scorers.Function, first, second *rewa
 			*st.Min, st.OK)
 	}
 	for _, f := range fieldParams(fn) {
-		if !present[f.field] {
-			r.add(Warning, CodeMissingField, fn.Name, "%s is %q, but no sample row has a field %q", f.param, f.field, f.field)
+		if ok, why := present(f.field); !ok {
+			if why != "" {
+				why = " (first row: " + why + ")"
+			}
+			r.add(Warning, CodeMissingField, fn.Name, "%s is %q, but no sample row has a field %q%s", f.param, f.field, f.field, why)
 		}
 	}
 	// A constant function is zero-variance everywhere; the constant
@@ -254,6 +256,12 @@ func scoreAlone(ctx context.Context, in Input, name string, rollouts []*rewardv1
 				out.Errors = make(map[int32]string)
 			}
 			out.Errors[int32(lo)+i] = reason
+		}
+		for i, reason := range fs.GetReasons() {
+			if out.Reasons == nil {
+				out.Reasons = make(map[int32]string)
+			}
+			out.Reasons[int32(lo)+i] = reason
 		}
 		times = append(times, elapsed.Seconds()/float64(hi-lo))
 	}
@@ -361,7 +369,15 @@ func outcome(fs *rewardv1.FunctionScores, i int) string {
 	if fs.GetStatus()[i] == rewardv1.ScoreStatus_SCORE_STATUS_OK {
 		return fmt.Sprint(fs.GetValues()[i])
 	}
-	return fmt.Sprintf("%s (%s)", statusName(fs.GetStatus()[i]), fs.GetErrors()[int32(i)])
+	return fmt.Sprintf("%s (%s)", statusName(fs.GetStatus()[i]), reasonOf(fs, i))
+}
+
+// reasonOf is row i's reason, from errors (ERROR) or reasons (the others).
+func reasonOf(fs *rewardv1.FunctionScores, i int) string {
+	if reason, ok := fs.GetErrors()[int32(i)]; ok {
+		return reason
+	}
+	return fs.GetReasons()[int32(i)]
 }
 
 func statusName(s rewardv1.ScoreStatus) string {
@@ -430,18 +446,22 @@ func fieldParams(fn *scorers.Function) []fieldParam {
 	return out
 }
 
-// presentFields returns the names of the fields that at least one rollout
-// has with a non-null value.
-func presentFields(rollouts []*rewardv1.Rollout) map[string]bool {
-	present := make(map[string]bool)
-	for _, r := range rollouts {
-		for name, v := range r.GetFields().GetFields() {
-			if _, null := v.GetKind().(*structpb.Value_NullValue); v.GetKind() != nil && !null {
-				present[name] = true
-			}
+// fieldPresent reports whether at least one rollout has the field name (a
+// path such as verification_info.answer, as scorers read it) with a
+// non-null value; when none has, and name is a path, it says which part the
+// first rollout lacks.
+func fieldPresent(rollouts []*rewardv1.Rollout, name string) (bool, string) {
+	why := ""
+	for i, r := range rollouts {
+		_, err := scorers.LookupField(r.GetFields().GetFields(), name)
+		if err == nil {
+			return true, ""
+		}
+		if i == 0 && strings.Contains(name, ".") {
+			why = err.Error()
 		}
 	}
-	return present
+	return false, why
 }
 
 // percent formats n/d as a percentage that is never rounded to 0% or 100%

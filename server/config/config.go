@@ -42,6 +42,8 @@ type Config struct {
 	Limits Limits
 	// Inline says what functions a request may define for itself.
 	Inline Inline
+	// Compat configures the trainers' compatibility endpoints.
+	Compat Compat
 	// Fingerprint is a stable hash of what the config means (functions,
 	// their effective parameters, weights, aggregation, and the limits that
 	// change scores), not of how it is written.
@@ -106,6 +108,16 @@ type Limits struct {
 	// MaxRequestWork bounds the worker time one request may use: the
 	// rollouts still unscored when it runs out get ERROR.
 	MaxRequestWork time.Duration `yaml:"max_request_work"`
+	// QueueWait is how long a request to a trainer's compatibility endpoint
+	// (/get_reward, /verify), whose clients send one sample per request in
+	// bursts, waits for one of the max_inflight_requests slots before it is
+	// refused with RESOURCE_EXHAUSTED (HTTP 429); 0 refuses at once, as the
+	// other endpoints do. Set it under the client's own timeout (OpenRLHF's
+	// is 180 s), so that a refusal reaches a client still waiting.
+	QueueWait time.Duration `yaml:"queue_wait"`
+	// QueueBytes bounds the bodies of the requests waiting for a slot, in
+	// bytes: one that would take the sum over it is refused at once.
+	QueueBytes ByteSize `yaml:"queue_bytes"`
 
 	// memoryBudgetFrom says where MemoryBudget came from, for the start-up
 	// log.
@@ -160,6 +172,8 @@ func DefaultLimits() Limits {
 		StreamIdleTimeout:   5 * time.Minute,
 		MaxConnections:      1024,
 		MaxRequestWork:      10 * time.Minute,
+		QueueWait:           60 * time.Second,
+		QueueBytes:          64 << 20,
 	}
 }
 
@@ -189,6 +203,38 @@ func (c *Config) Names() []string {
 // Allows says whether a request may define a function of kind.
 func (in Inline) Allows(kind string) bool { return slices.Contains(in.Kinds, kind) }
 
+// Compat configures the endpoints that speak other trainers' bodies.
+type Compat struct {
+	// GetReward is OpenRLHF's POST /get_reward.
+	GetReward CompatEndpoint `yaml:"get_reward"`
+	// Verify is NeMo Gym's POST /verify.
+	Verify CompatEndpoint `yaml:"verify"`
+}
+
+// CompatEndpoint configures one compatibility endpoint.
+type CompatEndpoint struct {
+	// UnscorableReward is the reward answered for a rollout that no
+	// function scored (each NOT_APPLICABLE or ERROR), whose clients need a
+	// number (OpenRLHF's torch.tensor(rewards), NeMo Gym's float reward).
+	// Default 0.0. The statuses are answered beside it, and such rollouts
+	// are counted in rewardd_unscorable_rollouts_total.
+	UnscorableReward *float64 `yaml:"unscorable_reward"`
+	// IncludeReasoning, on /verify, puts the text of the response's
+	// reasoning items (their summaries, or their content when they have no
+	// summary) before the assistant message's text in the completion.
+	// Without it the completion is the message's text, and "" when the
+	// response has only reasoning (or tool calls).
+	IncludeReasoning bool `yaml:"include_reasoning"`
+}
+
+// Unscorable is e's unscorable_reward, 0 when the file leaves it out.
+func (e CompatEndpoint) Unscorable() float64 {
+	if e.UnscorableReward == nil {
+		return 0
+	}
+	return *e.UnscorableReward
+}
+
 // file is the YAML layout of a config file.
 type file struct {
 	Functions   []yaml.Node        `yaml:"functions"`
@@ -196,6 +242,7 @@ type file struct {
 	Aggregation *Aggregation       `yaml:"aggregation"`
 	Limits      Limits             `yaml:"limits"`
 	Inline      *Inline            `yaml:"inline"`
+	Compat      Compat             `yaml:"compat"`
 }
 
 // Error is one problem in a config file.
@@ -263,6 +310,8 @@ func Load(filename string, data []byte, reg scorers.Registry) (*Config, error) {
 	}
 	cfg.Limits = l.checkLimits(f.Limits)
 	cfg.Inline = l.compileInline(f.Inline, reg)
+	l.checkCompat(f.Compat)
+	cfg.Compat = f.Compat
 
 	if len(l.errs) > 0 {
 		slices.SortStableFunc(l.errs, func(a, b *Error) int { return a.Line - b.Line })
@@ -425,6 +474,20 @@ func (l *loader) checkLimits(limits Limits) Limits {
 	return limits
 }
 
+// checkCompat reports an unscorable_reward that is not a finite number.
+func (l *loader) checkCompat(c Compat) {
+	compatNode := valueOf(l.root, "compat")
+	for _, e := range []struct {
+		key string
+		e   CompatEndpoint
+	}{{"get_reward", c.GetReward}, {"verify", c.Verify}} {
+		if v := e.e.Unscorable(); math.IsNaN(v) || math.IsInf(v, 0) {
+			line, col := posOf(valueOf(compatNode, e.key), "unscorable_reward", 0, 0)
+			l.fail(line, col, "", "compat."+e.key+".unscorable_reward", fmt.Errorf("must be a finite number, got %v", v))
+		}
+	}
+}
+
 // compileInline compiles the inline section, reporting its problems.
 func (l *loader) compileInline(in *Inline, reg scorers.Registry) Inline {
 	inline, problems := inlineOf(in, reg)
@@ -554,6 +617,12 @@ func (l Limits) problems() []limitProblem {
 	}
 	if l.MemoryBudget < 0 {
 		ps = append(ps, limitProblem{"memory_budget", fmt.Errorf("must be positive, got %d", l.MemoryBudget)})
+	}
+	if l.QueueWait < 0 {
+		ps = append(ps, limitProblem{"queue_wait", fmt.Errorf("must be 0 or positive, got %v", l.QueueWait)})
+	}
+	if l.QueueBytes < 0 {
+		ps = append(ps, limitProblem{"queue_bytes", fmt.Errorf("must be 0 or positive, got %d", l.QueueBytes)})
 	}
 	return ps
 }

@@ -139,6 +139,8 @@ func TestBad(t *testing.T) {
 		"bad-limit.bad.yml":            {{5, "", "limits.max_rollouts"}},
 		"bad-inline.bad.yml":           {{5, "", "inline.kinds"}, {6, "", "inline.code_exec_limits"}},
 		"bad-memory-budget.bad.yml":    {{5, "", "limits.memory_budget"}},
+		"bad-compat.bad.yml":           {{6, "", "compat.verify.unscorable_reward"}},
+		"bad-queue.bad.yml":            {{5, "", "limits.queue_bytes"}},
 		"wrong-type.bad.yml":           {{6, "cites", "count_target"}},
 		"no-functions.bad.yml":         {{1, "", "functions"}},
 		"many-problems.bad.yml": {

@@ -250,8 +250,8 @@ type Output struct {
 
 // Outputs turns a response into one Output per row, in order. A value is
 // null unless its status is OK; every entry's outcome is in Outcomes, the
-// reason of every non-OK entry in Errors, and that of an OK entry, when it
-// has one, in Reasons.
+// reason of an ERROR entry in Errors, and that of an OK entry (when it has
+// one) or a NOT_APPLICABLE one in Reasons, as FunctionScores keeps them.
 func Outputs(rows []*Row, resp *rewardv1.ScoreResponse) []Output {
 	out := make([]Output, len(rows))
 	nf := len(resp.GetFunctions())
@@ -260,22 +260,22 @@ func Outputs(rows []*Row, resp *rewardv1.ScoreResponse) []Output {
 		for _, fs := range resp.GetFunctions() {
 			status := fs.GetStatus()[i]
 			o.Outcomes[fs.GetName()] = scorers.Outcome(status).String()
-			reason, why := fs.GetErrors()[int32(i)]
+			o.Scores[fs.GetName()] = nil
 			if status == rewardv1.ScoreStatus_SCORE_STATUS_OK {
 				v := fs.GetValues()[i]
 				o.Scores[fs.GetName()] = &v
-				if why {
-					if o.Reasons == nil {
-						o.Reasons = make(map[string]string)
-					}
-					o.Reasons[fs.GetName()] = reason
-				}
-			} else {
-				o.Scores[fs.GetName()] = nil
+			}
+			if reason, ok := fs.GetErrors()[int32(i)]; ok {
 				if o.Errors == nil {
 					o.Errors = make(map[string]string)
 				}
 				o.Errors[fs.GetName()] = reason
+			}
+			if reason, ok := fs.GetReasons()[int32(i)]; ok {
+				if o.Reasons == nil {
+					o.Reasons = make(map[string]string)
+				}
+				o.Reasons[fs.GetName()] = reason
 			}
 			if e := fs.GetExecutions()[int32(i)]; e != nil {
 				if o.Executions == nil {

@@ -148,7 +148,9 @@ class FunctionResult:
 
     values are NaN unless the status is OK; errors holds a reason per rollout
     index for ERROR and NOT_APPLICABLE entries, and for OK ones whose function
-    says why they scored what they did ("no answer found").
+    says why they scored what they did ("no answer found"): the server's
+    FunctionScores.errors (ERROR entries) and FunctionScores.reasons (the
+    others) in one map, the status telling them apart.
     """
 
     name: str
@@ -285,7 +287,7 @@ class Client:
                     f"rewardd: server answered {len(values)} values and {len(status)} statuses "
                     f"of function {fs.name!r} for {n} rollouts"
                 )
-            out[fs.name] = FunctionResult(name=fs.name, values=values, status=_statuses(status), errors=dict(fs.errors))
+            out[fs.name] = FunctionResult(name=fs.name, values=values, status=_statuses(status), errors={**dict(fs.reasons), **dict(fs.errors)})
         return ScoreResult(out, resp.config_fingerprint, resp.batch_id)
 
     def score_request(self, request: reward_pb2.ScoreRequest) -> reward_pb2.ScoreResponse:

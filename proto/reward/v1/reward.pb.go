@@ -704,17 +704,21 @@ type FunctionScores struct {
 	Values []float64 `protobuf:"fixed64,2,rep,packed,name=values,proto3" json:"values,omitempty"`
 	// One status per rollout, aligned with ScoreRequest.rollouts.
 	Status []ScoreStatus `protobuf:"varint,3,rep,packed,name=status,proto3,enum=reward.v1.ScoreStatus" json:"status,omitempty"`
-	// Reason per rollout index: why an entry is ERROR or NOT_APPLICABLE, and
-	// why an OK entry scored what it did when the function says (e.g. "no
-	// answer found", the first failing test and its verdict), unless the
-	// request set omit_ok_reasons. The status says which outcome a reason
-	// explains.
+	// Reason per rollout index of the ERROR entries only: why the verifier
+	// could not decide (a sandbox failure, a limit). Every ERROR entry has
+	// one.
 	Errors map[int32]string `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// What running the rollout's program found, per rollout index, for
 	// functions that run one (code_exec): the program's verdict and each
 	// test's, with CPU time and peak memory. Absent for rollouts whose
 	// program did not run (ERROR, NOT_APPLICABLE).
-	Executions    map[int32]*Execution `protobuf:"bytes,5,rep,name=executions,proto3" json:"executions,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Executions map[int32]*Execution `protobuf:"bytes,5,rep,name=executions,proto3" json:"executions,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Reason per rollout index of the other entries: why a NOT_APPLICABLE
+	// entry did not apply (every one has a reason), and why an OK entry
+	// scored what it did when the function says (e.g. "no answer found", the
+	// first failing test and its verdict; 0 and 1 alike), unless the request
+	// set omit_ok_reasons. An index is in errors or in reasons, never both.
+	Reasons       map[int32]string `protobuf:"bytes,6,rep,name=reasons,proto3" json:"reasons,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -780,6 +784,13 @@ func (x *FunctionScores) GetErrors() map[int32]string {
 func (x *FunctionScores) GetExecutions() map[int32]*Execution {
 	if x != nil {
 		return x.Executions
+	}
+	return nil
+}
+
+func (x *FunctionScores) GetReasons() map[int32]string {
+	if x != nil {
+		return x.Reasons
 	}
 	return nil
 }
@@ -1155,7 +1166,12 @@ type FunctionInfo struct {
 	// The parameters it runs with, as YAML: every default filled in, in a
 	// fixed order, so that two configs that mean the same show the same text
 	// (and this text, as the function's parameters, means the same again).
-	ParamsYaml    string `protobuf:"bytes,4,opt,name=params_yaml,json=paramsYaml,proto3" json:"params_yaml,omitempty"`
+	ParamsYaml string `protobuf:"bytes,4,opt,name=params_yaml,json=paramsYaml,proto3" json:"params_yaml,omitempty"`
+	// The same parameters as a Struct, in the form FunctionSpec.params takes:
+	// {name, kind, params} of a listed function, sent back as an inline
+	// function (where the server's inline.kinds allow its kind), scores as the
+	// served function does.
+	Params        *structpb.Struct `protobuf:"bytes,5,opt,name=params,proto3" json:"params,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1216,6 +1232,13 @@ func (x *FunctionInfo) GetParamsYaml() string {
 		return x.ParamsYaml
 	}
 	return ""
+}
+
+func (x *FunctionInfo) GetParams() *structpb.Struct {
+	if x != nil {
+		return x.Params
+	}
+	return nil
 }
 
 // ListFunctionsResponse lists the served functions.
@@ -1324,7 +1347,7 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\aprompts\x18\x06 \x03(\tR\aprompts\x12;\n" +
 	"\rprompt_fields\x18\a \x03(\v2\x16.reward.v1.FieldColumnR\fpromptFields\x12=\n" +
 	"\x0erollout_fields\x18\b \x03(\v2\x16.reward.v1.FieldColumnR\rrolloutFields\x12&\n" +
-	"\x0fomit_ok_reasons\x18\t \x01(\bR\romitOkReasons\"\x86\x03\n" +
+	"\x0fomit_ok_reasons\x18\t \x01(\bR\romitOkReasons\"\x84\x04\n" +
 	"\x0eFunctionScores\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\x01R\x06values\x12.\n" +
@@ -1332,13 +1355,17 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\x06errors\x18\x04 \x03(\v2%.reward.v1.FunctionScores.ErrorsEntryR\x06errors\x12I\n" +
 	"\n" +
 	"executions\x18\x05 \x03(\v2).reward.v1.FunctionScores.ExecutionsEntryR\n" +
-	"executions\x1a9\n" +
+	"executions\x12@\n" +
+	"\areasons\x18\x06 \x03(\v2&.reward.v1.FunctionScores.ReasonsEntryR\areasons\x1a9\n" +
 	"\vErrorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aS\n" +
 	"\x0fExecutionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12*\n" +
-	"\x05value\x18\x02 \x01(\v2\x14.reward.v1.ExecutionR\x05value:\x028\x01\"\xdc\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.reward.v1.ExecutionR\x05value:\x028\x01\x1a:\n" +
+	"\fReasonsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdc\x01\n" +
 	"\tExecution\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12,\n" +
 	"\averdict\x18\x02 \x01(\x0e2\x12.reward.v1.VerdictR\averdict\x12\x16\n" +
@@ -1370,13 +1397,14 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"error_code\x18\a \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\b \x01(\tR\ferrorMessage\x12\x1a\n" +
 	"\bwarnings\x18\t \x03(\tR\bwarnings\"\x16\n" +
-	"\x14ListFunctionsRequest\"o\n" +
+	"\x14ListFunctionsRequest\"\xa0\x01\n" +
 	"\fFunctionInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06weight\x18\x03 \x01(\x01R\x06weight\x12\x1f\n" +
 	"\vparams_yaml\x18\x04 \x01(\tR\n" +
-	"paramsYaml\"\xb7\x01\n" +
+	"paramsYaml\x12/\n" +
+	"\x06params\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06params\"\xb7\x01\n" +
 	"\x15ListFunctionsResponse\x125\n" +
 	"\tfunctions\x18\x01 \x03(\v2\x17.reward.v1.FunctionInfoR\tfunctions\x12-\n" +
 	"\x12config_fingerprint\x18\x02 \x01(\tR\x11configFingerprint\x128\n" +
@@ -1423,7 +1451,7 @@ func file_reward_v1_reward_proto_rawDescGZIP() []byte {
 }
 
 var file_reward_v1_reward_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_reward_v1_reward_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_reward_v1_reward_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_reward_v1_reward_proto_goTypes = []any{
 	(AggregationMode)(0),          // 0: reward.v1.AggregationMode
 	(AggregationScale)(0),         // 1: reward.v1.AggregationScale
@@ -1444,13 +1472,14 @@ var file_reward_v1_reward_proto_goTypes = []any{
 	nil,                           // 16: reward.v1.Aggregation.WeightsEntry
 	nil,                           // 17: reward.v1.FunctionScores.ErrorsEntry
 	nil,                           // 18: reward.v1.FunctionScores.ExecutionsEntry
-	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 20: google.protobuf.Value
+	nil,                           // 19: reward.v1.FunctionScores.ReasonsEntry
+	(*structpb.Struct)(nil),       // 20: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 21: google.protobuf.Value
 }
 var file_reward_v1_reward_proto_depIdxs = []int32{
-	19, // 0: reward.v1.Rollout.fields:type_name -> google.protobuf.Struct
-	20, // 1: reward.v1.FieldColumn.values:type_name -> google.protobuf.Value
-	19, // 2: reward.v1.FunctionSpec.params:type_name -> google.protobuf.Struct
+	20, // 0: reward.v1.Rollout.fields:type_name -> google.protobuf.Struct
+	21, // 1: reward.v1.FieldColumn.values:type_name -> google.protobuf.Value
+	20, // 2: reward.v1.FunctionSpec.params:type_name -> google.protobuf.Struct
 	0,  // 3: reward.v1.Aggregation.mode:type_name -> reward.v1.AggregationMode
 	1,  // 4: reward.v1.Aggregation.scale:type_name -> reward.v1.AggregationScale
 	16, // 5: reward.v1.Aggregation.weights:type_name -> reward.v1.Aggregation.WeightsEntry
@@ -1462,24 +1491,26 @@ var file_reward_v1_reward_proto_depIdxs = []int32{
 	2,  // 11: reward.v1.FunctionScores.status:type_name -> reward.v1.ScoreStatus
 	17, // 12: reward.v1.FunctionScores.errors:type_name -> reward.v1.FunctionScores.ErrorsEntry
 	18, // 13: reward.v1.FunctionScores.executions:type_name -> reward.v1.FunctionScores.ExecutionsEntry
-	3,  // 14: reward.v1.Execution.verdict:type_name -> reward.v1.Verdict
-	11, // 15: reward.v1.Execution.tests:type_name -> reward.v1.TestExecution
-	3,  // 16: reward.v1.TestExecution.verdict:type_name -> reward.v1.Verdict
-	9,  // 17: reward.v1.ScoreResponse.functions:type_name -> reward.v1.FunctionScores
-	14, // 18: reward.v1.ListFunctionsResponse.functions:type_name -> reward.v1.FunctionInfo
-	7,  // 19: reward.v1.ListFunctionsResponse.aggregation:type_name -> reward.v1.Aggregation
-	10, // 20: reward.v1.FunctionScores.ExecutionsEntry.value:type_name -> reward.v1.Execution
-	8,  // 21: reward.v1.RewardService.Score:input_type -> reward.v1.ScoreRequest
-	8,  // 22: reward.v1.RewardService.ScoreStream:input_type -> reward.v1.ScoreRequest
-	13, // 23: reward.v1.RewardService.ListFunctions:input_type -> reward.v1.ListFunctionsRequest
-	12, // 24: reward.v1.RewardService.Score:output_type -> reward.v1.ScoreResponse
-	12, // 25: reward.v1.RewardService.ScoreStream:output_type -> reward.v1.ScoreResponse
-	15, // 26: reward.v1.RewardService.ListFunctions:output_type -> reward.v1.ListFunctionsResponse
-	24, // [24:27] is the sub-list for method output_type
-	21, // [21:24] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	19, // 14: reward.v1.FunctionScores.reasons:type_name -> reward.v1.FunctionScores.ReasonsEntry
+	3,  // 15: reward.v1.Execution.verdict:type_name -> reward.v1.Verdict
+	11, // 16: reward.v1.Execution.tests:type_name -> reward.v1.TestExecution
+	3,  // 17: reward.v1.TestExecution.verdict:type_name -> reward.v1.Verdict
+	9,  // 18: reward.v1.ScoreResponse.functions:type_name -> reward.v1.FunctionScores
+	20, // 19: reward.v1.FunctionInfo.params:type_name -> google.protobuf.Struct
+	14, // 20: reward.v1.ListFunctionsResponse.functions:type_name -> reward.v1.FunctionInfo
+	7,  // 21: reward.v1.ListFunctionsResponse.aggregation:type_name -> reward.v1.Aggregation
+	10, // 22: reward.v1.FunctionScores.ExecutionsEntry.value:type_name -> reward.v1.Execution
+	8,  // 23: reward.v1.RewardService.Score:input_type -> reward.v1.ScoreRequest
+	8,  // 24: reward.v1.RewardService.ScoreStream:input_type -> reward.v1.ScoreRequest
+	13, // 25: reward.v1.RewardService.ListFunctions:input_type -> reward.v1.ListFunctionsRequest
+	12, // 26: reward.v1.RewardService.Score:output_type -> reward.v1.ScoreResponse
+	12, // 27: reward.v1.RewardService.ScoreStream:output_type -> reward.v1.ScoreResponse
+	15, // 28: reward.v1.RewardService.ListFunctions:output_type -> reward.v1.ListFunctionsResponse
+	26, // [26:29] is the sub-list for method output_type
+	23, // [23:26] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_reward_v1_reward_proto_init() }
@@ -1493,7 +1524,7 @@ func file_reward_v1_reward_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_reward_v1_reward_proto_rawDesc), len(file_reward_v1_reward_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -69,19 +69,21 @@ class FieldColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[_Union[_struct_pb2.Value, _Mapping]]] = ...) -> None: ...
 
 class FunctionInfo(_message.Message):
-    __slots__ = ["kind", "name", "params_yaml", "weight"]
+    __slots__ = ["kind", "name", "params", "params_yaml", "weight"]
     KIND_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
     PARAMS_YAML_FIELD_NUMBER: _ClassVar[int]
     WEIGHT_FIELD_NUMBER: _ClassVar[int]
     kind: str
     name: str
+    params: _struct_pb2.Struct
     params_yaml: str
     weight: float
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., weight: _Optional[float] = ..., params_yaml: _Optional[str] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., weight: _Optional[float] = ..., params_yaml: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class FunctionScores(_message.Message):
-    __slots__ = ["errors", "executions", "name", "status", "values"]
+    __slots__ = ["errors", "executions", "name", "reasons", "status", "values"]
     class ErrorsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -96,17 +98,26 @@ class FunctionScores(_message.Message):
         key: int
         value: Execution
         def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[Execution, _Mapping]] = ...) -> None: ...
+    class ReasonsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: str
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[str] = ...) -> None: ...
     ERRORS_FIELD_NUMBER: _ClassVar[int]
     EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     VALUES_FIELD_NUMBER: _ClassVar[int]
     errors: _containers.ScalarMap[int, str]
     executions: _containers.MessageMap[int, Execution]
     name: str
+    reasons: _containers.ScalarMap[int, str]
     status: _containers.RepeatedScalarFieldContainer[ScoreStatus]
     values: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ..., status: _Optional[_Iterable[_Union[ScoreStatus, str]]] = ..., errors: _Optional[_Mapping[int, str]] = ..., executions: _Optional[_Mapping[int, Execution]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ..., status: _Optional[_Iterable[_Union[ScoreStatus, str]]] = ..., errors: _Optional[_Mapping[int, str]] = ..., executions: _Optional[_Mapping[int, Execution]] = ..., reasons: _Optional[_Mapping[int, str]] = ...) -> None: ...
 
 class FunctionSpec(_message.Message):
     __slots__ = ["kind", "name", "params"]
