@@ -418,8 +418,6 @@ func (t *ticket) takeSlot() error {
 	return nil
 }
 
-// giveSlot gives the count slot back early (when the work is done, before
-// the answer is written) and keeps the bytes.
 // waitSlot is takeSlot that waits for a slot while ctx lasts (see
 // admission.waitSlot), with bytes in the queue meanwhile.
 func (t *ticket) waitSlot(ctx context.Context, bytes, maxQueued int64) error {
@@ -448,6 +446,8 @@ func (t *ticket) waitSlot(ctx context.Context, bytes, maxQueued int64) error {
 	return nil
 }
 
+// giveSlot gives the count slot back early (when the work is done, before
+// the answer is written) and keeps the bytes.
 func (t *ticket) giveSlot() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
