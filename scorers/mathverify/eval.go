@@ -189,6 +189,9 @@ func (e *evaluator) arithmetic(n *node, a, b value) (value, error) {
 func (e *evaluator) pow(base, exp value) (value, error) {
 	x, y := base.r, exp.r
 	if !y.IsInt() || !y.Num().IsInt64() {
+		if f, ok := realPow(base.f, exp); ok && base.f < 0 {
+			return inexact(f), nil
+		}
 		return inexact(math.Pow(base.f, exp.f)), nil
 	}
 	k := y.Num().Int64()
@@ -287,7 +290,32 @@ func (e *evaluator) float(n *node, vars *env) (float64, error) {
 		}
 		args = append(args, f)
 	}
+	if n.kind == nPow && args[0] < 0 && args[1] != math.Trunc(args[1]) && !n.args[1].hasVars() {
+		// x^{2/3} at a negative x: the real root, as \sqrt[3]{x}^2 is.
+		exp, err := e.exact(n.args[1])
+		if err != nil {
+			return 0, err
+		}
+		if f, ok := realPow(args[0], exp); ok {
+			return e.note(f), nil
+		}
+	}
 	return e.note(floatOp(n, args)), nil
+}
+
+// realPow raises a negative base to a rational power p/q with q odd: the
+// real q-th root to the p-th power (x^{1/3} of -8 is -2, as \sqrt[3]{-8}),
+// where the principal complex value is not a real number. ok is false for
+// an exponent that is not exact or has an even denominator.
+func realPow(base float64, exp value) (f float64, ok bool) {
+	if exp.r == nil || exp.r.Denom().Bit(0) == 0 {
+		return 0, false
+	}
+	f = math.Pow(-base, exp.f)
+	if exp.r.Num().Bit(0) == 1 {
+		f = -f
+	}
+	return f, true
 }
 
 // floatOp applies the operation of n to float64 arguments.
