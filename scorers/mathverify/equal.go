@@ -218,7 +218,8 @@ func (c *comparer) equal(g, p *node) (bool, error) {
 	case g.kind == nRatio || p.kind == nRatio:
 		return c.ratioEqual(g, p)
 	case g.kind == nBracket && p.kind == nBracket:
-		if g.open != p.open || g.close != p.close || len(g.args) != len(p.args) {
+		if g.open != p.open || g.close != p.close || len(g.args) != len(p.args) ||
+			g.cols > 0 && p.cols > 0 && g.cols != p.cols { // a matrix is also a tuple of its entries
 			return false, nil
 		}
 		for i := range g.args {
@@ -836,7 +837,7 @@ func negInf() *node { return &node{kind: nNeg, args: []*node{posInf()}, height: 
 func isIntervalish(n *node) bool {
 	switch n.kind {
 	case nBracket:
-		return len(n.args) == 2 && allScalar(n.args)
+		return len(n.args) == 2 && allScalar(n.args) && n.cols == 0 // a 1×2 matrix is no interval
 	case nUnion, nReals:
 		return true
 	}

@@ -47,6 +47,9 @@ const (
 	tReals    // ℝ
 	tColon    // ':' of a ratio or a clock time
 	tMeridiem // text "am" or "pm", after the minutes of a clock time
+	tLMatrix  // \begin{pmatrix} and its kin
+	tRMatrix  // \end{pmatrix} and its kin
+	tRow      // \\ inside a matrix: the end of a row
 )
 
 var tokNames = [...]string{
@@ -56,6 +59,7 @@ var tokNames = [...]string{
 	tLParen: "'('", tRParen: "')'", tLBrack: "'['", tRBrack: "']'", tLBrace: "'{'", tRBrace: "'}'",
 	tLSet: `'\{'`, tRSet: `'\}'`, tBar: "'|'", tLFloor: `\lfloor`, tRFloor: `\rfloor`, tLCeil: `\lceil`,
 	tRCeil: `\rceil`, tCup: `\cup`, tEmpty: `\emptyset`, tReals: `\mathbb{R}`, tColon: "':'", tMeridiem: "am/pm",
+	tLMatrix: `\begin{matrix}`, tRMatrix: `\end{matrix}`, tRow: `\\`,
 }
 
 type token struct {
@@ -154,9 +158,9 @@ func (lx *lexer) emit(k tokKind, text string) {
 		lx.out.math++
 	}
 	switch k { // TeX groups {…} do not count: \boxed{1,000} is a number
-	case tLParen, tLBrack, tLSet:
+	case tLParen, tLBrack, tLSet, tLMatrix:
 		lx.depth++
-	case tRParen, tRBrack, tRSet:
+	case tRParen, tRBrack, tRSet, tRMatrix:
 		lx.depth = max(lx.depth-1, 0)
 	}
 }
@@ -661,7 +665,7 @@ func (lx *lexer) escaped(c byte, i int) {
 	if lx.matrix > 0 && (isDigit(c) || c == '-' || c == '+' || c == '.') {
 		// A row break that lost one of its backslashes: -6\6.
 		lx.i = i
-		lx.emit(tComma, "")
+		lx.emit(tRow, "")
 		return
 	}
 	switch c {
@@ -676,6 +680,10 @@ func (lx *lexer) escaped(c byte, i int) {
 			// \\frac, \\left: a command whose backslash was escaped twice
 			// (Python source, JSON), not a line break before a word.
 			lx.i = i
+			return
+		}
+		if lx.matrix > 0 {
+			lx.emit(tRow, "")
 			return
 		}
 		lx.emit(tComma, "")
@@ -706,31 +714,30 @@ func (lx *lexer) environment(begin bool) {
 	if !ok {
 		return
 	}
-	open, close, isMatrix := matrixBrackets(env)
 	switch {
-	case !isMatrix:
+	case !isMatrix(env):
 		lx.fail(`unsupported environment %q`, env)
 	case begin:
 		lx.matrix++
-		lx.emit(open, "")
+		lx.emit(tLMatrix, "")
 		if env == "array" && lx.i < len(lx.s) && lx.s[lx.i] == '{' {
 			lx.braced() // the column specification: {cc}, {c|c}
 		}
 	default:
 		lx.matrix = max(lx.matrix-1, 0)
-		lx.emit(close, "")
+		lx.emit(tRMatrix, "")
 	}
 }
 
-// matrixBrackets returns the brackets a matrix environment reads as: the
-// same for all of them, since a matrix is the same whatever brackets it
-// is printed with (bmatrix, pmatrix, array).
-func matrixBrackets(env string) (open, close tokKind, ok bool) {
+// isMatrix reports whether env is a matrix environment. All read the same,
+// since a matrix is the same whatever brackets it is printed with
+// (bmatrix, pmatrix, array).
+func isMatrix(env string) bool {
 	switch env {
 	case "pmatrix", "bmatrix", "Bmatrix", "smallmatrix", "matrix", "array":
-		return tLParen, tRParen, true
+		return true
 	}
-	return 0, 0, false
+	return false
 }
 
 // commandToken maps a command that is one token by itself.

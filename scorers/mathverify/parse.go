@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -147,6 +148,9 @@ func (p *parser) mk(k kind, args ...*node) *node {
 		p.pos = len(p.toks)
 		return p.bad()
 	}
+	if k < nScalarEnd && slices.ContainsFunc(args, isMatrixNode) {
+		return p.matrixOp(k, args)
+	}
 	n := &node{kind: k, args: args, height: 1}
 	for _, a := range args {
 		if k < nScalarEnd && !a.isScalar() {
@@ -190,7 +194,7 @@ func (p *parser) list() *node {
 
 func closes(k tokKind) bool {
 	switch k {
-	case tEOF, tRParen, tRBrack, tRBrace, tRSet:
+	case tEOF, tRParen, tRBrack, tRBrace, tRSet, tRMatrix, tRow:
 		return true
 	}
 	return false
@@ -298,7 +302,7 @@ func (p *parser) term() *node {
 // number does not ("2 3" is not 6), nor a bar inside |…|.
 func (p *parser) juxtaposed(k tokKind) bool {
 	switch k {
-	case tVar, tConst, tFunc, tFrac, tSqrt, tBinom, tLParen, tLBrace, tLFloor, tLCeil:
+	case tVar, tConst, tFunc, tFrac, tSqrt, tBinom, tLParen, tLBrace, tLFloor, tLCeil, tLMatrix:
 		return true
 	case tBar:
 		return p.abs == 0
@@ -398,6 +402,8 @@ func (p *parser) primary() *node {
 		return n
 	case tLParen, tLBrack:
 		return p.bracket()
+	case tLMatrix:
+		return p.matrix()
 	case tLBrace, tLSet, tBar, tLFloor, tLCeil:
 		return p.delimited(t.kind)
 	case tFrac:
@@ -525,6 +531,133 @@ func (p *parser) bracket() *node {
 		inner.close = ']'
 	}
 	return inner
+}
+
+// matrix reads a matrix environment: rows of entries separated by \\,
+// entries by &, a row break before the end ignored. A 1×1 matrix is its
+// entry; any other is a tuple of its entries, row by row, that knows its
+// columns, so that arithmetic on matrices (see matrixOp) can be done.
+func (p *parser) matrix() *node {
+	p.next()
+	var entries []*node
+	rows, cols := 0, 0
+	for p.err == nil && p.peek().kind != tRMatrix {
+		if p.peek().kind == tRow { // an empty row: a trailing or doubled \\
+			p.next()
+			continue
+		}
+		n := 0
+		for p.err == nil {
+			entries = append(entries, p.item())
+			n++
+			if p.peek().kind != tComma {
+				break
+			}
+			p.next()
+		}
+		switch {
+		case p.err != nil:
+		case rows > 0 && n != cols:
+			p.fail("matrix rows of %d and %d entries", cols, n)
+		case p.peek().kind == tRow:
+			p.next()
+		case p.peek().kind != tRMatrix:
+			p.fail("unexpected %v in a matrix", p.peek())
+		}
+		rows, cols = rows+1, n
+	}
+	p.expect(tRMatrix)
+	if p.err != nil {
+		return p.bad()
+	}
+	switch len(entries) {
+	case 0:
+		p.fail("empty matrix")
+		return p.bad()
+	case 1:
+		return entries[0]
+	}
+	m := p.mk(nBracket, entries...)
+	m.open, m.close, m.cols = '(', ')', cols
+	return m
+}
+
+func isMatrixNode(n *node) bool { return n.kind == nBracket && n.cols > 0 }
+
+// matrixOp does the arithmetic operation k on args when one of them is a
+// matrix: the sum, difference or product of two matrices of fitting shapes,
+// a matrix times or divided by a scalar, the negation of a matrix. The
+// result is a matrix of expressions (the entries are not evaluated here),
+// which compare entry by entry as any matrix does. Anything else (a matrix
+// plus a number, A/B, A^2) cannot be read.
+func (p *parser) matrixOp(k kind, args []*node) *node {
+	a := args[0]
+	var b *node
+	if len(args) == 2 {
+		b = args[1]
+	}
+	each := func(m *node, f func(*node) *node) *node {
+		out := make([]*node, len(m.args))
+		for i, e := range m.args {
+			out[i] = f(e)
+		}
+		return p.shaped(out, m.cols)
+	}
+	switch {
+	case k == nNeg:
+		return each(a, func(e *node) *node { return p.mk(nNeg, e) })
+	case (k == nAdd || k == nSub) && isMatrixNode(a) && isMatrixNode(b):
+		if len(a.args) != len(b.args) || a.cols != b.cols {
+			p.fail("matrices of different shapes added or subtracted")
+			return p.bad()
+		}
+		out := make([]*node, len(a.args))
+		for i := range a.args {
+			out[i] = p.mk(k, a.args[i], b.args[i])
+		}
+		return p.shaped(out, a.cols)
+	case k == nMul && isMatrixNode(a) && isMatrixNode(b):
+		inner := a.cols
+		if inner != len(b.args)/b.cols {
+			p.fail("product of a matrix with %d columns and one with %d rows", inner, len(b.args)/b.cols)
+			return p.bad()
+		}
+		rows, cols := len(a.args)/a.cols, b.cols
+		out := make([]*node, 0, rows*cols)
+		for i := range rows {
+			for j := range cols {
+				var sum *node
+				for l := range inner {
+					term := p.mk(nMul, a.args[i*inner+l], b.args[l*cols+j])
+					if sum == nil {
+						sum = term
+					} else {
+						sum = p.mk(nAdd, sum, term)
+					}
+				}
+				out = append(out, sum)
+			}
+		}
+		return p.shaped(out, cols)
+	case k == nMul && isMatrixNode(a) && b.isScalar():
+		return each(a, func(e *node) *node { return p.mk(nMul, e, b) })
+	case k == nMul && a.isScalar():
+		return each(b, func(e *node) *node { return p.mk(nMul, a, e) })
+	case k == nDiv && isMatrixNode(a) && b.isScalar():
+		return each(a, func(e *node) *node { return p.mk(nDiv, e, b) })
+	}
+	p.fail("arithmetic on %v", args)
+	return p.bad()
+}
+
+// shaped builds a matrix of entries, cols of them a row.
+func (p *parser) shaped(entries []*node, cols int) *node {
+	m := p.mk(nBracket, entries...)
+	if p.err != nil {
+		return m
+	}
+	m.open, m.close, m.cols = '(', ')', cols
+	return m
 }
 
 // arg reads the argument of a TeX command: a {group}, or a single token as
