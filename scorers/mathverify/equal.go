@@ -883,7 +883,7 @@ func relIntervals(n *node) ([]interval, bool) {
 	v := -1
 	for i, a := range args {
 		switch {
-		case (a.kind == nVar || a.kind == nMul && isLabel(a)) && v < 0:
+		case (a.kind == nVar || a.kind == nMul && isLabel(a) || isAbsOfVar(a)) && v < 0:
 			v = i // x, or a name such as f(x) (read f·x): 0 < f(x) < 1 is (0, 1)
 		case !a.isScalar() || a.hasVars():
 			return nil, false
@@ -897,6 +897,9 @@ func relIntervals(n *node) ([]interval, bool) {
 			return nil, false
 		}
 	}
+	if isAbsOfVar(args[v]) {
+		return absIntervals(args, ops, v)
+	}
 	switch {
 	case len(args) == 2 && ops[0] == "!=":
 		c := args[1-v]
@@ -907,6 +910,30 @@ func relIntervals(n *node) ([]interval, bool) {
 		return []interval{{args[0], posInf(), ops[0] == "<=", false}}, true
 	case len(args) == 3 && v == 1:
 		return []interval{{args[0], args[2], ops[0] == "<=", ops[1] == "<="}}, true
+	}
+	return nil, false
+}
+
+func isAbsOfVar(n *node) bool { return n.kind == nAbs && n.args[0].kind == nVar }
+
+// absIntervals returns the intervals of a relation on |x|, args[v]: 1 \le
+// |x| \le 2 is [-2, -1] ∪ [1, 2], |x| < 2 is (-2, 2), |x| > 1 is (-∞, -1) ∪
+// (1, ∞). The bounds are not evaluated: with a negative lower bound the
+// union is still the right set (-1 \le |x| \le 2 gives [-2, 1] ∪ [-1, 2]),
+// written otherwise than a prediction would.
+func absIntervals(args []*node, ops []string, v int) ([]interval, bool) {
+	neg := func(n *node) *node { return &node{kind: nNeg, args: []*node{n}, height: n.height + 1} }
+	switch {
+	case len(args) == 3 && v == 1:
+		lo, hi := args[0], args[2]
+		loClosed, hiClosed := ops[0] == "<=", ops[1] == "<="
+		return []interval{{neg(hi), neg(lo), hiClosed, loClosed}, {lo, hi, loClosed, hiClosed}}, true
+	case len(args) == 2 && v == 0 && ops[0] != "!=":
+		hi := args[1]
+		return []interval{{neg(hi), hi, ops[0] == "<=", ops[0] == "<="}}, true
+	case len(args) == 2 && v == 1 && ops[0] != "!=":
+		lo := args[0]
+		return []interval{{negInf(), neg(lo), false, ops[0] == "<="}, {lo, posInf(), ops[0] == "<=", false}}, true
 	}
 	return nil, false
 }
