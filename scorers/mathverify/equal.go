@@ -438,9 +438,10 @@ func (c *comparer) scalarEqual(g, p *node) (bool, error) {
 		}
 		return c.numEqual(vg, vp, magG), nil
 	}
+	ints := boundVars(g, p)
 	valid := 0
 	for k := range numPoints {
-		fg, magG, fp, err := c.floats(g, p, point(vars, k))
+		fg, magG, fp, err := c.floats(g, p, point(vars, ints, k))
 		if err != nil {
 			return false, err
 		}
@@ -642,10 +643,11 @@ func (c *comparer) inOrder(gs, ps []*node) (bool, error) {
 // positive), at the sample points where dg is defined and not zero.
 func (c *comparer) proportional(dg, dp *node, positive bool) (bool, error) {
 	vars := varNames(dg, dp)
+	ints := boundVars(dg, dp)
 	valid := 0
 	var k0 float64
 	for k := range numPoints {
-		fg, magG, fp, err := c.floats(dg, dp, point(vars, k))
+		fg, magG, fp, err := c.floats(dg, dp, point(vars, ints, k))
 		if err != nil {
 			return false, err
 		}
@@ -968,18 +970,40 @@ func collectVars(n *node, names *[]string) {
 	}
 }
 
+// boundVars returns the free variables of the bounds of the sums and
+// products in g and p (n in \sum_{k=1}^{n}): they take integer values.
+func boundVars(g, p *node) []string {
+	var names []string
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.kind == nSum || n.kind == nProd {
+			collectVars(n.args[1], &names)
+			collectVars(n.args[2], &names)
+		}
+		for _, a := range n.args {
+			walk(a)
+		}
+	}
+	walk(g)
+	walk(p)
+	return names
+}
+
 // point returns the k-th sample point for the variables names. Each
 // variable's value depends only on its name and k (a fixed hash, no
 // global random state), so checks are deterministic and a variable has the
 // same value in the gold and in the prediction. The first points are in
-// [0.5, 2.5), then two in (-2.5, -0.5] (|x| is not x), then one in [3, 10).
-func point(names []string, k int) *env {
+// [0.5, 2.5), then two in (-2.5, -0.5] (|x| is not x), then one in [3, 10);
+// a variable among ints (a bound of a sum) is an integer in [1, 9].
+func point(names, ints []string, k int) *env {
 	vals := make([]float64, len(names))
 	for i, name := range names {
 		h := fnv.New64a()
 		h.Write([]byte(name))
 		u := float64(splitmix(h.Sum64()^uint64(k+1)*0x9E3779B97F4A7C15)>>11) / (1 << 53)
 		switch {
+		case slices.Contains(ints, name):
+			vals[i] = 1 + math.Floor(9*u)
 		case k < 3:
 			vals[i] = 0.5 + 2*u
 		case k < 5:

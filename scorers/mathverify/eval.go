@@ -56,6 +56,9 @@ func (e *evaluator) exact(n *node) (value, error) {
 		return inexact(math.NaN()), nil
 	case nConst:
 		return inexact(e.note(constant(n.name))), nil
+	case nSum, nProd:
+		f, err := e.bigOp(n, &env{})
+		return inexact(f), err
 	}
 	if n.evaluated {
 		e.mag = max(e.mag, n.exactMag)
@@ -280,6 +283,8 @@ func (e *evaluator) float(n *node, vars *env) (float64, error) {
 		return e.note(vars.lookup(n.name)), nil
 	case nConst:
 		return e.note(constant(n.name)), nil
+	case nSum, nProd:
+		return e.bigOp(n, vars)
 	}
 	var buf [2]float64
 	args := buf[:0]
@@ -316,6 +321,45 @@ func realPow(base float64, exp value) (f float64, ok bool) {
 		f = -f
 	}
 	return f, true
+}
+
+// maxEvalTerms bounds the terms of a sum or product that the evaluator
+// computes; beyond it the value is undefined (NaN).
+const maxEvalTerms = 10_000
+
+// bigOp computes a sum or product in floating point when its bounds are
+// integers at vars (n - 1 at n = 4), the index bound to each integer in
+// turn; NaN when they are not. An empty sum is 0, an empty product 1.
+func (e *evaluator) bigOp(n *node, vars *env) (float64, error) {
+	lo, err := e.float(n.args[1], vars)
+	if err != nil {
+		return 0, err
+	}
+	hi, err := e.float(n.args[2], vars)
+	if err != nil {
+		return 0, err
+	}
+	if lo != math.Round(lo) || hi != math.Round(hi) || hi-lo >= maxEvalTerms {
+		return math.NaN(), nil // NaN and ±Inf too
+	}
+	inner := &env{names: append([]string{n.name}, vars.names...), vals: append([]float64{0}, vars.vals...)}
+	acc := 0.0
+	if n.kind == nProd {
+		acc = 1
+	}
+	for i := lo; i <= hi; i++ {
+		inner.vals[0] = i
+		f, err := e.float(n.args[0], inner)
+		if err != nil {
+			return 0, err
+		}
+		if n.kind == nSum {
+			acc += f
+		} else {
+			acc *= f
+		}
+	}
+	return e.note(acc), nil
 }
 
 // floatOp applies the operation of n to float64 arguments.

@@ -50,6 +50,7 @@ const (
 	tLMatrix  // \begin{pmatrix} and its kin
 	tRMatrix  // \end{pmatrix} and its kin
 	tRow      // \\ inside a matrix: the end of a row
+	tBigOp    // text "sum" or "prod": \sum, \prod
 )
 
 var tokNames = [...]string{
@@ -59,7 +60,7 @@ var tokNames = [...]string{
 	tLParen: "'('", tRParen: "')'", tLBrack: "'['", tRBrack: "']'", tLBrace: "'{'", tRBrace: "'}'",
 	tLSet: `'\{'`, tRSet: `'\}'`, tBar: "'|'", tLFloor: `\lfloor`, tRFloor: `\rfloor`, tLCeil: `\lceil`,
 	tRCeil: `\rceil`, tCup: `\cup`, tEmpty: `\emptyset`, tReals: `\mathbb{R}`, tColon: "':'", tMeridiem: "am/pm",
-	tLMatrix: `\begin{matrix}`, tRMatrix: `\end{matrix}`, tRow: `\\`,
+	tLMatrix: `\begin{matrix}`, tRMatrix: `\end{matrix}`, tRow: `\\`, tBigOp: "big operator",
 }
 
 type token struct {
@@ -468,7 +469,7 @@ func (lx *lexer) letter(l string) {
 		if s[i+1] == '{' {
 			if end := strings.IndexByte(s[i+2:], '}'); end >= 0 && end <= 16 {
 				sub := strings.ReplaceAll(s[i+2:i+2+end], " ", "")
-				if sub != "" && isName(sub) {
+				if sub != "" && (isName(sub) || isIndex(sub)) {
 					lx.i = i + 3 + end
 					lx.emit(tVar, l+"_"+sub)
 					return
@@ -749,6 +750,8 @@ func commandToken(name string) (tokKind, string, bool) {
 		return tSqrt, "", true
 	case "binom", "dbinom", "tbinom":
 		return tBinom, "", true
+	case "sum", "prod":
+		return tBigOp, name, true
 	case "cdot", "times", "ast":
 		return tMul, "", true
 	case "div":
@@ -1000,6 +1003,15 @@ func isLetterRune(r rune) bool {
 
 // isName reports whether s is a subscript that can be part of a variable
 // name: letters and digits.
+// isIndex reports whether s is a computed subscript, n+1 or n-k-1: a
+// variable a_{n+1} is one name, as in Math-Verify (SymPy's Symbol).
+func isIndex(s string) bool {
+	if s == "" || !isName(s[:1]) || !isName(s[len(s)-1:]) {
+		return false
+	}
+	return isName(strings.NewReplacer("+", "", "-", "").Replace(s))
+}
+
 func isName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isDigit(s[i]) && !isLetter(s[i]) {

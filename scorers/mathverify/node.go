@@ -30,6 +30,8 @@ const (
 	nCeil  // ⌈args[0]⌉
 	nFact  // args[0]!
 	nBinom // C(args[0], args[1])
+	nSum   // Σ args[0] for the variable name from args[1] to args[2] (integers)
+	nProd  // Π, likewise
 	nScalarEnd
 
 	nList    // a bare comma list, "1, 2": several answers, order does not matter
@@ -106,6 +108,14 @@ func (n *node) write(b *strings.Builder) {
 		n.writeOperation(b)
 	case nFunc, nSqrt, nRoot, nAbs, nFloor, nCeil, nBinom:
 		n.writeFunction(b)
+	case nSum, nProd:
+		b.WriteString(map[kind]string{nSum: `(\sum_{`, nProd: `(\prod_{`}[n.kind] + n.name + "=")
+		n.args[1].write(b)
+		b.WriteString("}^{")
+		n.args[2].write(b)
+		b.WriteString("} ")
+		n.args[0].write(b)
+		b.WriteByte(')')
 	case nList:
 		writeList(b, "", n.args, "")
 	case nSet:

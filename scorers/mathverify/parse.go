@@ -302,7 +302,7 @@ func (p *parser) term() *node {
 // number does not ("2 3" is not 6), nor a bar inside |…|.
 func (p *parser) juxtaposed(k tokKind) bool {
 	switch k {
-	case tVar, tConst, tFunc, tFrac, tSqrt, tBinom, tLParen, tLBrace, tLFloor, tLCeil, tLMatrix:
+	case tVar, tConst, tFunc, tFrac, tSqrt, tBinom, tLParen, tLBrace, tLFloor, tLCeil, tLMatrix, tBigOp:
 		return true
 	case tBar:
 		return p.abs == 0
@@ -418,6 +418,8 @@ func (p *parser) primary() *node {
 		return p.root(t)
 	case tFunc:
 		return p.function()
+	case tBigOp:
+		return p.bigOp()
 	case tEmpty:
 		p.next()
 		return p.mk(nSet)
@@ -531,6 +533,127 @@ func (p *parser) bracket() *node {
 		inner.close = ']'
 	}
 	return inner
+}
+
+// maxTerms bounds the terms of a sum or product with integer bounds that
+// the parser writes out (\sum_{k=1}^{10} k is 1 + 2 + … + 10, computed
+// exactly); evaluation (see evaluator.bigOp) takes more in floating point.
+const maxTerms = 64
+
+// bigOp reads \sum or \prod with its bounds, _{k=lo}^{hi} (either one
+// first), and its body: a term, so \sum_{k=1}^{n} k^2 + 1 is the sum plus
+// one. With integer bounds and at most maxTerms terms it is written out as
+// the sum or product of its terms; otherwise it stays a node, which the
+// evaluator computes where the bounds are integers.
+func (p *parser) bigOp() *node {
+	op := p.next().text
+	var index string
+	var lo, hi *node
+	for p.err == nil && (lo == nil || hi == nil) {
+		switch t := p.next(); {
+		case t.kind == tSub && lo == nil:
+			from := p.arg()
+			if from.kind != nRel || len(from.args) != 2 || from.ops[0] != "=" || from.args[0].kind != nVar {
+				p.fail(`\%s without k = start below`, op)
+				return p.bad()
+			}
+			index, lo = from.args[0].name, from.args[1]
+		case t.kind == tPow && hi == nil:
+			hi = p.exponent()
+		default:
+			p.fail(`\%s without both bounds`, op)
+			return p.bad()
+		}
+	}
+	body := p.term()
+	k := map[string]kind{"sum": nSum, "prod": nProd}[op]
+	if p.err != nil {
+		return p.bad()
+	}
+	if n := p.expand(k, index, body, lo, hi); n != nil {
+		return n
+	}
+	n := p.mk(k, body, lo, hi)
+	n.name = index
+	return n
+}
+
+// expand writes out a sum or product whose bounds are integer literals
+// and which has at most maxTerms terms; nil otherwise. An empty sum is 0,
+// an empty product 1.
+func (p *parser) expand(k kind, index string, body, lo, hi *node) *node {
+	from, ok1 := integerLiteral(lo)
+	to, ok2 := integerLiteral(hi)
+	if !ok1 || !ok2 || to-from+1 > maxTerms {
+		return nil
+	}
+	op := nAdd
+	if k == nProd {
+		op = nMul
+	}
+	var out *node
+	for i := from; i <= to && p.err == nil; i++ {
+		term := p.substitute(body, index, i)
+		if out == nil {
+			out = term
+		} else {
+			out = p.mk(op, out, term)
+		}
+	}
+	if out == nil {
+		return p.number(map[kind]string{nSum: "0", nProd: "1"}[k])
+	}
+	return out
+}
+
+// integerLiteral returns the value of an integer literal, maybe negated,
+// of at most 9 digits.
+func integerLiteral(n *node) (int64, bool) {
+	lit, neg, ok := literal(n)
+	if !ok || lit.base != 0 || !lit.val.IsInt() || !lit.val.Num().IsInt64() {
+		return 0, false
+	}
+	v := lit.val.Num().Int64()
+	if v > 999_999_999 {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// substitute returns a copy of n with the number v for the variable name,
+// a step per node copied.
+func (p *parser) substitute(n *node, name string, v int64) *node {
+	if err := p.b.spend(1); err != nil && p.err == nil {
+		p.err = err
+		p.pos = len(p.toks)
+	}
+	if p.err != nil {
+		return p.bad()
+	}
+	switch {
+	case n.kind == nVar && n.name == name:
+		if v < 0 {
+			return p.mk(nNeg, p.number(fmt.Sprint(-v)))
+		}
+		return p.number(fmt.Sprint(v))
+	case len(n.args) == 0:
+		return n
+	case (n.kind == nSum || n.kind == nProd) && n.name == name:
+		// An inner operator with the same index binds it in its body.
+		out := *n
+		out.args = []*node{n.args[0], p.substitute(n.args[1], name, v), p.substitute(n.args[2], name, v)}
+		return &out
+	}
+	out := *n
+	out.args = make([]*node, len(n.args))
+	for i, a := range n.args {
+		out.args[i] = p.substitute(a, name, v)
+	}
+	out.evaluated = false
+	return &out
 }
 
 // matrix reads a matrix environment: rows of entries separated by \\,
