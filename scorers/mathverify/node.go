@@ -55,7 +55,7 @@ type node struct {
 	ops         []string // nRel
 	open, close byte     // nBracket: '(' or '[', ')' or ']'
 	base        uint8    // nNum written in a base (52_8): the base; else 0
-	cols        int      // nBracket read from a matrix: its columns, the entries row by row (open and close are '(' and ')')
+	cols        uint16   // nBracket read from a matrix: its columns, the entries row by row (open and close are '(' and ')')
 	height      int      // 1 + the height of the tallest child
 
 	// exact caches the value of a scalar without free variables once the
@@ -274,7 +274,7 @@ func (n *node) writeMatrix(b *strings.Builder) {
 	for i, a := range n.args {
 		switch {
 		case i == 0:
-		case i%n.cols == 0:
+		case i%int(n.cols) == 0:
 			b.WriteString(` \\ `)
 		default:
 			b.WriteString(" & ")

@@ -3,6 +3,7 @@ package mathverify
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -148,12 +149,12 @@ func (p *parser) mk(k kind, args ...*node) *node {
 		p.pos = len(p.toks)
 		return p.bad()
 	}
-	if k < nScalarEnd && slices.ContainsFunc(args, isMatrixNode) {
-		return p.matrixOp(k, args)
-	}
 	n := &node{kind: k, args: args, height: 1}
 	for _, a := range args {
 		if k < nScalarEnd && !a.isScalar() {
+			if slices.ContainsFunc(args, isMatrixNode) {
+				return p.matrixOp(k, args)
+			}
 			p.fail("arithmetic on %v", a)
 			return p.bad()
 		}
@@ -700,9 +701,7 @@ func (p *parser) matrix() *node {
 	case 1:
 		return entries[0]
 	}
-	m := p.mk(nBracket, entries...)
-	m.open, m.close, m.cols = '(', ')', cols
-	return m
+	return p.shaped(entries, cols)
 }
 
 func isMatrixNode(n *node) bool { return n.kind == nBracket && n.cols > 0 }
@@ -724,7 +723,7 @@ func (p *parser) matrixOp(k kind, args []*node) *node {
 		for i, e := range m.args {
 			out[i] = f(e)
 		}
-		return p.shaped(out, m.cols)
+		return p.shaped(out, int(m.cols))
 	}
 	switch {
 	case k == nNeg:
@@ -738,14 +737,14 @@ func (p *parser) matrixOp(k kind, args []*node) *node {
 		for i := range a.args {
 			out[i] = p.mk(k, a.args[i], b.args[i])
 		}
-		return p.shaped(out, a.cols)
+		return p.shaped(out, int(a.cols))
 	case k == nMul && isMatrixNode(a) && isMatrixNode(b):
-		inner := a.cols
-		if inner != len(b.args)/b.cols {
-			p.fail("product of a matrix with %d columns and one with %d rows", inner, len(b.args)/b.cols)
+		inner := int(a.cols)
+		if inner != len(b.args)/int(b.cols) {
+			p.fail("product of a matrix with %d columns and one with %d rows", inner, len(b.args)/int(b.cols))
 			return p.bad()
 		}
-		rows, cols := len(a.args)/a.cols, b.cols
+		rows, cols := len(a.args)/inner, int(b.cols)
 		out := make([]*node, 0, rows*cols)
 		for i := range rows {
 			for j := range cols {
@@ -775,11 +774,15 @@ func (p *parser) matrixOp(k kind, args []*node) *node {
 
 // shaped builds a matrix of entries, cols of them a row.
 func (p *parser) shaped(entries []*node, cols int) *node {
+	if cols > math.MaxUint16 {
+		p.limit("matrix too wide")
+		return p.bad()
+	}
 	m := p.mk(nBracket, entries...)
 	if p.err != nil {
 		return m
 	}
-	m.open, m.close, m.cols = '(', ')', cols
+	m.open, m.close, m.cols = '(', ')', uint16(cols)
 	return m
 }
 
