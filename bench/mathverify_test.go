@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -255,4 +256,35 @@ func BenchmarkMathVerifySideBySide(b *testing.B) {
 	b.ReportMetric(float64(mv.median.Nanoseconds()), "mathverify-median-ns/pair")
 	b.ReportMetric(float64(mv.perPair)/float64(rewardd), "mathverify/rewardd")
 	b.ReportMetric(100*float64(agree)/float64(max(decided, 1)), "%agree")
+}
+
+// TestMathVerifyColumnOfClasses checks the mathverify column of
+// scorers/mathverify/testdata/classes.tsv, where each class of answers has
+// Math-Verify's verdict beside rewardd's, against Math-Verify run from its
+// source (and skips without it, as the benchmark does).
+func TestMathVerifyColumnOfClasses(t *testing.T) {
+	const path = "../scorers/mathverify/testdata/classes.tsv"
+	var pairs []mvPair
+	var want []string
+	for i, line := range readLines(t, path) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		cols := strings.Split(line, "\t")
+		if len(cols) < 5 {
+			t.Fatalf("%s line %d: %d columns", path, i+1, len(cols))
+		}
+		pairs = append(pairs, mvPair{cols[1], cols[2]})
+		want = append(want, cols[4])
+	}
+	res := runMathVerify(t, pairs)
+	for i, v := range res.verdicts {
+		got := "error"
+		if v != nil {
+			got = strconv.Itoa(*v)
+		}
+		if got != want[i] {
+			t.Errorf("gold %q, prediction %q: Math-Verify says %s, classes.tsv %s", pairs[i].Gold, pairs[i].Pred, got, want[i])
+		}
+	}
 }
