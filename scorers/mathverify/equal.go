@@ -718,7 +718,8 @@ func allScalar(ns []*node) bool {
 // stripAssign returns the right-hand side of an assignment (x = 5,
 // (x, y) = (1, 2), x \in [0, 1], x = 2 + 3 = 5 gives 2 + 3 = 5), and the
 // list of right-hand sides of a list of assignments to the same variable
-// (x = 1, x = 2); anything else as it is.
+// (x = 1, x = 2), where an item after the first may be a bare value of the
+// same shape ((x, y) = (5, 8) and (8, 5); x = 1, 2); anything else as it is.
 func stripAssign(n *node) *node {
 	switch n.kind {
 	case nRel:
@@ -731,10 +732,19 @@ func stripAssign(n *node) *node {
 		return &node{kind: nRel, args: n.args[1:], ops: n.ops[1:], height: n.height}
 	case nList:
 		var lhs string
+		var first *node // the left side of the first item
 		out := &node{kind: nList, height: n.height}
 		for i, item := range n.args {
+			if i > 0 && item.kind != nRel && sameShape(first, item) {
+				// (x, y) = (5, 8) and (8, 5): more values of the same unknowns.
+				out.args = append(out.args, item)
+				continue
+			}
 			if item.kind != nRel || len(item.args) != 2 || item.ops[0] != "=" || !assignable(item.args[0]) {
 				return n
+			}
+			if i == 0 {
+				first = item.args[0]
 			}
 			if name := item.args[0].String(); i == 0 {
 				lhs = name
@@ -750,6 +760,15 @@ func stripAssign(n *node) *node {
 		return out
 	}
 	return n
+}
+
+// sameShape reports whether v can be a value of the unknowns lhs: a scalar
+// for a variable, a tuple of as many for a tuple of variables.
+func sameShape(lhs, v *node) bool {
+	if lhs.kind == nBracket {
+		return v.kind == nBracket && v.cols == 0 && len(v.args) == len(lhs.args) && allScalar(v.args)
+	}
+	return v.isScalar()
 }
 
 // bindings returns the values an answer gives to variables by name, when it
