@@ -80,7 +80,8 @@ func afterAnswer(s string) (string, bool) {
 		switch {
 		case strings.HasPrefix(rest, ":"):
 			return strings.TrimLeft(rest[1:], " *_:"), true
-		case len(rest) >= 2 && strings.EqualFold(rest[:2], "is") && (len(rest) == 2 || !isLetter(rest[2])):
+		case len(rest) >= 2 && strings.EqualFold(rest[:2], "is") && (len(rest) == 2 || !isLetter(rest[2]) && !isDigit(rest[2])):
+			// Not "is34": digits glued to a word are part of it.
 			return strings.TrimLeft(rest[2:], " *_:"), true
 		}
 	}

@@ -440,6 +440,14 @@ func meridiemAt(s string) (string, int) {
 
 // word drops a word, and the exponent of a unit that follows it (cm^2).
 func (lx *lexer) word(w string) {
+	if s, i := lx.s, lx.i; i < len(s) && isDigit(s[i]) {
+		// Digits glued to a word are part of it: cm2 is a unit (cm²) and
+		// no number 2, as AZYUK2A holds none.
+		for i < len(s) && (isDigit(s[i]) || isLetter(s[i])) {
+			i++
+		}
+		w, lx.i = s[lx.i-len(w):i], i
+	}
 	lx.out.words = append(lx.out.words, w)
 	lx.skipUnitPower()
 }
@@ -597,7 +605,9 @@ func (lx *lexer) command() {
 	s := lx.s
 	i := lx.i + 1
 	if i >= len(s) {
-		lx.i = i
+		// A backslash that ends the answer escapes what was cut off: the
+		// \} of \boxed{1, 3\} whose box closed on it.
+		lx.fail("a backslash at the end")
 		return
 	}
 	if c := s[i]; !isLetter(c) {
