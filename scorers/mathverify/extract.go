@@ -24,7 +24,7 @@ func answerIs(s string) (string, bool) {
 	if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
 		rest = rest[:nl]
 	}
-	rest = statedValue(rest)
+	rest = statedValue(firstSentence(rest))
 	if m, ok := firstLatex(rest); ok {
 		return m, true
 	}
@@ -42,6 +42,29 @@ func answerIs(s string) (string, bool) {
 	rest = strings.Trim(rest, "*_")
 	rest = strings.TrimRight(rest, ". ")
 	return extract.NonBlank(rest)
+}
+
+// firstSentence returns s up to the first period followed by white space
+// outside math spans and braces: "Jane started 3 hours ago. I hope it is
+// correct." gives "Jane started 3 hours ago", so that the "is" of the next
+// sentence states nothing.
+func firstSentence(s string) string {
+	inMath, depth := false, 0
+	for i := 0; i+1 < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			i++ // an escaped character: \$, \{
+		case c == '$':
+			inMath = !inMath
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case c == '.' && !inMath && depth == 0 && (s[i+1] == ' ' || s[i+1] == '\t'):
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // statedValue returns the part of an answer line that states the value

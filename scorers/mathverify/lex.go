@@ -997,7 +997,7 @@ var shortWords = map[string]bool{
 	"mi": true, "oz": true, "lb": true, "lbs": true, "hr": true, "hrs": true, "min": true, "sec": true,
 	"day": true, "mph": true, "kph": true, "usd": true, "cup": true, "pt": true, "qt": true, "gal": true,
 	"sq": true, "cu": true, "ms": true, "am": true, "pm": true, "rad": true, "deg": true, "cents": true,
-	"mL": true, "ton": true, "tsp": true, "yr": true, "yrs": true, "wk": true, "mo": true, "one": true,
+	"mL": true, "ton": true, "tsp": true, "yr": true, "yrs": true, "wk": true, "mo": true, "one": true, "ago": true,
 	"two": true, "six": true, "ten": true, "gm": true, "pct": true,
 }
 
