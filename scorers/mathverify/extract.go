@@ -321,12 +321,30 @@ func lastNumber(s string) (string, bool) {
 			return "", false
 		}
 		start := strings.LastIndex(s[:end], n)
+		if k := commaNumberStart(s, start, n); k < start {
+			// 2,74: the digits after a decimal comma end the number 2,74.
+			n, start = s[k:start+len(n)], k
+		}
 		if standsAlone(s[:start]) && !continued(s[start+len(n):]) {
 			return n, true
 		}
 		end = start
 	}
 	return "", false
+}
+
+// commaNumberStart returns where the number starts whose decimal comma the
+// digits n at s[start:] follow (2,74 or 1000,99: not three digits, which
+// would be a thousands separator), or start when they follow none.
+func commaNumberStart(s string, start int, n string) int {
+	if len(n) == 3 || !allDigits(n) || start < 2 || s[start-1] != ',' || !isDigit(s[start-2]) {
+		return start
+	}
+	k := start - 1
+	for k > 0 && isDigit(s[k-1]) {
+		k--
+	}
+	return k
 }
 
 // standsAlone reports whether a number that follows before stands on its
