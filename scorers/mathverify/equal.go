@@ -156,6 +156,12 @@ func (c *comparer) matchAsWritten(g, p *node) (bool, error) {
 			return ok, err
 		}
 	}
+	if gt, ok := solutionTuples(g); ok {
+		g = gt
+	}
+	if pt, ok := solutionTuples(p); ok {
+		p = pt
+	}
 	if gb, ok := bindings(g); ok && len(gb) > 1 {
 		if pb, ok := bindings(p); ok {
 			return c.sameBindings(gb, pb)
@@ -760,6 +766,46 @@ func stripAssign(n *node) *node {
 		return out
 	}
 	return n
+}
+
+// solutionTuples returns a list of assignments that gives several
+// solutions to the same unknowns, one after the other in the same order
+// (p = 5, q = 2; p = 7, q = 2), as the list of their tuples ((5, 2), (7,
+// 2)); ok is false for anything else.
+func solutionTuples(n *node) (*node, bool) {
+	if n.kind != nList {
+		return nil, false
+	}
+	var names []string
+	for _, item := range n.args {
+		if item.kind != nRel || len(item.args) != 2 || item.ops[0] != "=" || item.args[0].kind != nVar {
+			return nil, false
+		}
+		name := item.args[0].name
+		if len(names) > 0 && name == names[0] {
+			break
+		}
+		if slices.Contains(names, name) {
+			return nil, false
+		}
+		names = append(names, name)
+	}
+	k := len(names)
+	if k < 2 || len(n.args)%k != 0 || len(n.args) == k {
+		return nil, false
+	}
+	out := &node{kind: nList, height: n.height}
+	for i := 0; i < len(n.args); i += k {
+		tuple := &node{kind: nBracket, open: '(', close: ')', height: n.height}
+		for j, item := range n.args[i : i+k] {
+			if item.args[0].name != names[j] {
+				return nil, false
+			}
+			tuple.args = append(tuple.args, item.args[1])
+		}
+		out.args = append(out.args, tuple)
+	}
+	return out, true
 }
 
 // sameShape reports whether v can be a value of the unknowns lhs: a scalar
