@@ -156,6 +156,12 @@ func (c *comparer) matchAsWritten(g, p *node) (bool, error) {
 			return ok, err
 		}
 	}
+	if gt, ok := solutionTuples(g); ok {
+		g = gt
+	}
+	if pt, ok := solutionTuples(p); ok {
+		p = pt
+	}
 	if gb, ok := bindings(g); ok && len(gb) > 1 {
 		if pb, ok := bindings(p); ok {
 			return c.sameBindings(gb, pb)
@@ -218,7 +224,8 @@ func (c *comparer) equal(g, p *node) (bool, error) {
 	case g.kind == nRatio || p.kind == nRatio:
 		return c.ratioEqual(g, p)
 	case g.kind == nBracket && p.kind == nBracket:
-		if g.open != p.open || g.close != p.close || len(g.args) != len(p.args) {
+		if g.open != p.open || g.close != p.close || len(g.args) != len(p.args) ||
+			g.cols > 0 && p.cols > 0 && g.cols != p.cols { // a matrix is also a tuple of its entries
 			return false, nil
 		}
 		for i := range g.args {
@@ -437,9 +444,10 @@ func (c *comparer) scalarEqual(g, p *node) (bool, error) {
 		}
 		return c.numEqual(vg, vp, magG), nil
 	}
+	ints := boundVars(g, p)
 	valid := 0
 	for k := range numPoints {
-		fg, magG, fp, err := c.floats(g, p, point(vars, k))
+		fg, magG, fp, err := c.floats(g, p, point(vars, ints, k))
 		if err != nil {
 			return false, err
 		}
@@ -641,10 +649,11 @@ func (c *comparer) inOrder(gs, ps []*node) (bool, error) {
 // positive), at the sample points where dg is defined and not zero.
 func (c *comparer) proportional(dg, dp *node, positive bool) (bool, error) {
 	vars := varNames(dg, dp)
+	ints := boundVars(dg, dp)
 	valid := 0
 	var k0 float64
 	for k := range numPoints {
-		fg, magG, fp, err := c.floats(dg, dp, point(vars, k))
+		fg, magG, fp, err := c.floats(dg, dp, point(vars, ints, k))
 		if err != nil {
 			return false, err
 		}
@@ -715,7 +724,8 @@ func allScalar(ns []*node) bool {
 // stripAssign returns the right-hand side of an assignment (x = 5,
 // (x, y) = (1, 2), x \in [0, 1], x = 2 + 3 = 5 gives 2 + 3 = 5), and the
 // list of right-hand sides of a list of assignments to the same variable
-// (x = 1, x = 2); anything else as it is.
+// (x = 1, x = 2), where an item after the first may be a bare value of the
+// same shape ((x, y) = (5, 8) and (8, 5); x = 1, 2); anything else as it is.
 func stripAssign(n *node) *node {
 	switch n.kind {
 	case nRel:
@@ -728,10 +738,19 @@ func stripAssign(n *node) *node {
 		return &node{kind: nRel, args: n.args[1:], ops: n.ops[1:], height: n.height}
 	case nList:
 		var lhs string
+		var first *node // the left side of the first item
 		out := &node{kind: nList, height: n.height}
 		for i, item := range n.args {
+			if i > 0 && item.kind != nRel && sameShape(first, item) {
+				// (x, y) = (5, 8) and (8, 5): more values of the same unknowns.
+				out.args = append(out.args, item)
+				continue
+			}
 			if item.kind != nRel || len(item.args) != 2 || item.ops[0] != "=" || !assignable(item.args[0]) {
 				return n
+			}
+			if i == 0 {
+				first = item.args[0]
 			}
 			if name := item.args[0].String(); i == 0 {
 				lhs = name
@@ -747,6 +766,55 @@ func stripAssign(n *node) *node {
 		return out
 	}
 	return n
+}
+
+// solutionTuples returns a list of assignments that gives several
+// solutions to the same unknowns, one after the other in the same order
+// (p = 5, q = 2; p = 7, q = 2), as the list of their tuples ((5, 2), (7,
+// 2)); ok is false for anything else.
+func solutionTuples(n *node) (*node, bool) {
+	if n.kind != nList {
+		return nil, false
+	}
+	var names []string
+	for _, item := range n.args {
+		if item.kind != nRel || len(item.args) != 2 || item.ops[0] != "=" || item.args[0].kind != nVar {
+			return nil, false
+		}
+		name := item.args[0].name
+		if len(names) > 0 && name == names[0] {
+			break
+		}
+		if slices.Contains(names, name) {
+			return nil, false
+		}
+		names = append(names, name)
+	}
+	k := len(names)
+	if k < 2 || len(n.args)%k != 0 || len(n.args) == k {
+		return nil, false
+	}
+	out := &node{kind: nList, height: n.height}
+	for i := 0; i < len(n.args); i += k {
+		tuple := &node{kind: nBracket, open: '(', close: ')', height: n.height}
+		for j, item := range n.args[i : i+k] {
+			if item.args[0].name != names[j] {
+				return nil, false
+			}
+			tuple.args = append(tuple.args, item.args[1])
+		}
+		out.args = append(out.args, tuple)
+	}
+	return out, true
+}
+
+// sameShape reports whether v can be a value of the unknowns lhs: a scalar
+// for a variable, a tuple of as many for a tuple of variables.
+func sameShape(lhs, v *node) bool {
+	if lhs.kind == nBracket {
+		return v.kind == nBracket && v.cols == 0 && len(v.args) == len(lhs.args) && allScalar(v.args)
+	}
+	return v.isScalar()
 }
 
 // bindings returns the values an answer gives to variables by name, when it
@@ -836,7 +904,7 @@ func negInf() *node { return &node{kind: nNeg, args: []*node{posInf()}, height: 
 func isIntervalish(n *node) bool {
 	switch n.kind {
 	case nBracket:
-		return len(n.args) == 2 && allScalar(n.args)
+		return len(n.args) == 2 && allScalar(n.args) && n.cols == 0 // a 1×2 matrix is no interval
 	case nUnion, nReals:
 		return true
 	}
@@ -882,7 +950,7 @@ func relIntervals(n *node) ([]interval, bool) {
 	v := -1
 	for i, a := range args {
 		switch {
-		case (a.kind == nVar || a.kind == nMul && isLabel(a)) && v < 0:
+		case (a.kind == nVar || a.kind == nMul && isLabel(a) || isAbsOfVar(a)) && v < 0:
 			v = i // x, or a name such as f(x) (read f·x): 0 < f(x) < 1 is (0, 1)
 		case !a.isScalar() || a.hasVars():
 			return nil, false
@@ -896,6 +964,9 @@ func relIntervals(n *node) ([]interval, bool) {
 			return nil, false
 		}
 	}
+	if isAbsOfVar(args[v]) {
+		return absIntervals(args, ops, v)
+	}
 	switch {
 	case len(args) == 2 && ops[0] == "!=":
 		c := args[1-v]
@@ -906,6 +977,30 @@ func relIntervals(n *node) ([]interval, bool) {
 		return []interval{{args[0], posInf(), ops[0] == "<=", false}}, true
 	case len(args) == 3 && v == 1:
 		return []interval{{args[0], args[2], ops[0] == "<=", ops[1] == "<="}}, true
+	}
+	return nil, false
+}
+
+func isAbsOfVar(n *node) bool { return n.kind == nAbs && n.args[0].kind == nVar }
+
+// absIntervals returns the intervals of a relation on |x|, args[v]: 1 \le
+// |x| \le 2 is [-2, -1] ∪ [1, 2], |x| < 2 is (-2, 2), |x| > 1 is (-∞, -1) ∪
+// (1, ∞). The bounds are not evaluated: with a negative lower bound the
+// union is still the right set (-1 \le |x| \le 2 gives [-2, 1] ∪ [-1, 2]),
+// written otherwise than a prediction would.
+func absIntervals(args []*node, ops []string, v int) ([]interval, bool) {
+	neg := func(n *node) *node { return &node{kind: nNeg, args: []*node{n}, height: n.height + 1} }
+	switch {
+	case len(args) == 3 && v == 1:
+		lo, hi := args[0], args[2]
+		loClosed, hiClosed := ops[0] == "<=", ops[1] == "<="
+		return []interval{{neg(hi), neg(lo), hiClosed, loClosed}, {lo, hi, loClosed, hiClosed}}, true
+	case len(args) == 2 && v == 0 && ops[0] != "!=":
+		hi := args[1]
+		return []interval{{neg(hi), hi, ops[0] == "<=", ops[0] == "<="}}, true
+	case len(args) == 2 && v == 1 && ops[0] != "!=":
+		lo := args[0]
+		return []interval{{negInf(), neg(lo), false, ops[0] == "<="}, {lo, posInf(), ops[0] == "<=", false}}, true
 	}
 	return nil, false
 }
@@ -940,18 +1035,40 @@ func collectVars(n *node, names *[]string) {
 	}
 }
 
+// boundVars returns the free variables of the bounds of the sums and
+// products in g and p (n in \sum_{k=1}^{n}): they take integer values.
+func boundVars(g, p *node) []string {
+	var names []string
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.kind == nSum || n.kind == nProd {
+			collectVars(n.args[1], &names)
+			collectVars(n.args[2], &names)
+		}
+		for _, a := range n.args {
+			walk(a)
+		}
+	}
+	walk(g)
+	walk(p)
+	return names
+}
+
 // point returns the k-th sample point for the variables names. Each
 // variable's value depends only on its name and k (a fixed hash, no
 // global random state), so checks are deterministic and a variable has the
 // same value in the gold and in the prediction. The first points are in
-// [0.5, 2.5), then two in (-2.5, -0.5] (|x| is not x), then one in [3, 10).
-func point(names []string, k int) *env {
+// [0.5, 2.5), then two in (-2.5, -0.5] (|x| is not x), then one in [3, 10);
+// a variable among ints (a bound of a sum) is an integer in [1, 9].
+func point(names, ints []string, k int) *env {
 	vals := make([]float64, len(names))
 	for i, name := range names {
 		h := fnv.New64a()
 		h.Write([]byte(name))
 		u := float64(splitmix(h.Sum64()^uint64(k+1)*0x9E3779B97F4A7C15)>>11) / (1 << 53)
 		switch {
+		case slices.Contains(ints, name):
+			vals[i] = 1 + math.Floor(9*u)
 		case k < 3:
 			vals[i] = 0.5 + 2*u
 		case k < 5:

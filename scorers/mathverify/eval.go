@@ -56,6 +56,9 @@ func (e *evaluator) exact(n *node) (value, error) {
 		return inexact(math.NaN()), nil
 	case nConst:
 		return inexact(e.note(constant(n.name))), nil
+	case nSum, nProd:
+		f, err := e.bigOp(n, &env{})
+		return inexact(f), err
 	}
 	if n.evaluated {
 		e.mag = max(e.mag, n.exactMag)
@@ -189,6 +192,9 @@ func (e *evaluator) arithmetic(n *node, a, b value) (value, error) {
 func (e *evaluator) pow(base, exp value) (value, error) {
 	x, y := base.r, exp.r
 	if !y.IsInt() || !y.Num().IsInt64() {
+		if f, ok := realPow(base.f, exp); ok && base.f < 0 {
+			return inexact(f), nil
+		}
 		return inexact(math.Pow(base.f, exp.f)), nil
 	}
 	k := y.Num().Int64()
@@ -277,6 +283,8 @@ func (e *evaluator) float(n *node, vars *env) (float64, error) {
 		return e.note(vars.lookup(n.name)), nil
 	case nConst:
 		return e.note(constant(n.name)), nil
+	case nSum, nProd:
+		return e.bigOp(n, vars)
 	}
 	var buf [2]float64
 	args := buf[:0]
@@ -287,7 +295,71 @@ func (e *evaluator) float(n *node, vars *env) (float64, error) {
 		}
 		args = append(args, f)
 	}
+	if n.kind == nPow && args[0] < 0 && args[1] != math.Trunc(args[1]) && !n.args[1].hasVars() {
+		// x^{2/3} at a negative x: the real root, as \sqrt[3]{x}^2 is.
+		exp, err := e.exact(n.args[1])
+		if err != nil {
+			return 0, err
+		}
+		if f, ok := realPow(args[0], exp); ok {
+			return e.note(f), nil
+		}
+	}
 	return e.note(floatOp(n, args)), nil
+}
+
+// realPow raises a negative base to a rational power p/q with q odd: the
+// real q-th root to the p-th power (x^{1/3} of -8 is -2, as \sqrt[3]{-8}),
+// where the principal complex value is not a real number. ok is false for
+// an exponent that is not exact or has an even denominator.
+func realPow(base float64, exp value) (f float64, ok bool) {
+	if exp.r == nil || exp.r.Denom().Bit(0) == 0 {
+		return 0, false
+	}
+	f = math.Pow(-base, exp.f)
+	if exp.r.Num().Bit(0) == 1 {
+		f = -f
+	}
+	return f, true
+}
+
+// maxEvalTerms bounds the terms of a sum or product that the evaluator
+// computes; beyond it the value is undefined (NaN).
+const maxEvalTerms = 10_000
+
+// bigOp computes a sum or product in floating point when its bounds are
+// integers at vars (n - 1 at n = 4), the index bound to each integer in
+// turn; NaN when they are not. An empty sum is 0, an empty product 1.
+func (e *evaluator) bigOp(n *node, vars *env) (float64, error) {
+	lo, err := e.float(n.args[1], vars)
+	if err != nil {
+		return 0, err
+	}
+	hi, err := e.float(n.args[2], vars)
+	if err != nil {
+		return 0, err
+	}
+	if lo != math.Round(lo) || hi != math.Round(hi) || hi-lo >= maxEvalTerms {
+		return math.NaN(), nil // NaN and ±Inf too
+	}
+	inner := &env{names: append([]string{n.name}, vars.names...), vals: append([]float64{0}, vars.vals...)}
+	acc := 0.0
+	if n.kind == nProd {
+		acc = 1
+	}
+	for i := lo; i <= hi; i++ {
+		inner.vals[0] = i
+		f, err := e.float(n.args[0], inner)
+		if err != nil {
+			return 0, err
+		}
+		if n.kind == nSum {
+			acc += f
+		} else {
+			acc *= f
+		}
+	}
+	return e.note(acc), nil
 }
 
 // floatOp applies the operation of n to float64 arguments.

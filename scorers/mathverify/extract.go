@@ -24,7 +24,7 @@ func answerIs(s string) (string, bool) {
 	if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
 		rest = rest[:nl]
 	}
-	rest = statedValue(rest)
+	rest = statedValue(firstSentence(rest))
 	if m, ok := firstLatex(rest); ok {
 		return m, true
 	}
@@ -42,6 +42,29 @@ func answerIs(s string) (string, bool) {
 	rest = strings.Trim(rest, "*_")
 	rest = strings.TrimRight(rest, ". ")
 	return extract.NonBlank(rest)
+}
+
+// firstSentence returns s up to the first period followed by white space
+// outside math spans and braces: "Jane started 3 hours ago. I hope it is
+// correct." gives "Jane started 3 hours ago", so that the "is" of the next
+// sentence states nothing.
+func firstSentence(s string) string {
+	inMath, depth := false, 0
+	for i := 0; i+1 < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			i++ // an escaped character: \$, \{
+		case c == '$':
+			inMath = !inMath
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case c == '.' && !inMath && depth == 0 && (s[i+1] == ' ' || s[i+1] == '\t'):
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // statedValue returns the part of an answer line that states the value
@@ -80,7 +103,8 @@ func afterAnswer(s string) (string, bool) {
 		switch {
 		case strings.HasPrefix(rest, ":"):
 			return strings.TrimLeft(rest[1:], " *_:"), true
-		case len(rest) >= 2 && strings.EqualFold(rest[:2], "is") && (len(rest) == 2 || !isLetter(rest[2])):
+		case len(rest) >= 2 && strings.EqualFold(rest[:2], "is") && (len(rest) == 2 || !isLetter(rest[2]) && !isDigit(rest[2])):
+			// Not "is34": digits glued to a word are part of it.
 			return strings.TrimLeft(rest[2:], " *_:"), true
 		}
 	}
@@ -297,12 +321,30 @@ func lastNumber(s string) (string, bool) {
 			return "", false
 		}
 		start := strings.LastIndex(s[:end], n)
+		if k := commaNumberStart(s, start, n); k < start {
+			// 2,74: the digits after a decimal comma end the number 2,74.
+			n, start = s[k:start+len(n)], k
+		}
 		if standsAlone(s[:start]) && !continued(s[start+len(n):]) {
 			return n, true
 		}
 		end = start
 	}
 	return "", false
+}
+
+// commaNumberStart returns where the number starts whose decimal comma the
+// digits n at s[start:] follow (2,74 or 1000,99: not three digits, which
+// would be a thousands separator), or start when they follow none.
+func commaNumberStart(s string, start int, n string) int {
+	if len(n) == 3 || !allDigits(n) || start < 2 || s[start-1] != ',' || !isDigit(s[start-2]) {
+		return start
+	}
+	k := start - 1
+	for k > 0 && isDigit(s[k-1]) {
+		k--
+	}
+	return k
 }
 
 // standsAlone reports whether a number that follows before stands on its

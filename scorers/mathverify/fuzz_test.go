@@ -23,6 +23,8 @@ var seeds = []string{
 	`\log_2 8`, `\binom{5}{2}`, `5!`, `\lfloor 2.5 \rfloor`, `|x|`, `\begin{pmatrix} 1 \\ 2 \end{pmatrix}`,
 	`\mathbb{R}`, `\emptyset`, `x_1 + x_{12}`, `\alpha + β`, `1e-3`, `√2`, `x ≤ 2`, ``, `(`, `\frac{`, `((1,2]`,
 	`1/0`, `0^0`, `\sqrt{-1}`, `2^{2^{2^{2^{2}}}}`, `\foo`, "\xff", `$5 and $10`, `{}^\circ`,
+	`\begin{pmatrix}1 & 2 \\ 3 & 4\end{pmatrix} \begin{pmatrix}5 \\ 6\end{pmatrix}`, `-2\begin{bmatrix}x & 1\\\end{bmatrix}/3`,
+	`(-8)^{1/3}`, `\sum_{k=1}^{n} k^2 + 1`, `\prod^{5}_{i=-2} (i+3)`, `\sum_{i=1}^{n}\sum_{j=1}^{i} a_{i+j}`, `1\le|z|<2`,
 }
 
 // FuzzParse checks the lexer and parser: no panic, no more work than the

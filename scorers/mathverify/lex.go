@@ -47,6 +47,10 @@ const (
 	tReals    // ℝ
 	tColon    // ':' of a ratio or a clock time
 	tMeridiem // text "am" or "pm", after the minutes of a clock time
+	tLMatrix  // \begin{pmatrix} and its kin
+	tRMatrix  // \end{pmatrix} and its kin
+	tRow      // \\ inside a matrix: the end of a row
+	tBigOp    // text "sum" or "prod": \sum, \prod
 )
 
 var tokNames = [...]string{
@@ -56,6 +60,7 @@ var tokNames = [...]string{
 	tLParen: "'('", tRParen: "')'", tLBrack: "'['", tRBrack: "']'", tLBrace: "'{'", tRBrace: "'}'",
 	tLSet: `'\{'`, tRSet: `'\}'`, tBar: "'|'", tLFloor: `\lfloor`, tRFloor: `\rfloor`, tLCeil: `\lceil`,
 	tRCeil: `\rceil`, tCup: `\cup`, tEmpty: `\emptyset`, tReals: `\mathbb{R}`, tColon: "':'", tMeridiem: "am/pm",
+	tLMatrix: `\begin{matrix}`, tRMatrix: `\end{matrix}`, tRow: `\\`, tBigOp: "big operator",
 }
 
 type token struct {
@@ -154,9 +159,9 @@ func (lx *lexer) emit(k tokKind, text string) {
 		lx.out.math++
 	}
 	switch k { // TeX groups {…} do not count: \boxed{1,000} is a number
-	case tLParen, tLBrack, tLSet:
+	case tLParen, tLBrack, tLSet, tLMatrix:
 		lx.depth++
-	case tRParen, tRBrack, tRSet:
+	case tRParen, tRBrack, tRSet, tRMatrix:
 		lx.depth = max(lx.depth-1, 0)
 	}
 }
@@ -435,6 +440,14 @@ func meridiemAt(s string) (string, int) {
 
 // word drops a word, and the exponent of a unit that follows it (cm^2).
 func (lx *lexer) word(w string) {
+	if s, i := lx.s, lx.i; i < len(s) && isDigit(s[i]) {
+		// Digits glued to a word are part of it: cm2 is a unit (cm²) and
+		// no number 2, as AZYUK2A holds none.
+		for i < len(s) && (isDigit(s[i]) || isLetter(s[i])) {
+			i++
+		}
+		w, lx.i = s[lx.i-len(w):i], i
+	}
 	lx.out.words = append(lx.out.words, w)
 	lx.skipUnitPower()
 }
@@ -464,7 +477,7 @@ func (lx *lexer) letter(l string) {
 		if s[i+1] == '{' {
 			if end := strings.IndexByte(s[i+2:], '}'); end >= 0 && end <= 16 {
 				sub := strings.ReplaceAll(s[i+2:i+2+end], " ", "")
-				if sub != "" && isName(sub) {
+				if sub != "" && (isName(sub) || isIndex(sub)) {
 					lx.i = i + 3 + end
 					lx.emit(tVar, l+"_"+sub)
 					return
@@ -592,7 +605,9 @@ func (lx *lexer) command() {
 	s := lx.s
 	i := lx.i + 1
 	if i >= len(s) {
-		lx.i = i
+		// A backslash that ends the answer escapes what was cut off: the
+		// \} of \boxed{1, 3\} whose box closed on it.
+		lx.fail("a backslash at the end")
 		return
 	}
 	if c := s[i]; !isLetter(c) {
@@ -661,7 +676,7 @@ func (lx *lexer) escaped(c byte, i int) {
 	if lx.matrix > 0 && (isDigit(c) || c == '-' || c == '+' || c == '.') {
 		// A row break that lost one of its backslashes: -6\6.
 		lx.i = i
-		lx.emit(tComma, "")
+		lx.emit(tRow, "")
 		return
 	}
 	switch c {
@@ -676,6 +691,10 @@ func (lx *lexer) escaped(c byte, i int) {
 			// \\frac, \\left: a command whose backslash was escaped twice
 			// (Python source, JSON), not a line break before a word.
 			lx.i = i
+			return
+		}
+		if lx.matrix > 0 {
+			lx.emit(tRow, "")
 			return
 		}
 		lx.emit(tComma, "")
@@ -706,31 +725,30 @@ func (lx *lexer) environment(begin bool) {
 	if !ok {
 		return
 	}
-	open, close, isMatrix := matrixBrackets(env)
 	switch {
-	case !isMatrix:
+	case !isMatrix(env):
 		lx.fail(`unsupported environment %q`, env)
 	case begin:
 		lx.matrix++
-		lx.emit(open, "")
+		lx.emit(tLMatrix, "")
 		if env == "array" && lx.i < len(lx.s) && lx.s[lx.i] == '{' {
 			lx.braced() // the column specification: {cc}, {c|c}
 		}
 	default:
 		lx.matrix = max(lx.matrix-1, 0)
-		lx.emit(close, "")
+		lx.emit(tRMatrix, "")
 	}
 }
 
-// matrixBrackets returns the brackets a matrix environment reads as: the
-// same for all of them, since a matrix is the same whatever brackets it
-// is printed with (bmatrix, pmatrix, array).
-func matrixBrackets(env string) (open, close tokKind, ok bool) {
+// isMatrix reports whether env is a matrix environment. All read the same,
+// since a matrix is the same whatever brackets it is printed with
+// (bmatrix, pmatrix, array).
+func isMatrix(env string) bool {
 	switch env {
 	case "pmatrix", "bmatrix", "Bmatrix", "smallmatrix", "matrix", "array":
-		return tLParen, tRParen, true
+		return true
 	}
-	return 0, 0, false
+	return false
 }
 
 // commandToken maps a command that is one token by itself.
@@ -742,6 +760,8 @@ func commandToken(name string) (tokKind, string, bool) {
 		return tSqrt, "", true
 	case "binom", "dbinom", "tbinom":
 		return tBinom, "", true
+	case "sum", "prod":
+		return tBigOp, name, true
 	case "cdot", "times", "ast":
 		return tMul, "", true
 	case "div":
@@ -977,7 +997,7 @@ var shortWords = map[string]bool{
 	"mi": true, "oz": true, "lb": true, "lbs": true, "hr": true, "hrs": true, "min": true, "sec": true,
 	"day": true, "mph": true, "kph": true, "usd": true, "cup": true, "pt": true, "qt": true, "gal": true,
 	"sq": true, "cu": true, "ms": true, "am": true, "pm": true, "rad": true, "deg": true, "cents": true,
-	"mL": true, "ton": true, "tsp": true, "yr": true, "yrs": true, "wk": true, "mo": true, "one": true,
+	"mL": true, "ton": true, "tsp": true, "yr": true, "yrs": true, "wk": true, "mo": true, "one": true, "ago": true,
 	"two": true, "six": true, "ten": true, "gm": true, "pct": true,
 }
 
@@ -993,6 +1013,15 @@ func isLetterRune(r rune) bool {
 
 // isName reports whether s is a subscript that can be part of a variable
 // name: letters and digits.
+// isIndex reports whether s is a computed subscript, n+1 or n-k-1: a
+// variable a_{n+1} is one name, as in Math-Verify (SymPy's Symbol).
+func isIndex(s string) bool {
+	if s == "" || !isName(s[:1]) || !isName(s[len(s)-1:]) {
+		return false
+	}
+	return isName(strings.NewReplacer("+", "", "-", "").Replace(s))
+}
+
 func isName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isDigit(s[i]) && !isLetter(s[i]) {

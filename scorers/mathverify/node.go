@@ -30,11 +30,13 @@ const (
 	nCeil  // ⌈args[0]⌉
 	nFact  // args[0]!
 	nBinom // C(args[0], args[1])
+	nSum   // Σ args[0] for the variable name from args[1] to args[2] (integers)
+	nProd  // Π, likewise
 	nScalarEnd
 
 	nList    // a bare comma list, "1, 2": several answers, order does not matter
 	nSet     // \{a, b\}; also what a ± expands to
-	nBracket // (a, b), [a, b), … : open and close say which; a tuple or an interval
+	nBracket // (a, b), [a, b), … : open and close say which; a tuple or an interval; a matrix when cols > 0
 	nUnion   // A ∪ B
 	nRel     // a chain args[0] ops[0] args[1] ops[1] …, ops in = < > <= >= != in
 	nText    // name: an answer in words ("Monday"), compared in any case
@@ -53,6 +55,7 @@ type node struct {
 	ops         []string // nRel
 	open, close byte     // nBracket: '(' or '[', ')' or ']'
 	base        uint8    // nNum written in a base (52_8): the base; else 0
+	cols        uint16   // nBracket read from a matrix: its columns, the entries row by row (open and close are '(' and ')')
 	height      int      // 1 + the height of the tallest child
 
 	// exact caches the value of a scalar without free variables once the
@@ -105,11 +108,23 @@ func (n *node) write(b *strings.Builder) {
 		n.writeOperation(b)
 	case nFunc, nSqrt, nRoot, nAbs, nFloor, nCeil, nBinom:
 		n.writeFunction(b)
+	case nSum, nProd:
+		b.WriteString(map[kind]string{nSum: `(\sum_{`, nProd: `(\prod_{`}[n.kind] + n.name + "=")
+		n.args[1].write(b)
+		b.WriteString("}^{")
+		n.args[2].write(b)
+		b.WriteString("} ")
+		n.args[0].write(b)
+		b.WriteByte(')')
 	case nList:
 		writeList(b, "", n.args, "")
 	case nSet:
 		writeList(b, `\{`, n.args, `\}`)
 	case nBracket:
+		if n.cols > 0 {
+			n.writeMatrix(b)
+			return
+		}
 		writeList(b, string(n.open), n.args, string(n.close))
 	case nUnion:
 		writeJoined(b, n.args, func(int) string { return ` \cup ` })
@@ -251,4 +266,20 @@ func writeList(b *strings.Builder, open string, args []*node, close string) {
 		a.write(b)
 	}
 	b.WriteString(close)
+}
+
+// writeMatrix writes a matrix as a pmatrix environment.
+func (n *node) writeMatrix(b *strings.Builder) {
+	b.WriteString(`\begin{pmatrix}`)
+	for i, a := range n.args {
+		switch {
+		case i == 0:
+		case i%int(n.cols) == 0:
+			b.WriteString(` \\ `)
+		default:
+			b.WriteString(" & ")
+		}
+		a.write(b)
+	}
+	b.WriteString(`\end{pmatrix}`)
 }

@@ -3,7 +3,9 @@ package mathverify
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -150,6 +152,9 @@ func (p *parser) mk(k kind, args ...*node) *node {
 	n := &node{kind: k, args: args, height: 1}
 	for _, a := range args {
 		if k < nScalarEnd && !a.isScalar() {
+			if slices.ContainsFunc(args, isMatrixNode) {
+				return p.matrixOp(k, args)
+			}
 			p.fail("arithmetic on %v", a)
 			return p.bad()
 		}
@@ -190,7 +195,7 @@ func (p *parser) list() *node {
 
 func closes(k tokKind) bool {
 	switch k {
-	case tEOF, tRParen, tRBrack, tRBrace, tRSet:
+	case tEOF, tRParen, tRBrack, tRBrace, tRSet, tRMatrix, tRow:
 		return true
 	}
 	return false
@@ -298,7 +303,7 @@ func (p *parser) term() *node {
 // number does not ("2 3" is not 6), nor a bar inside |…|.
 func (p *parser) juxtaposed(k tokKind) bool {
 	switch k {
-	case tVar, tConst, tFunc, tFrac, tSqrt, tBinom, tLParen, tLBrace, tLFloor, tLCeil:
+	case tVar, tConst, tFunc, tFrac, tSqrt, tBinom, tLParen, tLBrace, tLFloor, tLCeil, tLMatrix, tBigOp:
 		return true
 	case tBar:
 		return p.abs == 0
@@ -398,6 +403,8 @@ func (p *parser) primary() *node {
 		return n
 	case tLParen, tLBrack:
 		return p.bracket()
+	case tLMatrix:
+		return p.matrix()
 	case tLBrace, tLSet, tBar, tLFloor, tLCeil:
 		return p.delimited(t.kind)
 	case tFrac:
@@ -412,6 +419,8 @@ func (p *parser) primary() *node {
 		return p.root(t)
 	case tFunc:
 		return p.function()
+	case tBigOp:
+		return p.bigOp()
 	case tEmpty:
 		p.next()
 		return p.mk(nSet)
@@ -525,6 +534,256 @@ func (p *parser) bracket() *node {
 		inner.close = ']'
 	}
 	return inner
+}
+
+// maxTerms bounds the terms of a sum or product with integer bounds that
+// the parser writes out (\sum_{k=1}^{10} k is 1 + 2 + … + 10, computed
+// exactly); evaluation (see evaluator.bigOp) takes more in floating point.
+const maxTerms = 64
+
+// bigOp reads \sum or \prod with its bounds, _{k=lo}^{hi} (either one
+// first), and its body: a term, so \sum_{k=1}^{n} k^2 + 1 is the sum plus
+// one. With integer bounds and at most maxTerms terms it is written out as
+// the sum or product of its terms; otherwise it stays a node, which the
+// evaluator computes where the bounds are integers.
+func (p *parser) bigOp() *node {
+	op := p.next().text
+	var index string
+	var lo, hi *node
+	for p.err == nil && (lo == nil || hi == nil) {
+		switch t := p.next(); {
+		case t.kind == tSub && lo == nil:
+			from := p.arg()
+			if from.kind != nRel || len(from.args) != 2 || from.ops[0] != "=" || from.args[0].kind != nVar {
+				p.fail(`\%s without k = start below`, op)
+				return p.bad()
+			}
+			index, lo = from.args[0].name, from.args[1]
+		case t.kind == tPow && hi == nil:
+			hi = p.exponent()
+		default:
+			p.fail(`\%s without both bounds`, op)
+			return p.bad()
+		}
+	}
+	body := p.term()
+	k := map[string]kind{"sum": nSum, "prod": nProd}[op]
+	if p.err != nil {
+		return p.bad()
+	}
+	if n := p.expand(k, index, body, lo, hi); n != nil {
+		return n
+	}
+	n := p.mk(k, body, lo, hi)
+	n.name = index
+	return n
+}
+
+// expand writes out a sum or product whose bounds are integer literals
+// and which has at most maxTerms terms; nil otherwise. An empty sum is 0,
+// an empty product 1.
+func (p *parser) expand(k kind, index string, body, lo, hi *node) *node {
+	from, ok1 := integerLiteral(lo)
+	to, ok2 := integerLiteral(hi)
+	if !ok1 || !ok2 || to-from+1 > maxTerms {
+		return nil
+	}
+	op := nAdd
+	if k == nProd {
+		op = nMul
+	}
+	var out *node
+	for i := from; i <= to && p.err == nil; i++ {
+		term := p.substitute(body, index, i)
+		if out == nil {
+			out = term
+		} else {
+			out = p.mk(op, out, term)
+		}
+	}
+	if out == nil {
+		return p.number(map[kind]string{nSum: "0", nProd: "1"}[k])
+	}
+	return out
+}
+
+// integerLiteral returns the value of an integer literal, maybe negated,
+// of at most 9 digits.
+func integerLiteral(n *node) (int64, bool) {
+	lit, neg, ok := literal(n)
+	if !ok || lit.base != 0 || !lit.val.IsInt() || !lit.val.Num().IsInt64() {
+		return 0, false
+	}
+	v := lit.val.Num().Int64()
+	if v > 999_999_999 {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// substitute returns a copy of n with the number v for the variable name,
+// a step per node copied.
+func (p *parser) substitute(n *node, name string, v int64) *node {
+	if err := p.b.spend(1); err != nil && p.err == nil {
+		p.err = err
+		p.pos = len(p.toks)
+	}
+	if p.err != nil {
+		return p.bad()
+	}
+	switch {
+	case n.kind == nVar && n.name == name:
+		if v < 0 {
+			return p.mk(nNeg, p.number(fmt.Sprint(-v)))
+		}
+		return p.number(fmt.Sprint(v))
+	case len(n.args) == 0:
+		return n
+	case (n.kind == nSum || n.kind == nProd) && n.name == name:
+		// An inner operator with the same index binds it in its body.
+		out := *n
+		out.args = []*node{n.args[0], p.substitute(n.args[1], name, v), p.substitute(n.args[2], name, v)}
+		return &out
+	}
+	out := *n
+	out.args = make([]*node, len(n.args))
+	for i, a := range n.args {
+		out.args[i] = p.substitute(a, name, v)
+	}
+	out.evaluated = false
+	return &out
+}
+
+// matrix reads a matrix environment: rows of entries separated by \\,
+// entries by &, a row break before the end ignored. A 1×1 matrix is its
+// entry; any other is a tuple of its entries, row by row, that knows its
+// columns, so that arithmetic on matrices (see matrixOp) can be done.
+func (p *parser) matrix() *node {
+	p.next()
+	var entries []*node
+	rows, cols := 0, 0
+	for p.err == nil && p.peek().kind != tRMatrix {
+		if p.peek().kind == tRow { // an empty row: a trailing or doubled \\
+			p.next()
+			continue
+		}
+		n := 0
+		for p.err == nil {
+			entries = append(entries, p.item())
+			n++
+			if p.peek().kind != tComma {
+				break
+			}
+			p.next()
+		}
+		switch {
+		case p.err != nil:
+		case rows > 0 && n != cols:
+			p.fail("matrix rows of %d and %d entries", cols, n)
+		case p.peek().kind == tRow:
+			p.next()
+		case p.peek().kind != tRMatrix:
+			p.fail("unexpected %v in a matrix", p.peek())
+		}
+		rows, cols = rows+1, n
+	}
+	p.expect(tRMatrix)
+	if p.err != nil {
+		return p.bad()
+	}
+	switch len(entries) {
+	case 0:
+		p.fail("empty matrix")
+		return p.bad()
+	case 1:
+		return entries[0]
+	}
+	return p.shaped(entries, cols)
+}
+
+func isMatrixNode(n *node) bool { return n.kind == nBracket && n.cols > 0 }
+
+// matrixOp does the arithmetic operation k on args when one of them is a
+// matrix: the sum, difference or product of two matrices of fitting shapes,
+// a matrix times or divided by a scalar, the negation of a matrix. The
+// result is a matrix of expressions (the entries are not evaluated here),
+// which compare entry by entry as any matrix does. Anything else (a matrix
+// plus a number, A/B, A^2) cannot be read.
+func (p *parser) matrixOp(k kind, args []*node) *node {
+	a := args[0]
+	var b *node
+	if len(args) == 2 {
+		b = args[1]
+	}
+	each := func(m *node, f func(*node) *node) *node {
+		out := make([]*node, len(m.args))
+		for i, e := range m.args {
+			out[i] = f(e)
+		}
+		return p.shaped(out, int(m.cols))
+	}
+	switch {
+	case k == nNeg:
+		return each(a, func(e *node) *node { return p.mk(nNeg, e) })
+	case (k == nAdd || k == nSub) && isMatrixNode(a) && isMatrixNode(b):
+		if len(a.args) != len(b.args) || a.cols != b.cols {
+			p.fail("matrices of different shapes added or subtracted")
+			return p.bad()
+		}
+		out := make([]*node, len(a.args))
+		for i := range a.args {
+			out[i] = p.mk(k, a.args[i], b.args[i])
+		}
+		return p.shaped(out, int(a.cols))
+	case k == nMul && isMatrixNode(a) && isMatrixNode(b):
+		inner := int(a.cols)
+		if inner != len(b.args)/int(b.cols) {
+			p.fail("product of a matrix with %d columns and one with %d rows", inner, len(b.args)/int(b.cols))
+			return p.bad()
+		}
+		rows, cols := len(a.args)/inner, int(b.cols)
+		out := make([]*node, 0, rows*cols)
+		for i := range rows {
+			for j := range cols {
+				var sum *node
+				for l := range inner {
+					term := p.mk(nMul, a.args[i*inner+l], b.args[l*cols+j])
+					if sum == nil {
+						sum = term
+					} else {
+						sum = p.mk(nAdd, sum, term)
+					}
+				}
+				out = append(out, sum)
+			}
+		}
+		return p.shaped(out, cols)
+	case k == nMul && isMatrixNode(a) && b.isScalar():
+		return each(a, func(e *node) *node { return p.mk(nMul, e, b) })
+	case k == nMul && a.isScalar():
+		return each(b, func(e *node) *node { return p.mk(nMul, a, e) })
+	case k == nDiv && isMatrixNode(a) && b.isScalar():
+		return each(a, func(e *node) *node { return p.mk(nDiv, e, b) })
+	}
+	p.fail("arithmetic on %v", args)
+	return p.bad()
+}
+
+// shaped builds a matrix of entries, cols of them a row.
+func (p *parser) shaped(entries []*node, cols int) *node {
+	if cols > math.MaxUint16 {
+		p.limit("matrix too wide")
+		return p.bad()
+	}
+	m := p.mk(nBracket, entries...)
+	if p.err != nil {
+		return m
+	}
+	m.open, m.close, m.cols = '(', ')', uint16(cols)
+	return m
 }
 
 // arg reads the argument of a TeX command: a {group}, or a single token as

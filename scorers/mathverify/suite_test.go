@@ -19,7 +19,7 @@ import (
 // that TestMathVerifySuite accepts, in cases out of suiteCases: a ratchet,
 // raised as the scorer learns, never lowered to let a change through.
 const (
-	suiteAgreement = 245
+	suiteAgreement = 254
 	suiteCases     = 261
 )
 
