@@ -7,6 +7,7 @@ import (
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/exactmatch"
 	"github.com/rewardd/rewardd/scorers/format"
+	"github.com/rewardd/rewardd/scorers/instructions"
 	"github.com/rewardd/rewardd/scorers/length"
 	"github.com/rewardd/rewardd/scorers/mathverify"
 	"github.com/rewardd/rewardd/scorers/regex"
@@ -31,5 +32,7 @@ func WithSandbox(sb codeexec.Sandbox) scorers.Registry {
 		"length":      scorers.Kind(length.New),
 		"repetition":  scorers.Kind(repetition.New),
 		"similarity":  scorers.Kind(similarity.New),
+
+		"instruction_following": instructions.Kind(),
 	}
 }

