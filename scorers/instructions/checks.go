@@ -27,6 +27,7 @@ type builder func(a *kwargs, env *env) (check, error)
 type env struct {
 	sentences func(string) int
 	lang      *langdetect.Detector
+	langMemo  *memo[langAnswer]
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -40,6 +40,7 @@ package instructions
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -108,7 +109,7 @@ func newEnv() (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the language profiles: %w", err)
 	}
-	return &env{sentences: count, lang: lang}, nil
+	return &env{sentences: memoize(count), lang: lang, langMemo: newMemo[langAnswer]()}, nil
 }
 
 func build(p Params, newEnv func() (*env, error)) (*Scorer, error) {
@@ -255,7 +256,15 @@ func looseVariants(response string) []string {
 		both = strip(strings.Join(lines[1:len(lines)-1], "\n"))
 	}
 	noStar := func(s string) string { return strings.ReplaceAll(s, "*", "") }
-	return []string{response, noStar(response), first, last, both, noStar(first), noStar(last), noStar(both)}
+	all := []string{response, noStar(response), first, last, both, noStar(first), noStar(last), noStar(both)}
+	// A check gives the same verdict on the same text: try each text once.
+	out := make([]string, 0, len(all))
+	for _, v := range all {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // row reads the instruction ids and their kwargs, or returns a non-zero

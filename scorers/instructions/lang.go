@@ -15,8 +15,17 @@ import (
 // code); a text langdetect cannot read (it raises) counts as followed, as
 // in the reference.
 func (e *env) isLanguage(text, lang string) bool {
-	got, ok := e.lang.Detect(text)
-	return !ok || got == lang
+	a := e.langMemo.get(text, func(text string) langAnswer {
+		got, ok := e.lang.Detect(text)
+		return langAnswer{got, ok}
+	})
+	return !a.ok || a.lang == lang
+}
+
+// langAnswer is what langdetect says about a text.
+type langAnswer struct {
+	lang string
+	ok   bool
 }
 
 // checkLanguage says what is wrong with a language code an instruction
