@@ -45,6 +45,10 @@ const starterMore = `
 #    kind: format
 #    mode: json
 #    required_keys: [answer]
+#  # IFEval's instructions (row fields instruction_id_list, kwargs): 1 when all are followed.
+#  - name: ifeval
+#    kind: instruction_following
+#    scoring: all
 #  # Run the completion's Python against the row's stdin/stdout tests, in a sandbox.
 #  - name: tests
 #    kind: code_exec
