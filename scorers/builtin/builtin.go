@@ -10,6 +10,7 @@ import (
 	"github.com/rewardd/rewardd/scorers/instructions"
 	"github.com/rewardd/rewardd/scorers/length"
 	"github.com/rewardd/rewardd/scorers/mathverify"
+	"github.com/rewardd/rewardd/scorers/multiplechoice"
 	"github.com/rewardd/rewardd/scorers/regex"
 	"github.com/rewardd/rewardd/scorers/repetition"
 	"github.com/rewardd/rewardd/scorers/similarity"
@@ -34,5 +35,6 @@ func WithSandbox(sb codeexec.Sandbox) scorers.Registry {
 		"similarity":  scorers.Kind(similarity.New),
 
 		"instruction_following": instructions.Kind(),
+		"multiple_choice":       scorers.Kind(multiplechoice.New),
 	}
 }

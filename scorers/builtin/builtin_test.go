@@ -130,6 +130,16 @@ var kinds = map[string]kindCase{
 			{Name: "every problem", Src: "scoring: most\nkwargs_field: instruction_id_list\n", Want: []string{"scoring:1", "kwargs_field:2"}},
 		},
 	},
+	"multiple_choice": {
+		params: "letters: ABCDE\n",
+		rng:    scorertest.Unit, fields: []string{"answer"},
+		bad: []scorertest.BadParams{
+			{Name: "unknown key", Src: "letters: ABCD\nchoices: 4\n", Want: []string{"choices:2"}},
+			{Name: "lowercase letters", Src: "letters: abcd\n", Want: []string{"letters:1", "letters:1", "letters:1", "letters:1"}},
+			{Name: "one letter", Src: "reference_field: answer\nletters: A\n", Want: []string{"letters:2"}},
+			{Name: "wrong type", Src: "letters: [A, B]\n", Want: []string{"letters:1"}},
+		},
+	},
 	"code_exec": {
 		// Registry has no sandbox: every rollout is an Error saying so,
 		// which the suite checks like any other result.
