@@ -8,6 +8,7 @@ import (
 	"github.com/rewardd/rewardd/scorers/exactmatch"
 	"github.com/rewardd/rewardd/scorers/format"
 	"github.com/rewardd/rewardd/scorers/instructions"
+	"github.com/rewardd/rewardd/scorers/jsonschema"
 	"github.com/rewardd/rewardd/scorers/length"
 	"github.com/rewardd/rewardd/scorers/mathverify"
 	"github.com/rewardd/rewardd/scorers/multiplechoice"
@@ -36,5 +37,6 @@ func WithSandbox(sb codeexec.Sandbox) scorers.Registry {
 
 		"instruction_following": instructions.Kind(),
 		"multiple_choice":       scorers.Kind(multiplechoice.New),
+		"json_schema":           scorers.Kind(jsonschema.New),
 	}
 }

@@ -140,6 +140,18 @@ var kinds = map[string]kindCase{
 			{Name: "wrong type", Src: "letters: [A, B]\n", Want: []string{"letters:1"}},
 		},
 	},
+	"json_schema": {
+		params: "partial: true\nschema:\n  type: object\n  required: [answer]\n  properties: {answer: {type: integer}}\n",
+		rng:    scorertest.Unit,
+		bad: []scorertest.BadParams{
+			{Name: "unknown key", Src: "schema: {}\nstrict: true\n", Want: []string{"strict:2"}},
+			{Name: "no schema", Src: "partial: true\n", Want: []string{"schema:1"}},
+			{Name: "bad schema", Src: "draft: '7'\nschema: {type: 3}\n", Want: []string{"schema:2"}},
+			{Name: "bad draft", Src: "schema: {}\ndraft: '8'\n", Want: []string{"draft:2"}},
+			{Name: "both", Src: "schema: {}\nschema_field: s\n", Want: []string{"schema_field:2"}},
+			{Name: "wrong type", Src: "schema: {}\npartial: some\n", Want: []string{"partial:2"}},
+		},
+	},
 	"code_exec": {
 		// Registry has no sandbox: every rollout is an Error saying so,
 		// which the suite checks like any other result.
