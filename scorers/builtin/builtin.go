@@ -15,6 +15,7 @@ import (
 	"github.com/rewardd/rewardd/scorers/regex"
 	"github.com/rewardd/rewardd/scorers/repetition"
 	"github.com/rewardd/rewardd/scorers/similarity"
+	"github.com/rewardd/rewardd/scorers/toolcall"
 )
 
 // Registry returns the kinds rewardd serves, by their config names. Its
@@ -38,5 +39,6 @@ func WithSandbox(sb codeexec.Sandbox) scorers.Registry {
 		"instruction_following": instructions.Kind(),
 		"multiple_choice":       scorers.Kind(multiplechoice.New),
 		"json_schema":           scorers.Kind(jsonschema.New),
+		"tool_call":             scorers.Kind(toolcall.New),
 	}
 }

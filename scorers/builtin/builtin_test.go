@@ -152,6 +152,16 @@ var kinds = map[string]kindCase{
 			{Name: "wrong type", Src: "schema: {}\npartial: some\n", Want: []string{"partial:2"}},
 		},
 	},
+	"tool_call": {
+		params: "string_match: exact\nscoring: fraction\n",
+		rng:    scorertest.Unit, fields: []string{"tool_calls"},
+		bad: []scorertest.BadParams{
+			{Name: "unknown key", Src: "scoring: all\norder: any\n", Want: []string{"order:2"}},
+			{Name: "bad string match", Src: "scoring: all\nstring_match: fuzzy\n", Want: []string{"string_match:2"}},
+			{Name: "bad scoring", Src: "scoring: most\n", Want: []string{"scoring:1"}},
+			{Name: "wrong type", Src: "lists_as_sets: sometimes\n", Want: []string{"lists_as_sets:1"}},
+		},
+	},
 	"code_exec": {
 		// Registry has no sandbox: every rollout is an Error saying so,
 		// which the suite checks like any other result.
@@ -231,8 +241,9 @@ func rollouts() []*scorers.Rollout {
 	tests, _ := structpb.NewValue([]any{map[string]any{"stdin": "", "stdout": "4\n"}})
 	ifeval, _ := structpb.NewValue([]any{"punctuation:no_comma", "keywords:existence"})
 	ifevalKwargs, _ := structpb.NewValue([]any{nil, map[string]any{"keywords": []any{"answer"}}})
+	calls := structpb.NewStringValue(`[{"answer": {"value": [4]}}]`)
 	rows := []map[string]*structpb.Value{
-		{"instruction_id_list": ifeval, "kwargs": ifevalKwargs, "answer": structpb.NewStringValue("4"), "correct": structpb.NewBoolValue(true), "completion_tokens": structpb.NewNumberValue(12), "tests": tests},
+		{"tool_calls": calls, "instruction_id_list": ifeval, "kwargs": ifevalKwargs, "answer": structpb.NewStringValue("4"), "correct": structpb.NewBoolValue(true), "completion_tokens": structpb.NewNumberValue(12), "tests": tests},
 		{"answer": structpb.NewStringValue("5"), "correct": structpb.NewBoolValue(false), "completion_tokens": structpb.NewNumberValue(3)},
 		nil,
 	}
