@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -100,6 +101,30 @@ func FuzzScore(f *testing.F) {
 					t.Fatalf("%v on %q: %+v", row["i"], s, res)
 				}
 			}
+		}
+	})
+}
+
+// FuzzPunkt checks the sentence count on any text: never more than the
+// sentence-end characters plus one; one for a text with none that is not
+// blank, none for a blank one.
+func FuzzPunkt(f *testing.F) {
+	for _, s := range []string{"", "One. Two.", "Mr. Smith went. He came.", "\"Yes.\" She left.", "a . . . b", "(1. do this; 2. that)", "U.S.A. is big. Yes!?", "--. ..-"} {
+		f.Add(s)
+	}
+	p, err := newPunkt()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := p.count(s)
+		ends := strings.Count(s, ".") + strings.Count(s, "?") + strings.Count(s, "!")
+		blank := strings.TrimFunc(s, unicode.IsSpace) == ""
+		switch {
+		case n < 0 || n > ends+1:
+			t.Fatalf("count(%q) = %d with %d ends", s, n, ends)
+		case ends == 0 && !blank && n != 1, blank && n != 0:
+			t.Fatalf("count(%q) = %d", s, n)
 		}
 	})
 }

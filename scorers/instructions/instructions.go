@@ -44,8 +44,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/neurosnap/sentences"
-	"github.com/neurosnap/sentences/data"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -141,50 +139,15 @@ func build(p Params, newEnv func() (*env, error)) (*Scorer, error) {
 	}, nil
 }
 
-// newSentenceCounter loads Punkt's English model and returns a function
-// counting the sentences of a text as NLTK's sent_tokenize does.
+// newSentenceCounter returns a function counting the sentences of a text
+// as NLTK's Punkt tokenizer with its English model does (punkt.go).
 func newSentenceCounter() (func(string) int, error) {
-	training, err := sentences.LoadTraining(data.MustAsset("data/english.json"))
+	p, err := newPunkt()
 	if err != nil {
 		return nil, err
 	}
-	tok := sentences.NewSentenceTokenizer(training)
-	return func(s string) int {
-		if strip(s) == "" {
-			return 0
-		}
-		return len(tok.Tokenize(spaceAfterEnds(s)))
-	}, nil
+	return p.count, nil
 }
-
-// spaceAfterEnds puts a space between a sentence's end (. ? !) and one of
-// *:;@({[ glued to it. NLTK's Punkt takes such a character as the start of
-// the next sentence ("care.**" ends a sentence before "**"), where
-// neurosnap/sentences reads one token; with the space both read two, so
-// that markdown bold around a sentence counts as NLTK counts it.
-func spaceAfterEnds(s string) string {
-	n := 0
-	for i := 0; i+1 < len(s); i++ {
-		if isEnd(s[i]) && isOpener(s[i+1]) {
-			n++
-		}
-	}
-	if n == 0 {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + n)
-	for i := 0; i < len(s); i++ {
-		b.WriteByte(s[i])
-		if i+1 < len(s) && isEnd(s[i]) && isOpener(s[i+1]) {
-			b.WriteByte(' ')
-		}
-	}
-	return b.String()
-}
-
-func isEnd(c byte) bool    { return c == '.' || c == '?' || c == '!' }
-func isOpener(c byte) bool { return strings.IndexByte("*:;@({[", c) >= 0 }
 
 // Params returns the parameters s runs with, defaults filled in.
 func (s *Scorer) Params() Params { return s.p }

@@ -36,11 +36,11 @@ func parityRows(t *testing.T) []parityRow {
 	return rows
 }
 
-// TestParity measures how often the Go libraries rewardd uses disagree
-// with the Python ones of the reference, on IFEval's prompts and the PaLM
-// 2 responses with their loose variants, and fails when more do than did
-// when rewardd's choices were made (the counts are in the log: go test
-// -run TestParity -v).
+// TestParity checks that rewardd reads texts as the reference's Python
+// libraries do, on IFEval's prompts and the PaLM 2 responses with their
+// loose variants: langdetect's language (seed 0), NLTK Punkt's sentence
+// count and the count of NLTK word tokens in capitals, each equal on every
+// text.
 func TestParity(t *testing.T) {
 	rows := parityRows(t)
 	e, err := newEnv()
@@ -75,7 +75,7 @@ func TestParity(t *testing.T) {
 	for _, c := range []struct {
 		what     string
 		got, max int
-	}{{"sentence count", sent, 1 << 30}, {"capital words", caps, 1 << 30}} {
+	}{{"sentence count", sent, 0}, {"capital words", caps, 0}} {
 		if c.got > c.max {
 			t.Errorf("%s differs on %d texts, at most %d did", c.what, c.got, c.max)
 		}
