@@ -4,8 +4,9 @@
 # process: start, load, score strict and loose, write) against the
 # reference's evaluation of the same rows, strict and loose, in one Python
 # process (its import and langdetect's profile loading counted too, since
-# rewardd's are). Each side runs RUNS times, alternating; the medians are
-# printed with their ratio, and each side's four headline accuracies.
+# rewardd's are). Each side runs RUNS times, alternating; the medians of
+# wall time and of CPU time (user + system, which a loaded machine moves
+# less) are printed with their ratios, and the accuracies.
 #
 #   IFEVAL_PARENT=DIR bench/ifeval/run.sh      # from the repository root, after make build
 #
@@ -31,23 +32,22 @@ mkdir -p "$work/nltk_data/tokenizers/punkt/PY3"
 /usr/bin/python3 "$here/make_punkt.py" "$sentences/data/english.json" "$work/nltk_data/tokenizers/punkt/PY3/english.pickle"
 /usr/bin/python3 "$here/rows.py" "$data/ifeval_input_data.jsonl" "$data/ifeval_responses_palm2_156.jsonl" "$work"
 
-now() { date +%s.%N; }
-go_times=() py_times=()
+go_wall=() go_cpu=() py_wall=() py_cpu=()
 for i in $(seq "$RUNS"); do
-  t0=$(now)
-  "$root/bin/rewardd" score --config "$here/ifeval.yaml" --in "$work/rows.jsonl" --out "$work/scores.jsonl"
-  t1=$(now)
-  PYTHONPATH="$IFEVAL_PARENT" NLTK_DATA="$work/nltk_data" /usr/bin/python3 "$here/reference.py" \
-    "$data/ifeval_input_data.jsonl" "$work/responses.jsonl" > "$work/reference.txt" 2> "$work/reference.err"
-  t2=$(now)
-  go_times+=("$(echo "$t1 - $t0" | bc)") py_times+=("$(echo "$t2 - $t1" | bc)")
+  /usr/bin/time -f "%e %U %S" -o "$work/go.time" \
+    "$root/bin/rewardd" score --config "$here/ifeval.yaml" --in "$work/rows.jsonl" --out "$work/scores.jsonl"
+  PYTHONPATH="$IFEVAL_PARENT" NLTK_DATA="$work/nltk_data" /usr/bin/time -f "%e %U %S" -o "$work/py.time" \
+    /usr/bin/python3 "$here/reference.py" "$data/ifeval_input_data.jsonl" "$work/responses.jsonl" > "$work/reference.txt" 2> "$work/reference.err"
+  read -r w u s < "$work/go.time"; go_wall+=("$w"); go_cpu+=("$(echo "$u + $s" | bc)")
+  read -r w u s < "$work/py.time"; py_wall+=("$w"); py_cpu+=("$(echo "$u + $s" | bc)")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-go_med=$(median "${go_times[@]}") py_med=$(median "${py_times[@]}")
-echo "rows: 541 (IFEval's prompts; PaLM 2 responses, cycled where a prompt has none), strict and loose"
-echo "rewardd score:   median ${go_med} s of ${RUNS} (${go_times[*]})"
-echo "reference (py):  median ${py_med} s of ${RUNS} (${py_times[*]}); $(cat "$work/reference.err")"
-echo "ratio: $(echo "scale=1; $py_med / $go_med" | bc)x"
+gw=$(median "${go_wall[@]}") gc=$(median "${go_cpu[@]}") pw=$(median "${py_wall[@]}") pc=$(median "${py_cpu[@]}")
+echo "rows: 541 (IFEval's prompts; PaLM 2 responses, cycled where a prompt has none), strict and loose; $RUNS runs each"
+echo "rewardd score:  wall median ${gw} s (${go_wall[*]}); CPU median ${gc} s (${go_cpu[*]})"
+echo "reference (py): wall median ${pw} s (${py_wall[*]}); CPU median ${pc} s (${py_cpu[*]})"
+echo "  $(cat "$work/reference.err")"
+echo "ratio: wall $(echo "scale=1; $pw / $gw" | bc)x, CPU $(echo "scale=1; $pc / $gc" | bc)x"
 echo "reference accuracies:"; sed 's/^/  /' "$work/reference.txt"
 /usr/bin/python3 - "$work/scores.jsonl" <<'PY'
 import json, sys
