@@ -2,7 +2,6 @@ package instructions_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 
 	"github.com/rewardd/rewardd/scorers"
@@ -24,21 +23,9 @@ func BenchmarkPalm2(b *testing.B) {
 // with a PaLM 2 response (those of other prompts, in turn, where a prompt
 // has none: bench/ifeval/rows.py's rows): one op is the 1,082 scores.
 func BenchmarkAll541(b *testing.B) {
-	inputs := readJSONL[ifevalRow](b, "testdata/ifeval_input_data.jsonl")
-	palm := map[string]string{}
-	var pool []string
-	for _, r := range readJSONL[ifevalRow](b, "testdata/ifeval_responses_palm2_156.jsonl") {
-		palm[r.Prompt] = r.Response
-		pool = append(pool, r.Response)
-	}
-	slices.Sort(pool)
-	rollouts := make([]*scorers.Rollout, len(inputs))
-	for i, row := range inputs {
-		resp, ok := palm[row.Prompt]
-		if !ok {
-			resp = pool[i%len(pool)]
-		}
-		row.Response = resp
+	rows := cycledRows(b)
+	rollouts := make([]*scorers.Rollout, len(rows))
+	for i, row := range rows {
 		rollouts[i] = row.rollout(b, row.InstructionIDList, row.Kwargs)
 	}
 	benchStrictLoose(b, rollouts)
