@@ -53,10 +53,22 @@ var (
 	postscriptP = regexp.MustCompile(`(?m)` + pyS + `*p\.` + pyS + `?p\.` + pyS + `?s.*$`)
 )
 
-// specs returns the 25 instruction ids of IFEval (Zhou et al. 2023, the
-// instructions_registry of google-research's instruction_following_eval).
-// It is a function, so that nothing is built before it is needed.
+// specs returns the instruction ids rewardd checks: IFEval's 25 and
+// IFEvalG's (extendedSpecs). It is a function, so that nothing is built
+// before it is needed.
 func specs() map[string]spec {
+	all := ifevalSpecs()
+	for id, sp := range extendedSpecs() {
+		all[id] = sp
+	}
+	all["letters:letter_counting2"] = all["keywords:letter_frequency"]
+	return all
+}
+
+// ifevalSpecs returns the 25 instruction ids of IFEval (Zhou et al. 2023,
+// the instructions_registry of google-research's
+// instruction_following_eval).
+func ifevalSpecs() map[string]spec {
 	return map[string]spec{
 		"keywords:existence": {[]string{"keywords"}, func(a *kwargs, _ *env) (check, error) {
 			words := a.strs("keywords")

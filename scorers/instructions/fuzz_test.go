@@ -80,6 +80,8 @@ func FuzzScore(f *testing.F) {
 		"num_paragraphs": 2, "num_words": 3, "nth_paragraph": 1, "first_word": "a", "num_placeholders": 1,
 		"postscript_marker": "P.S.", "num_bullets": 1, "num_highlights": 1, "section_spliter": "Section",
 		"num_sections": 1, "prompt_to_repeat": "a", "end_phrase": "a", "capital_frequency": 1, "capital_relation": "at least",
+		"phrase": "a b c", "small_n": 2, "n_start": 0, "n_end": 1, "N": 2, "keyword1": "a", "keyword2": "b",
+		"last_word": "a", "instruction": "a b",
 	}
 	var rows []map[string]*structpb.Value
 	for id, sp := range specs() {

@@ -149,6 +149,17 @@ func newSentenceCounter() (func(string) int, error) {
 	return p.count, nil
 }
 
+// IDs returns the instruction ids the kind checks, sorted: IFEval's 25
+// and those open-instruct's IFEvalG adds, but for the four it refuses.
+func IDs() []string {
+	var ids []string
+	for id := range specs() {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // Params returns the parameters s runs with, defaults filled in.
 func (s *Scorer) Params() Params { return s.p }
 
@@ -163,8 +174,11 @@ func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
 	checks := make([]check, len(ids))
 	for i, id := range ids {
 		sp, ok := s.specs[id]
+		if why, no := unsupported[id]; no {
+			return scorers.Errorf("instruction %q: not supported: %s", id, why)
+		}
 		if !ok {
-			return scorers.Errorf("instruction %d: unknown instruction id %q (rewardd knows IFEval's 25 ids)", i, id)
+			return scorers.Errorf("instruction %d: unknown instruction id %q (rewardd knows IFEval's and open-instruct IFEvalG's)", i, id)
 		}
 		a := &kwargs{m: kw[i]}
 		a.checkKeys(sp.keys)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -14,6 +15,8 @@ type parityRow struct {
 	Lang         string `json:"lang"`
 	Sentences    int    `json:"sentences"`
 	CapitalWords int    `json:"capital_words"`
+	// RuleSentences is IFEval's instructions_util.split_into_sentences.
+	RuleSentences []string `json:"rule_sentences"`
 }
 
 func parityRows(t *testing.T) []parityRow {
@@ -39,15 +42,15 @@ func parityRows(t *testing.T) []parityRow {
 // TestParity checks that rewardd reads texts as the reference's Python
 // libraries do, on IFEval's prompts and the PaLM 2 responses with their
 // loose variants: langdetect's language (seed 0), NLTK Punkt's sentence
-// count and the count of NLTK word tokens in capitals, each equal on every
-// text.
+// count, the count of NLTK word tokens in capitals and IFEval's rule-based
+// sentences, each equal on every text.
 func TestParity(t *testing.T) {
 	rows := parityRows(t)
 	e, err := newEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lang, sent, caps int
+	var lang, sent, caps, rule int
 	for _, r := range rows {
 		got, ok := e.lang.Detect(r.Text)
 		if !ok {
@@ -63,6 +66,10 @@ func TestParity(t *testing.T) {
 				t.Logf("sentences: NLTK %d, rewardd %d: %.80q", r.Sentences, n, r.Text)
 			}
 		}
+		if got := splitIntoSentences(r.Text); !slices.Equal(got, r.RuleSentences) {
+			rule++
+			t.Errorf("split_into_sentences: Python %q, rewardd %q", r.RuleSentences, got)
+		}
 		if n := capitalWords(r.Text); n != r.CapitalWords {
 			caps++
 			if testing.Verbose() {
@@ -70,8 +77,8 @@ func TestParity(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d texts: language differs on %d, sentence count on %d, capital-word count on %d",
-		len(rows), lang, sent, caps)
+	t.Logf("%d texts: language differs on %d, sentence count on %d, capital-word count on %d, rule-based sentences on %d",
+		len(rows), lang, sent, caps, rule)
 	for _, c := range []struct {
 		what     string
 		got, max int

@@ -4,7 +4,9 @@ langdetect's language (DetectorFactory.seed = 0; "" where it raises, which
 the reference counts as followed), NLTK's Punkt sentence count (what
 length_constraints:number_sentences counts), and the count of
 nltk.word_tokenize tokens that are str.isupper (what
-change_case:capital_word_frequency counts).
+change_case:capital_word_frequency counts), and the sentences of IFEval's
+own rule-based instructions_util.split_into_sentences (what open-instruct's
+IFEvalG sentence checks use).
 
 The texts: IFEval's 541 prompts, and the 156 PaLM 2 responses each with the
 seven other variants the loose evaluation tries (first line, last line,
@@ -16,12 +18,15 @@ builds it from the Punkt parameters github.com/neurosnap/sentences ships
 (exported from NLTK's english.pickle; the reference's verdicts on the 156
 responses come out identical with it). Run from this directory:
 
-    NLTK_DATA=/tmp/nltk_data /usr/bin/python3 parity.py > parity.jsonl
+    NLTK_DATA=/tmp/nltk_data PYTHONPATH=IFEVAL_PARENT /usr/bin/python3 parity.py > parity.jsonl
+
+(IFEVAL_PARENT holds the reference's instruction_following_eval package.)
 """
 import json
 
 import langdetect
 import nltk
+from instruction_following_eval import instructions_util
 
 langdetect.DetectorFactory.seed = 0
 punkt = nltk.data.load("nltk:tokenizers/punkt/english.pickle")
@@ -49,4 +54,5 @@ for t in texts:
     except langdetect.LangDetectException:
         lang = ""
     caps = sum(1 for w in nltk.word_tokenize(t) if w.isupper())
-    print(json.dumps({"text": t, "lang": lang, "sentences": len(punkt.tokenize(t)), "capital_words": caps}, ensure_ascii=False))
+    print(json.dumps({"text": t, "lang": lang, "sentences": len(punkt.tokenize(t)), "capital_words": caps,
+                      "rule_sentences": instructions_util.split_into_sentences(t)}, ensure_ascii=False))
