@@ -88,3 +88,31 @@ func TestParity(t *testing.T) {
 		}
 	}
 }
+
+// TestMemo checks the memory of answers: the same answer as the function,
+// the function run once per remembered text, the oldest forgotten first,
+// and long texts never kept.
+func TestMemo(t *testing.T) {
+	calls := 0
+	f := func(s string) int { calls++; return len(s) }
+	m := newMemo[int]()
+	for i := range memoSize + 1 {
+		if got := m.get(string(rune('a'+i%26))+string(rune(i)), f); got <= 0 {
+			t.Fatalf("got %d", got)
+		}
+	}
+	if calls != memoSize+1 || len(m.m) != memoSize || len(m.order) != memoSize {
+		t.Fatalf("%d calls, %d kept, %d in order", calls, len(m.m), len(m.order))
+	}
+	last := string(rune('a'+memoSize%26)) + string(rune(memoSize))
+	m.get(last, f)
+	if calls != memoSize+1 {
+		t.Errorf("a remembered text was computed again")
+	}
+	long := string(make([]byte, memoMaxText+1))
+	m.get(long, f)
+	m.get(long, f)
+	if calls != memoSize+3 || len(m.m) != memoSize {
+		t.Errorf("a long text was kept: %d calls, %d kept", calls, len(m.m))
+	}
+}

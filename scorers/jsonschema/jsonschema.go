@@ -24,7 +24,8 @@
 // are present and have no error under them (0 when the schema requires
 // none, or the document is not an object). A completion without JSON
 // scores 0 ("no JSON found"). A row without the schema field is
-// NotApplicable; a row schema that does not compile is an Error.
+// NotApplicable; a row schema that does not compile is an Error. Row
+// schemas are compiled once each: the last 256 distinct ones are kept.
 package jsonschema
 
 import (
@@ -303,7 +304,9 @@ func (s *Scorer) rowSchema(r *scorers.Rollout) (*compiled, scorers.Result) {
 }
 
 // cache holds the compiled schemas of the last cacheSize distinct row
-// schemas (and their compile errors). It is safe for concurrent use.
+// schemas (and their compile errors); a schema whose JSON is longer than
+// cacheMaxKey is compiled each time, so that the keys hold at most 16 MiB.
+// It is safe for concurrent use.
 type cache struct {
 	mu    sync.Mutex
 	m     map[string]cached
@@ -315,11 +318,17 @@ type cached struct {
 	err error
 }
 
-const cacheSize = 256
+const (
+	cacheSize   = 256
+	cacheMaxKey = 64 << 10
+)
 
 func newCache() *cache { return &cache{m: map[string]cached{}} }
 
 func (c *cache) get(key string, compile func() (*compiled, error)) (*compiled, error) {
+	if len(key) > cacheMaxKey {
+		return compile()
+	}
 	c.mu.Lock()
 	v, ok := c.m[key]
 	c.mu.Unlock()
