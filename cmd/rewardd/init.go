@@ -45,6 +45,22 @@ const starterMore = `
 #    kind: format
 #    mode: json
 #    required_keys: [answer]
+#  # IFEval's instructions (row fields instruction_id_list, kwargs): 1 when all are followed.
+#  - name: ifeval
+#    kind: instruction_following
+#    scoring: all
+#  # 1 when the letter chosen ("The answer is (C)", \boxed{C}, …) is the row's answer.
+#  - name: choice
+#    kind: multiple_choice
+#    letters: ABCD
+#  # 1 when the completion's JSON validates against the schema.
+#  - name: schema
+#    kind: json_schema
+#    schema: {type: object, required: [answer], properties: {answer: {type: integer}}}
+#  # 1 when the completion makes the row's expected tool call(s) (BFCL's rules).
+#  - name: tools
+#    kind: tool_call
+#    reference_field: tool_calls
 #  # Run the completion's Python against the row's stdin/stdout tests, in a sandbox.
 #  - name: tests
 #    kind: code_exec

@@ -7,11 +7,15 @@ import (
 	"github.com/rewardd/rewardd/scorers/codeexec"
 	"github.com/rewardd/rewardd/scorers/exactmatch"
 	"github.com/rewardd/rewardd/scorers/format"
+	"github.com/rewardd/rewardd/scorers/instructions"
+	"github.com/rewardd/rewardd/scorers/jsonschema"
 	"github.com/rewardd/rewardd/scorers/length"
 	"github.com/rewardd/rewardd/scorers/mathverify"
+	"github.com/rewardd/rewardd/scorers/multiplechoice"
 	"github.com/rewardd/rewardd/scorers/regex"
 	"github.com/rewardd/rewardd/scorers/repetition"
 	"github.com/rewardd/rewardd/scorers/similarity"
+	"github.com/rewardd/rewardd/scorers/toolcall"
 )
 
 // Registry returns the kinds rewardd serves, by their config names. Its
@@ -31,5 +35,10 @@ func WithSandbox(sb codeexec.Sandbox) scorers.Registry {
 		"length":      scorers.Kind(length.New),
 		"repetition":  scorers.Kind(repetition.New),
 		"similarity":  scorers.Kind(similarity.New),
+
+		"instruction_following": instructions.Kind(),
+		"multiple_choice":       scorers.Kind(multiplechoice.New),
+		"json_schema":           scorers.Kind(jsonschema.New),
+		"tool_call":             scorers.Kind(toolcall.New),
 	}
 }

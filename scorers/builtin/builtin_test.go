@@ -119,6 +119,49 @@ var kinds = map[string]kindCase{
 			{Name: "every problem", Src: "metric: rouge2\nnormalize: [stem]\nmax_chars: 0\n", Want: []string{"metric:1", "normalize:2", "max_chars:3"}},
 		},
 	},
+	"instruction_following": {
+		params: "scoring: fraction\nloose: true\n",
+		rng:    scorertest.Unit, fields: []string{"instruction_id_list", "kwargs"},
+		bad: []scorertest.BadParams{
+			{Name: "unknown key", Src: "scoring: all\ninstruction_field: ids\n", Want: []string{"instruction_field:2"}},
+			{Name: "bad scoring", Src: "loose: true\nscoring: most\n", Want: []string{"scoring:2"}},
+			{Name: "wrong type", Src: "loose: maybe\n", Want: []string{"loose:1"}},
+			{Name: "same fields", Src: "instructions_field: x\nkwargs_field: x\n", Want: []string{"kwargs_field:2"}},
+			{Name: "every problem", Src: "scoring: most\nkwargs_field: instruction_id_list\n", Want: []string{"scoring:1", "kwargs_field:2"}},
+		},
+	},
+	"multiple_choice": {
+		params: "letters: ABCDE\n",
+		rng:    scorertest.Unit, fields: []string{"answer"},
+		bad: []scorertest.BadParams{
+			{Name: "unknown key", Src: "letters: ABCD\nchoices: 4\n", Want: []string{"choices:2"}},
+			{Name: "lowercase letters", Src: "letters: abcd\n", Want: []string{"letters:1", "letters:1", "letters:1", "letters:1"}},
+			{Name: "one letter", Src: "reference_field: answer\nletters: A\n", Want: []string{"letters:2"}},
+			{Name: "wrong type", Src: "letters: [A, B]\n", Want: []string{"letters:1"}},
+		},
+	},
+	"json_schema": {
+		params: "partial: true\nschema:\n  type: object\n  required: [answer]\n  properties: {answer: {type: integer}}\n",
+		rng:    scorertest.Unit,
+		bad: []scorertest.BadParams{
+			{Name: "unknown key", Src: "schema: {}\nstrict: true\n", Want: []string{"strict:2"}},
+			{Name: "no schema", Src: "partial: true\n", Want: []string{"schema:1"}},
+			{Name: "bad schema", Src: "draft: '7'\nschema: {type: 3}\n", Want: []string{"schema:2"}},
+			{Name: "bad draft", Src: "schema: {}\ndraft: '8'\n", Want: []string{"draft:2"}},
+			{Name: "both", Src: "schema: {}\nschema_field: s\n", Want: []string{"schema_field:2"}},
+			{Name: "wrong type", Src: "schema: {}\npartial: some\n", Want: []string{"partial:2"}},
+		},
+	},
+	"tool_call": {
+		params: "string_match: exact\nscoring: fraction\n",
+		rng:    scorertest.Unit, fields: []string{"tool_calls"},
+		bad: []scorertest.BadParams{
+			{Name: "unknown key", Src: "scoring: all\norder: any\n", Want: []string{"order:2"}},
+			{Name: "bad string match", Src: "scoring: all\nstring_match: fuzzy\n", Want: []string{"string_match:2"}},
+			{Name: "bad scoring", Src: "scoring: most\n", Want: []string{"scoring:1"}},
+			{Name: "wrong type", Src: "lists_as_sets: sometimes\n", Want: []string{"lists_as_sets:1"}},
+		},
+	},
 	"code_exec": {
 		// Registry has no sandbox: every rollout is an Error saying so,
 		// which the suite checks like any other result.
@@ -196,8 +239,11 @@ func rollouts() []*scorers.Rollout {
 		`{"answer": 4}`,
 	}
 	tests, _ := structpb.NewValue([]any{map[string]any{"stdin": "", "stdout": "4\n"}})
+	ifeval, _ := structpb.NewValue([]any{"punctuation:no_comma", "keywords:existence"})
+	ifevalKwargs, _ := structpb.NewValue([]any{nil, map[string]any{"keywords": []any{"answer"}}})
+	calls := structpb.NewStringValue(`[{"answer": {"value": [4]}}]`)
 	rows := []map[string]*structpb.Value{
-		{"answer": structpb.NewStringValue("4"), "correct": structpb.NewBoolValue(true), "completion_tokens": structpb.NewNumberValue(12), "tests": tests},
+		{"tool_calls": calls, "instruction_id_list": ifeval, "kwargs": ifevalKwargs, "answer": structpb.NewStringValue("4"), "correct": structpb.NewBoolValue(true), "completion_tokens": structpb.NewNumberValue(12), "tests": tests},
 		{"answer": structpb.NewStringValue("5"), "correct": structpb.NewBoolValue(false), "completion_tokens": structpb.NewNumberValue(3)},
 		nil,
 	}

@@ -1,0 +1,132 @@
+package instructions
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/rewardd/rewardd/scorers"
+)
+
+// FuzzCountPlaceholders checks the scan against the reference's pattern,
+// \[.*?\], run by Go's regexp (the same leftmost-first matches).
+func FuzzCountPlaceholders(f *testing.F) {
+	for _, s := range []string{"", "[a]", "[[a]]", "[a\n]b]", "[]]", "x[y[z]w]", "[\n[a]"} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`\[.*?\]`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := countPlaceholders(s), len(re.FindAllStringIndex(s, -1)); got != want {
+			t.Fatalf("countPlaceholders(%q) = %d, the pattern finds %d", s, got, want)
+		}
+	})
+}
+
+// FuzzCountWords checks the count of \w runs against Go's regexp with
+// Python's \w written as Unicode classes.
+func FuzzCountWords(f *testing.F) {
+	for _, s := range []string{"", "a b", "don't", "naïve café", "नमस्ते दुनिया", "a_b-c", "１２３"} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`[\p{L}\p{N}_]+`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := countWords(s), len(re.FindAllStringIndex(s, -1)); got != want {
+			t.Fatalf("countWords(%q) = %d, the pattern finds %d", s, got, want)
+		}
+	})
+}
+
+// FuzzCapitalWords checks what the capital-word count promises: never
+// negative nor more than the bytes of the text, and not 0 when a word
+// between spaces is in capitals.
+func FuzzCapitalWords(f *testing.F) {
+	for _, s := range []string{"I DON'T KNOW", "NASA--ESA", "A.B.C. HELLO...WORLD", "CANNOT", "“QUOTED” (A)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := capitalWords(s)
+		whole := 0
+		for _, w := range strings.FieldsFunc(s, pySpace) {
+			if isUpper(w) {
+				whole++
+			}
+		}
+		if n < 0 || n > len(s) || whole > 0 && n == 0 {
+			t.Fatalf("capitalWords(%q) = %d, with %d upper-case words", s, n, whole)
+		}
+	})
+}
+
+// FuzzScore scores arbitrary completions under every instruction of
+// IFEval with typical kwargs, strictly and loosely: never a panic, always
+// OK and 0 or 1.
+func FuzzScore(f *testing.F) {
+	for _, s := range []string{"", "Hello, world.", "* a\n- b\n***\n<<t>>\nP.S. x", "```json\n{}\n```", "\"q\"", "ÀÉÎ ÕÜ", "\xff\xfe"} {
+		f.Add(s)
+	}
+	e, err := newEnv()
+	if err != nil {
+		f.Fatal(err)
+	}
+	strict := &Scorer{p: Params{InstructionsField: "i", KwargsField: "k"}, specs: specs(), env: e, all: true}
+	loose := &Scorer{p: strict.p, specs: strict.specs, env: e, all: true, loose: true}
+	args := map[string]any{
+		"keywords": []any{"a"}, "keyword": "a", "frequency": 1, "relation": "at least", "forbidden_words": []any{"b"},
+		"letter": "a", "let_frequency": 1, "let_relation": "less than", "language": "en", "num_sentences": 2,
+		"num_paragraphs": 2, "num_words": 3, "nth_paragraph": 1, "first_word": "a", "num_placeholders": 1,
+		"postscript_marker": "P.S.", "num_bullets": 1, "num_highlights": 1, "section_spliter": "Section",
+		"num_sections": 1, "prompt_to_repeat": "a", "end_phrase": "a", "capital_frequency": 1, "capital_relation": "at least",
+		"phrase": "a b c", "small_n": 2, "n_start": 0, "n_end": 1, "N": 2, "keyword1": "a", "keyword2": "b",
+		"last_word": "a", "instruction": "a b",
+	}
+	var rows []map[string]*structpb.Value
+	for id, sp := range specs() {
+		kw := map[string]any{}
+		for _, k := range sp.keys {
+			kw[k] = args[k]
+		}
+		row, err := structpb.NewStruct(map[string]any{"i": []any{id}, "k": []any{kw}})
+		if err != nil {
+			f.Fatal(err)
+		}
+		rows = append(rows, row.GetFields())
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, row := range rows {
+			for _, sc := range []*Scorer{strict, loose} {
+				res := sc.Score(context.Background(), &scorers.Rollout{Completion: s, Fields: row})
+				if res.Outcome != scorers.OK || res.Value != 0 && res.Value != 1 {
+					t.Fatalf("%v on %q: %+v", row["i"], s, res)
+				}
+			}
+		}
+	})
+}
+
+// FuzzPunkt checks the sentence count on any text: never more than the
+// sentence-end characters plus one; one for a text with none that is not
+// blank, none for a blank one.
+func FuzzPunkt(f *testing.F) {
+	for _, s := range []string{"", "One. Two.", "Mr. Smith went. He came.", "\"Yes.\" She left.", "a . . . b", "(1. do this; 2. that)", "U.S.A. is big. Yes!?", "--. ..-"} {
+		f.Add(s)
+	}
+	p, err := newPunkt()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := p.count(s)
+		ends := strings.Count(s, ".") + strings.Count(s, "?") + strings.Count(s, "!")
+		blank := strings.TrimFunc(s, unicode.IsSpace) == ""
+		switch {
+		case n < 0 || n > ends+1:
+			t.Fatalf("count(%q) = %d with %d ends", s, n, ends)
+		case ends == 0 && !blank && n != 1, blank && n != 0:
+			t.Fatalf("count(%q) = %d", s, n)
+		}
+	})
+}
