@@ -10,7 +10,8 @@ import (
 // kinds instruction_following, multiple_choice, json_schema and tool_call
 // on rows that carry their fields as a dataset would (IFEval's lists of
 // ids and kwargs dicts, a schema object, BFCL's expected calls): the row
-// fields reach the scorers through JSONL, and each scores what it should.
+// fields reach the scorers through JSONL, and each scores what it should;
+// an unknown instruction id is an ERROR naming it.
 func TestScoreVerifiers(t *testing.T) {
 	cfg := writeConfig(t, `functions:
   - name: ifeval
@@ -31,9 +32,11 @@ func TestScoreVerifiers(t *testing.T) {
 		`{"id": "tools", "completion": "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"paris\"}}</tool_call>", "tool_calls": [{"get_weather": {"city": ["Paris"], "unit": ["celsius", ""]}}]}`,
 		`{"id": "unknown-instruction", "completion": "x", "instruction_id_list": ["punctuation:no_semicolon"]}`,
 	}
+	// The unknown instruction is an ERROR, so rewardd score exits 1 after
+	// writing every row, and says which row it was.
 	out, stderr, exit := runRewardd(t, strings.Join(rows, "\n")+"\n", "score", "--config", cfg, "--in", "-")
-	if exit != 0 {
-		t.Fatalf("exit %d: %s", exit, stderr)
+	if exit != 1 || !strings.Contains(stderr, `"unknown-instruction"`) {
+		t.Fatalf("exit %d, want 1 naming the row unknown-instruction: %s", exit, stderr)
 	}
 	want := map[string]map[string]any{
 		"ifeval":              {"ifeval": 0.5},
