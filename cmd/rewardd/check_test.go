@@ -178,11 +178,14 @@ func TestCheckFailures(t *testing.T) {
 }
 
 // TestCheckClean: rows where every function varies within its groups pass
-// even --strict.
+// even --strict. verifiers.jsonl's rows carry the fields of the kinds
+// instruction_following, multiple_choice, json_schema and tool_call, each
+// group one row right by all four and one wrong by all four.
 func TestCheckClean(t *testing.T) {
 	for _, c := range []struct{ config, samples string }{
 		{filepath.Join(checkData, "math.good.yml"), filepath.Join(checkData, "clean.jsonl")},
 		{"", filepath.Join(checkData, "default.jsonl")},
+		{filepath.Join(checkData, "verifiers.good.yml"), filepath.Join(checkData, "verifiers.jsonl")},
 	} {
 		args := []string{"--samples", c.samples, "--strict"}
 		if c.config != "" {
@@ -196,6 +199,12 @@ func TestCheckClean(t *testing.T) {
 			if !st.Deterministic || st.OK != st.Rows || st.P50Seconds <= 0 {
 				t.Errorf("%s: %+v", st.Name, st)
 			}
+			if strings.HasSuffix(c.samples, "verifiers.jsonl") && (st.Rows != 4 || st.Mean == nil || *st.Mean != 0.5 || *st.Min != 0 || *st.Max != 1) {
+				t.Errorf("%s on verifiers.jsonl: %d rows, mean %v, min %v, max %v; want 4 rows, half of them 1, half 0", st.Name, st.Rows, st.Mean, st.Min, st.Max)
+			}
+		}
+		if strings.HasSuffix(c.samples, "verifiers.jsonl") && len(r.Samples.Functions) != 4 {
+			t.Errorf("verifiers.jsonl: %d functions checked, want 4", len(r.Samples.Functions))
 		}
 	}
 }

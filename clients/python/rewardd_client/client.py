@@ -262,20 +262,28 @@ class Client:
         completions: Sequence[Any],
         columns: Optional[Mapping[str, Sequence[Any]]] = None,
         functions: Sequence[str] = (),
+        inline: Sequence[Any] = (),
     ) -> ScoreResult:
         """Scores one batch in one round trip.
 
         prompts and completions are strings or chat conversations; columns maps
-        a field name to one value per completion (TRL's dataset columns).
-        functions names served functions; empty means all of them. Raises
-        RPCError, FingerprintMismatchError.
+        a field name to one value per completion (TRL's dataset columns; a
+        value may be nested JSON-able data: lists, dicts). functions names
+        served functions; empty means all of them, or only the inline ones
+        when there are any. inline defines functions for this request only,
+        each a reward_pb2.FunctionSpec or a mapping {"name", "kind",
+        "params"} with params as in the config file (the server must allow
+        the kind inline; its default config allows every kind but
+        code_exec). Raises RPCError, FingerprintMismatchError, and TypeError
+        or ValueError for an inline function it cannot send.
         """
-        return self.score_batch(_rows.make_batch(prompts, completions, columns), functions)
+        return self.score_batch(_rows.make_batch(prompts, completions, columns), functions, inline)
 
-    def score_batch(self, batch: _rows.Batch, functions: Sequence[str] = ()) -> ScoreResult:
-        """Scores a batch made by rewardd_client._rows.make_batch."""
+    def score_batch(self, batch: _rows.Batch, functions: Sequence[str] = (), inline: Sequence[Any] = ()) -> ScoreResult:
+        """Scores a batch made by rewardd_client._rows.make_batch (see score)."""
+        specs = [_function_spec(f) for f in inline]
         # Encoded by _rows, much faster than building ScoreRequest messages.
-        resp = self._call("Score", self._score_encoded, _rows.request(batch, functions, rows=self.settings.wire == "rows"))
+        resp = self._call("Score", self._score_encoded, _rows.request(batch, functions, rows=self.settings.wire == "rows", inline=specs))
         self._check_fingerprint(resp.config_fingerprint)
         n = len(batch)
         out: dict[str, FunctionResult] = {}
@@ -473,3 +481,23 @@ def _resolve(host: str, port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv
     # A name with both families (localhost): keep IPv4, as one target holds one family.
     v4 = [ip for ip in ips if ip.version == 4]
     return v4 or ips
+
+
+def _function_spec(f: Any) -> reward_pb2.FunctionSpec:
+    """An inline function: a FunctionSpec as is, or one made from a mapping
+    {"name", "kind", "params"} (params optional, JSON-able)."""
+    if isinstance(f, reward_pb2.FunctionSpec):
+        return f
+    if not isinstance(f, Mapping):
+        raise TypeError(f"rewardd: inline function {f!r} is a {type(f).__name__}, want a mapping or reward_pb2.FunctionSpec")
+    unknown = set(f) - {"name", "kind", "params"}
+    if unknown:
+        raise ValueError(f"rewardd: inline function {f.get('name')!r}: unknown keys {sorted(unknown)} (want name, kind, params)")
+    name, kind, params = f.get("name"), f.get("kind"), f.get("params") or {}
+    if not isinstance(name, str) or not name or not isinstance(kind, str) or not kind:
+        raise ValueError(f"rewardd: inline function {f!r}: name and kind must be non-empty strings")
+    if not isinstance(params, Mapping):
+        raise TypeError(f"rewardd: inline function {name!r}: params is a {type(params).__name__}, want a mapping")
+    spec = reward_pb2.FunctionSpec(name=name, kind=kind)
+    spec.params.update(_rows.jsonable(params))
+    return spec
