@@ -22,7 +22,8 @@ import (
 // code_exec submission runs all its tests in one job) take slots in the
 // order they came.
 type slotQueue struct {
-	mu   sync.Mutex
+	mu sync.Mutex
+	// idle are the idle slots, the one idle longest first.
 	idle []*slot
 	// waiting are the jobs waiting, in the order they came.
 	waiting []*slotWaiter
@@ -71,8 +72,10 @@ func (q *slotQueue) take(ctx context.Context, done <-chan struct{}, program stri
 	}
 	u.jobs++
 	if len(q.waiting) == 0 && len(q.idle) > 0 {
-		s := q.idle[len(q.idle)-1]
-		q.idle = q.idle[:len(q.idle)-1]
+		// The slot idle longest: each slot's last job has its time to
+		// settle (what a killed program's servers give back).
+		s := q.idle[0]
+		q.idle = q.idle[1:]
 		q.mu.Unlock()
 		return s, nil
 	}
