@@ -165,7 +165,7 @@ func TestServeJudgesAsJudges(t *testing.T) {
 		}
 		fs := resp.GetFunctions()[0]
 		for i, r := range rs {
-			got, st, reason := fs.GetValues()[i], fs.GetStatus()[i], fs.GetErrors()[int32(i)]
+			got, st, reason := fs.GetValues()[i], fs.GetStatus()[i], fs.GetReasons()[int32(i)]
 			if st != rewardv1.ScoreStatus_SCORE_STATUS_OK || got != r.want || r.reason != "" && !strings.Contains(reason, r.reason) {
 				t.Errorf("%s, %s: %v %v %q, want OK %v with %q", name, r.name, st, got, reason, r.want, r.reason)
 			}
