@@ -3,6 +3,7 @@ module github.com/rewardd/rewardd
 go 1.26.8
 
 require (
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/neurosnap/sentences v1.1.2

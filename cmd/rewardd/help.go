@@ -10,10 +10,13 @@ import (
 	"github.com/rewardd/rewardd/internal/cli"
 )
 
-// flagSet is a command's flags; -h writes its help to help.
+// flagSet is a command's flags; -h writes its help to help. Its Args,
+// NArg and Arg are the positional arguments, wherever they stood among
+// the flags.
 type flagSet struct {
 	*flag.FlagSet
 	help io.Writer
+	args []string
 }
 
 // newFlags returns a flag set whose errors are returned, not printed.
@@ -22,6 +25,20 @@ func newFlags(name string, help io.Writer) *flagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	return &flagSet{FlagSet: fs, help: help}
+}
+
+// Args are the positional arguments.
+func (fs *flagSet) Args() []string { return fs.args }
+
+// NArg is the number of positional arguments.
+func (fs *flagSet) NArg() int { return len(fs.args) }
+
+// Arg is the i'th positional argument, or "" when there are fewer.
+func (fs *flagSet) Arg(i int) string {
+	if i < 0 || i >= len(fs.args) {
+		return ""
+	}
+	return fs.args[i]
 }
 
 // parseFlags parses args and refuses positional arguments.
@@ -35,10 +52,13 @@ func parseFlags(fs *flagSet, args []string) error {
 	return nil
 }
 
-// parseFlagsOnly parses args, leaving positional arguments in fs.Args().
-// On -h it prints the command's help and returns flag.ErrHelp.
+// parseFlagsOnly parses args as cli.Parse does (flags before or after the
+// positional arguments, errors naming --flag), leaving the positional
+// arguments in fs.Args(). On -h or --help it prints the command's help and
+// returns flag.ErrHelp.
 func parseFlagsOnly(fs *flagSet, args []string) error {
-	err := fs.Parse(args)
+	var err error
+	fs.args, err = cli.Parse(fs.FlagSet, args)
 	switch {
 	case err == nil:
 		return nil
@@ -46,7 +66,7 @@ func parseFlagsOnly(fs *flagSet, args []string) error {
 		printHelp(fs.help, fs.FlagSet)
 		return err
 	default:
-		return cli.Usagef("%v (-h lists the flags)", err)
+		return cli.Usagef("%v (--help lists the flags)", err)
 	}
 }
 

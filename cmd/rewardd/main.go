@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/rewardd/rewardd/internal/cli"
@@ -40,10 +41,16 @@ Sandbox flags (code_exec functions only):
   [--sandbox-slots N] [--sandbox-python /usr/bin/python3] [--sandbox-languages L]
   [--sandbox-cache-dir D] [--unsafe-no-sandbox]
 
-'rewardd <command> -h' describes a command's flags. Without --config, the
-embedded default config is used; 'rewardd init' writes it, commented, as a
-file to start from. Exit status: 0 success, 1 failure, 2 bad usage or config.
-The load generator is rewardd-bench (make build puts it in bin/).
+'rewardd <command> --help' describes a command's flags, which go before or
+after its arguments. 'rewardd --version' is 'rewardd version'. Without
+--config, the embedded default config is used; 'rewardd init' writes it,
+commented, as a file to start from. The load generator is rewardd-bench
+(make build puts it in bin/).
+
+Exit status:
+  0  success
+  1  failure: a check failed, a row scored ERROR, a server stopped on an error
+  2  bad usage, or a config that does not load
 `
 
 func main() { cli.Main("rewardd", run) }
@@ -81,6 +88,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "--version", "-version":
+		name = "version"
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 			fmt.Fprint(stdout, usage)
@@ -93,7 +102,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, ok := commands()[name]
 	if !ok {
-		return cli.Usagef("unknown command %q; 'rewardd help' lists the commands", name)
+		return unknownCommand(name)
 	}
 	if err := cmd(ctx, rest, stdin, stdout, stderr); err != nil {
 		return &commandError{command: name, err: err}
@@ -106,6 +115,23 @@ func runVersion(_ context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(stdout, version())
+	_, err := fmt.Fprintln(stdout, readBuildInfo())
 	return err
+}
+
+// unknownCommand is the error for a name that is no command: it suggests
+// the nearest command, or says that flags go after the command.
+func unknownCommand(name string) error {
+	if strings.HasPrefix(name, "-") {
+		return cli.Usagef("unknown flag %s before a command; flags go after the command ('rewardd help' lists the commands)", name)
+	}
+	names := []string{"help"}
+	for n := range commands() {
+		names = append(names, n)
+	}
+	slices.Sort(names) // ties go to the first in order, the same every run
+	if near := cli.Nearest(name, names); near != "" {
+		return cli.Usagef("unknown command %q; did you mean %q? ('rewardd help' lists the commands)", name, near)
+	}
+	return cli.Usagef("unknown command %q; 'rewardd help' lists the commands", name)
 }

@@ -71,6 +71,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	build := readBuildInfo()
+	if err := build.register(reg); err != nil {
+		return err
+	}
 	code := cli.NewCodeSandbox(sbFlags, *workers, sandbox.NewMetrics(reg), log)
 	defer code.Close()
 	cfg, err := cli.LoadConfig(*configPath, code.Registry())
@@ -119,7 +123,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		zap.String("request_memory", config.ByteSize(lim.RequestMemory()).String()),
 		zap.String("transport_memory", config.ByteSize(lim.TransportMemory()).String()), zap.String("go_memory_limit", memoryLimit),
 		zap.String("max_message_bytes", config.ByteSize(lim.MaxMessageBytes).String()), zap.Int("max_connections", lim.MaxConnections),
-		zap.String("version", version()))
+		zap.String("version", build.String()))
 	return serveUntilDone(ctx, srv, gl, hl, log)
 }
 

@@ -61,16 +61,14 @@ func NewFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// ParseFlags parses args and refuses positional arguments.
+// ParseFlags parses args as Parse does and refuses positional arguments.
 func ParseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &UsageError{err.Error()}
+	positional, err := Parse(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return Usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	if len(positional) > 0 {
+		return Usagef("unexpected argument %q", positional[0])
 	}
 	return nil
 }
