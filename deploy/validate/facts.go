@@ -239,6 +239,7 @@ func (m Metric) Series() map[string][]string {
 // metrics `rewardd serve` exports: the server's, and the code_exec
 // sandbox's. TestMetricFilesAreAll keeps the list complete.
 var MetricFiles = []string{
+	filepath.Join("cmd", "rewardd", "version.go"),
 	filepath.Join("server", "metrics.go"),
 	filepath.Join("scorers", "codeexec", "sandbox", "metrics.go"),
 }
