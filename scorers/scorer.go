@@ -165,7 +165,7 @@ func LookupField(fields map[string]*structpb.Value, name string) (*structpb.Valu
 			}
 			v = items[i]
 		default:
-			return nil, fmt.Errorf("%q is %s, not an object or a list: no %q in it", at, kindName(v), part)
+			return nil, fmt.Errorf("%q is %s, not an object or a list: no %q in it", at, KindName(v), part)
 		}
 		at += "." + part
 		if !present(v) {
@@ -184,7 +184,9 @@ func present(v *structpb.Value) bool {
 	return !null
 }
 
-func kindName(v *structpb.Value) string {
+// KindName names what a row field holds, for messages: "a string", "a
+// number", "a bool", "a list", "an object" or "null".
+func KindName(v *structpb.Value) string {
 	switch v.GetKind().(type) {
 	case *structpb.Value_StringValue:
 		return "a string"
@@ -192,6 +194,10 @@ func kindName(v *structpb.Value) string {
 		return "a number"
 	case *structpb.Value_BoolValue:
 		return "a bool"
+	case *structpb.Value_ListValue:
+		return "a list"
+	case *structpb.Value_StructValue:
+		return "an object"
 	default:
 		return "null"
 	}

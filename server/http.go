@@ -259,6 +259,11 @@ func (a *jsonAPI) score(w http.ResponseWriter, r *http.Request, body []byte) err
 	if err != nil {
 		return err
 	}
+	return writeProtoJSON(w, resp)
+}
+
+// writeProtoJSON writes resp as the answer, in protojson.
+func writeProtoJSON(w http.ResponseWriter, resp proto.Message) error {
 	out, err := protojson.Marshal(resp)
 	if err != nil {
 		return fmt.Errorf("encode response: %w", err)
@@ -277,13 +282,7 @@ func (a *jsonAPI) functions(w http.ResponseWriter, r *http.Request, _ []byte) er
 	if err != nil {
 		return err
 	}
-	out, err := protojson.Marshal(resp)
-	if err != nil {
-		return fmt.Errorf("encode response: %w", err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(out)
-	return nil
+	return writeProtoJSON(w, resp)
 }
 
 // configNames returns body with its aggregation's mode and scale, when the

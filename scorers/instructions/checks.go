@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/instructions/langdetect"
 )
 
@@ -442,7 +443,7 @@ func (a *kwargs) str(key string) string {
 	}
 	s, ok := v.GetKind().(*structpb.Value_StringValue)
 	if !ok {
-		a.fail(key, fmt.Errorf("is %s, want a string", kindName(v)))
+		a.fail(key, fmt.Errorf("is %s, want a string", scorers.KindName(v)))
 		return ""
 	}
 	return s.StringValue
@@ -455,14 +456,14 @@ func (a *kwargs) strs(key string) []string {
 	}
 	l, ok := v.GetKind().(*structpb.Value_ListValue)
 	if !ok || len(l.ListValue.GetValues()) == 0 {
-		a.fail(key, fmt.Errorf("is %s, want a non-empty list of strings", kindName(v)))
+		a.fail(key, fmt.Errorf("is %s, want a non-empty list of strings", scorers.KindName(v)))
 		return nil
 	}
 	out := make([]string, 0, len(l.ListValue.GetValues()))
 	for _, e := range l.ListValue.GetValues() {
 		s, ok := e.GetKind().(*structpb.Value_StringValue)
 		if !ok {
-			a.fail(key, fmt.Errorf("holds %s, want strings", kindName(e)))
+			a.fail(key, fmt.Errorf("holds %s, want strings", scorers.KindName(e)))
 			return nil
 		}
 		out = append(out, s.StringValue)
@@ -557,26 +558,9 @@ func (a *kwargs) checkKeys(known []string) {
 	}
 }
 
-func kindName(v *structpb.Value) string {
-	switch v.GetKind().(type) {
-	case *structpb.Value_StringValue:
-		return "a string"
-	case *structpb.Value_BoolValue:
-		return "a bool"
-	case *structpb.Value_NumberValue:
-		return "a number"
-	case *structpb.Value_ListValue:
-		return "a list"
-	case *structpb.Value_StructValue:
-		return "an object"
-	default:
-		return "null"
-	}
-}
-
 func describe(v *structpb.Value) string {
 	if n, ok := v.GetKind().(*structpb.Value_NumberValue); ok {
 		return fmt.Sprint(n.NumberValue)
 	}
-	return kindName(v)
+	return scorers.KindName(v)
 }

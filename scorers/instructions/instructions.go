@@ -253,13 +253,13 @@ func (s *Scorer) row(r *scorers.Rollout) ([]string, []map[string]*structpb.Value
 	}
 	list, ok := v.GetKind().(*structpb.Value_ListValue)
 	if !ok {
-		return nil, nil, scorers.Errorf("field %q holds %s, want a list of instruction ids", s.p.InstructionsField, kindName(v))
+		return nil, nil, scorers.Errorf("field %q holds %s, want a list of instruction ids", s.p.InstructionsField, scorers.KindName(v))
 	}
 	ids := make([]string, len(list.ListValue.GetValues()))
 	for i, e := range list.ListValue.GetValues() {
 		str, ok := e.GetKind().(*structpb.Value_StringValue)
 		if !ok {
-			return nil, nil, scorers.Errorf("field %q: entry %d is %s, want an instruction id", s.p.InstructionsField, i, kindName(e))
+			return nil, nil, scorers.Errorf("field %q: entry %d is %s, want an instruction id", s.p.InstructionsField, i, scorers.KindName(e))
 		}
 		ids[i] = str.StringValue
 	}
@@ -281,7 +281,7 @@ func (s *Scorer) row(r *scorers.Rollout) ([]string, []map[string]*structpb.Value
 			kw[i] = k.StructValue.GetFields()
 		case *structpb.Value_NullValue, nil:
 		default:
-			return nil, nil, scorers.Errorf("field %q: entry %d (for %q) is %s, want a dict or null", s.p.KwargsField, i, ids[i], kindName(e))
+			return nil, nil, scorers.Errorf("field %q: entry %d (for %q) is %s, want a dict or null", s.p.KwargsField, i, ids[i], scorers.KindName(e))
 		}
 	}
 	return ids, kw, scorers.Result{}
@@ -291,5 +291,5 @@ func describeList(v *structpb.Value) string {
 	if l, ok := v.GetKind().(*structpb.Value_ListValue); ok {
 		return fmt.Sprintf("a list of %d", len(l.ListValue.GetValues()))
 	}
-	return kindName(v)
+	return scorers.KindName(v)
 }

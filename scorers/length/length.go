@@ -420,7 +420,7 @@ func (s *Scorer) tokens(r *scorers.Rollout) (int, scorers.Result) {
 	case *structpb.Value_ListValue:
 		return len(k.ListValue.GetValues()), scorers.Result{}
 	default:
-		return 0, scorers.Errorf("field %q holds %s, want a number of tokens or a list of token ids", s.tokensField, kindName(v))
+		return 0, scorers.Errorf("field %q holds %s, want a number of tokens or a list of token ids", s.tokensField, scorers.KindName(v))
 	}
 }
 
@@ -441,24 +441,7 @@ func (s *Scorer) correct(r *scorers.Rollout) (bool, scorers.Result) {
 		}
 		return f >= 0.5, scorers.Result{}
 	default:
-		return false, scorers.Errorf("field %q holds %s, want a bool or a number", s.correctField, kindName(v))
-	}
-}
-
-func kindName(v *structpb.Value) string {
-	switch v.Kind.(type) {
-	case *structpb.Value_StringValue:
-		return "a string"
-	case *structpb.Value_BoolValue:
-		return "a bool"
-	case *structpb.Value_NumberValue:
-		return "a number"
-	case *structpb.Value_ListValue:
-		return "a list"
-	case *structpb.Value_StructValue:
-		return "an object"
-	default:
-		return "null"
+		return false, scorers.Errorf("field %q holds %s, want a bool or a number", s.correctField, scorers.KindName(v))
 	}
 }
 
