@@ -7,7 +7,7 @@ SHELL := /bin/bash
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.0
 BUF_VERSION                := v1.75.0
-# grpcurl is what the README's example uses; the CLI tests run it.
+# grpcurl is what the README's example uses (make grpcurl); the CLI tests run it.
 GRPCURL_VERSION            := v1.9.4
 
 # The toolchains of code_exec's languages (scorers/codeexec/sandbox/languages.go):
@@ -64,7 +64,7 @@ deps: ## Install what the tests need (Debian packages when run as root, pinned G
 	    echo "missing: protoc, its well-known types (libprotobuf-dev), curl, openssl, libre2-dev, pkg-config, python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf python3-sympy python3-pylatexenc python3-setuptools python3-venv and/or the code_exec toolchains ($(CODE_EXEC_PACKAGES)); install them with apt-get as root" >&2; exit 1; \
 	  fi; \
 	fi
-	@$(MAKE) --no-print-directory tools $(BIN)/grpcurl-$(GRPCURL_VERSION)
+	@$(MAKE) --no-print-directory tools grpcurl
 
 .PHONY: tools
 tools: $(BIN)/protoc-gen-go-$(PROTOC_GEN_GO_VERSION) $(BIN)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION) ## Install the pinned code generators into .bin
@@ -77,8 +77,15 @@ $(BIN)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION):
 	go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	@touch $@
 
+.PHONY: grpcurl
+grpcurl: $(BIN)/grpcurl-$(GRPCURL_VERSION) ## Install the pinned grpcurl into .bin (the README's gRPC examples; make deps does too)
+
+# From the module cache first (verified when it was downloaded), so that it
+# installs offline, as TestREADME runs the README in a network namespace;
+# then from the module proxy.
 $(BIN)/grpcurl-$(GRPCURL_VERSION):
-	go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	GOPROXY=file://$$(go env GOMODCACHE)/cache/download GOSUMDB=off go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION) 2>/dev/null \
+	  || go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 	@touch $@
 
 .PHONY: generate

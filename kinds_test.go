@@ -10,40 +10,54 @@ import (
 	"github.com/rewardd/rewardd/scorers/builtin"
 )
 
-// TestREADMEListsEveryKind: README.md's config reference names every kind
-// the binary registers, in the `kind:` line's comment and in the inline
-// kinds' default (all but code_exec), and each has a section of its own.
-func TestREADMEListsEveryKind(t *testing.T) {
-	data, err := os.ReadFile("README.md")
+// TestDocsListEveryKind: docs/config.md names every kind the binary
+// registers, in the `kind:` line's comment and in the inline kinds' default
+// (all but code_exec), and each has a section of its own there; README.md's
+// table of kinds has one row per kind.
+func TestDocsListEveryKind(t *testing.T) {
+	data, err := os.ReadFile("docs/config.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(data)
+	doc := string(data)
 	kinds := builtin.Registry().Kinds()
 
-	kindLine := regexp.MustCompile(`(?m)^ +kind: exact_match +# (.*)$`).FindStringSubmatch(readme)
+	kindLine := regexp.MustCompile(`(?m)^ +kind: exact_match +# (.*)$`).FindStringSubmatch(doc)
 	if kindLine == nil {
-		t.Fatal("README.md's config reference has no `kind: exact_match  # …` line listing the kinds")
+		t.Fatal("docs/config.md has no `kind: exact_match  # …` line listing the kinds")
 	}
 	listed := strings.Split(kindLine[1], " | ")
 	slices.Sort(listed)
 	if !slices.Equal(listed, kinds) {
-		t.Errorf("README.md's `kind:` line lists %v; the registry has %v", listed, kinds)
+		t.Errorf("docs/config.md's `kind:` line lists %v; the registry has %v", listed, kinds)
 	}
 
-	inlineLine := regexp.MustCompile(`(?m)^ +kinds: \[(.*)\] +# default: all but code_exec$`).FindStringSubmatch(readme)
+	inlineLine := regexp.MustCompile(`(?m)^ +kinds: \[(.*)\] +# default: all but code_exec$`).FindStringSubmatch(doc)
 	if inlineLine == nil {
-		t.Fatal("README.md's config reference has no inline `kinds: [...]   # default: all but code_exec` line")
+		t.Fatal("docs/config.md has no inline `kinds: [...]   # default: all but code_exec` line")
 	}
 	inline := strings.Split(inlineLine[1], ", ")
 	want := slices.DeleteFunc(slices.Clone(kinds), func(k string) bool { return k == "code_exec" })
 	if !slices.Equal(inline, want) {
-		t.Errorf("README.md's inline kinds are %v; the default is %v", inline, want)
+		t.Errorf("docs/config.md's inline kinds are %v; the default is %v", inline, want)
 	}
 
 	for _, k := range kinds {
-		if !strings.Contains(readme, "\n### `"+k+"`\n") {
-			t.Errorf("README.md has no section ### `%s`", k)
+		if !strings.Contains(doc, "\n### `"+k+"`\n") {
+			t.Errorf("docs/config.md has no section ### `%s`", k)
 		}
+	}
+
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| [^|]+ \\|$").FindAllStringSubmatch(string(readme), -1) {
+		rows = append(rows, m[1])
+	}
+	slices.Sort(rows)
+	if !slices.Equal(rows, kinds) {
+		t.Errorf("README.md's table of kinds has rows for %v; the registry has %v", rows, kinds)
 	}
 }

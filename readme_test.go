@@ -20,14 +20,19 @@ import (
 // <!-- readme-test: … -->, says how it runs:
 //
 //	skip="why"                   not run (it needs a trainer, a GPU, a cluster)
-//	background ready="cmd" until="heading"
+//	background ready="cmd" [until="heading"]
 //	                             run in the background until cmd succeeds, and
 //	                             stopped before the first block under a heading
-//	                             that starts with the given text
+//	                             that starts with the given text, else at the
+//	                             end; it must still run when it is stopped
 //	exit="N"                     its last command exits N
 //
 // Every other block runs as it is, in order, in one bash session with
-// errexit and pipefail, from the repository's root.
+// errexit and pipefail, from the repository's root; a command a block
+// starts with & must still run at the end, or have ended with status 0.
+// README.md's ```python blocks are parts of a file the tests run:
+// <!-- readme-test: file="path" why="…" --> names it, and every line of the
+// block is a line of that file, in order (TestREADMEBlocksAccounted).
 type block struct {
 	file    string
 	line    int
@@ -85,16 +90,29 @@ func script(t *testing.T, blocks []block) string {
 	t.Helper()
 	var s strings.Builder
 	s.WriteString(`set -euo pipefail
-__bgs=()
-__stop() { # stops a background block's process group and waits until it is gone
+__bgs=() __allbgs=()
+__stop() { # stops a background block's process group and waits until it is gone; it must still run
+  kill -0 -- "-$1" 2>/dev/null || { echo "### a background block (process group $1) ended before it was stopped" >&2; return 1; }
   kill -TERM -- "-$1" 2>/dev/null || return 0
   for _ in $(seq 300); do kill -0 -- "-$1" 2>/dev/null || return 0; sleep 0.1; done
   kill -KILL -- "-$1" 2>/dev/null || true
 }
-__end() { # the background blocks, then what the blocks started with &
-  for pg in "${__bgs[@]}"; do __stop "$pg"; done
-  local jobs; jobs=$(jobs -p)
-  if [ -n "$jobs" ]; then kill $jobs 2>/dev/null || true; wait $jobs 2>/dev/null || true; fi
+__stopbg() { # stops a background block before the block named by its until="…"
+  local keep=() p
+  for p in "${__bgs[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+  __bgs=("${keep[@]}")
+  __stop "$1"
+}
+__end() { # the background blocks, then what the blocks started with &: each must still run, or have ended with 0
+  local st=$? bad=0 pg j
+  for pg in "${__bgs[@]}"; do __stop "$pg" || bad=1; done
+  for j in $(jobs -p); do
+    if [[ " ${__allbgs[*]} " == *" $j "* ]]; then wait "$j" 2>/dev/null || true
+    elif kill -0 "$j" 2>/dev/null; then kill "$j" 2>/dev/null || true; wait "$j" 2>/dev/null || true
+    elif ! wait "$j"; then echo "### a command a block started with & (pid $j) ended with a non-zero status" >&2; bad=1
+    fi
+  done
+  if [ "$st" = 0 ] && [ "$bad" = 1 ]; then exit 1; fi
 }
 trap __end EXIT
 `)
@@ -102,7 +120,7 @@ trap __end EXIT
 	for i, b := range blocks {
 		where := fmt.Sprintf("%s:%d", b.file, b.line)
 		for _, pg := range stops[i] {
-			fmt.Fprintf(&s, "__stop \"$%s\"\n", pg)
+			fmt.Fprintf(&s, "__stopbg \"$%s\"\n", pg)
 		}
 		fmt.Fprintf(&s, "echo '### %s' >&2\n", where)
 		switch {
@@ -110,23 +128,25 @@ trap __end EXIT
 			fmt.Fprintf(&s, "echo %s >&2\n", shellQuote("### "+where+": not run: "+b.attrs["skip"]))
 		case hasKey(b.attrs, "background"):
 			ready, until := b.attrs["ready"], b.attrs["until"]
-			if ready == "" || until == "" {
-				t.Fatalf("%s: a background block needs ready=\"…\" and until=\"…\"", where)
-			}
-			stopAt := -1
-			for j := i + 1; j < len(blocks); j++ {
-				if strings.HasPrefix(blocks[j].heading, until) {
-					stopAt = j
-					break
-				}
-			}
-			if stopAt < 0 {
-				t.Fatalf("%s: no block under a heading %q after it", where, until)
+			if ready == "" {
+				t.Fatalf("%s: a background block needs ready=\"…\"", where)
 			}
 			pg := fmt.Sprintf("__bg%d", b.line)
-			stops[stopAt] = append(stops[stopAt], pg)
+			if hasKey(b.attrs, "until") {
+				stopAt := -1
+				for j := i + 1; j < len(blocks); j++ {
+					if strings.HasPrefix(blocks[j].heading, until) {
+						stopAt = j
+						break
+					}
+				}
+				if stopAt < 0 {
+					t.Fatalf("%s: no block under a heading %q after it", where, until)
+				}
+				stops[stopAt] = append(stops[stopAt], pg)
+			} // else __end stops it
 			fmt.Fprintf(&s, "cat > \"$__dir/%s.sh\" <<'__README_BLOCK__'\n%s\n__README_BLOCK__\n", pg, b.text)
-			fmt.Fprintf(&s, "setsid bash -e \"$__dir/%s.sh\" > \"$__dir/%s.log\" 2>&1 &\n%s=$!\n__bgs+=(\"$%s\")\n", pg, pg, pg, pg)
+			fmt.Fprintf(&s, "setsid bash -e \"$__dir/%s.sh\" > \"$__dir/%s.log\" 2>&1 &\n%s=$!\n__bgs+=(\"$%s\")\n__allbgs+=(\"$%s\")\n", pg, pg, pg, pg, pg)
 			fmt.Fprintf(&s, `for _ in $(seq 600); do
   if %s >/dev/null 2>&1; then break; fi
   kill -0 "$%s" 2>/dev/null || { echo '%s: ended before it was ready:' >&2; cat "$__dir/%s.log" >&2; exit 1; }
@@ -166,7 +186,6 @@ func TestREADME(t *testing.T) {
 	}
 	const gsm8k = "../shared/data/gsm8k_test.jsonl"
 	for _, need := range []struct{ path, why string }{
-		{".bin/grpcurl", "grpcurl, which README.md's examples run (make deps installs it into .bin)"},
 		{gsm8k, "the GSM8K data README.md's check samples are made from (CI has ../shared beside the repo)"},
 	} {
 		if _, err := os.Stat(need.path); err != nil {
@@ -267,4 +286,85 @@ func gitStatus(t *testing.T) string {
 		t.Skipf("not a git checkout, so what the blocks write cannot be told: %v", err)
 	}
 	return string(out)
+}
+
+var (
+	anyFence = regexp.MustCompile("^( *)```([A-Za-z0-9_-]*) *$")
+	attrs    = map[string]bool{"skip": true, "background": true, "ready": true, "until": true, "exit": true, "file": true, "why": true}
+)
+
+// TestREADMEBlocksAccounted: every shell block of README.md and
+// clients/python/README.md is a ```sh block, so that TestREADME runs it,
+// or says with skip="why" why it is not run; a directive names only the
+// attributes TestREADME knows; and each ```python block of README.md is a
+// part of the file its file="…" names, which a test runs (why="…" says
+// which), its lines that file's, in order.
+func TestREADMEBlocksAccounted(t *testing.T) {
+	for _, file := range []string{"README.md", "clients/python/README.md"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		for i := 0; i < len(lines); i++ {
+			m := anyFence.FindStringSubmatch(lines[i])
+			if m == nil {
+				continue
+			}
+			where, lang := fmt.Sprintf("%s:%d", file, i+1), m[2]
+			d := map[string]string{}
+			if i > 0 {
+				if dm := directive.FindStringSubmatch(lines[i-1]); dm != nil {
+					for _, a := range attr.FindAllStringSubmatch(dm[1], -1) {
+						if !attrs[a[1]] {
+							t.Errorf("%s: unknown readme-test attribute %q", where, a[1])
+						}
+						d[a[1]] = a[2]
+					}
+				}
+			}
+			start := i + 1
+			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+			}
+			body := lines[start:i]
+			switch {
+			case lang == "bash" || lang == "shell" || lang == "console" || lang == "zsh" || lang == "shell-session":
+				t.Errorf("%s: a ```%s block: write ```sh, so that TestREADME runs it (or marks it skip=\"why\")", where, lang)
+			case lang == "sh" && hasKey(d, "skip") && strings.TrimSpace(d["skip"]) == "":
+				t.Errorf("%s: skip needs the reason the block is not run: skip=\"why\"", where)
+			case lang == "python" && file == "README.md":
+				checkPartOf(t, where, d, body)
+			}
+		}
+	}
+}
+
+// checkPartOf checks that the lines of a README block are lines of the file
+// its directive names, in order.
+func checkPartOf(t *testing.T, where string, d map[string]string, body []string) {
+	t.Helper()
+	if d["file"] == "" || strings.TrimSpace(d["why"]) == "" {
+		t.Errorf(`%s: a python block needs <!-- readme-test: file="the file it is part of" why="how a test runs that file" -->`, where)
+		return
+	}
+	data, err := os.ReadFile(d["file"])
+	if err != nil {
+		t.Errorf("%s: %v", where, err)
+		return
+	}
+	have := strings.Split(string(data), "\n")
+	at := 0
+	for _, line := range body {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		for at < len(have) && have[at] != line {
+			at++
+		}
+		if at == len(have) {
+			t.Errorf("%s: %q is not a line of %s after the block's lines before it", where, line, d["file"])
+			return
+		}
+		at++
+	}
 }

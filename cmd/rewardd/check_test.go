@@ -279,7 +279,7 @@ func TestCheckUsage(t *testing.T) {
 	}
 }
 
-// gsm8kCheckSamples writes the samples of README.md's check table with the
+// gsm8kCheckSamples writes the samples of docs/check.md's table with the
 // script that ships for it, examples/check/gsm8k_samples.py: four
 // completions per question, one group per question.
 func gsm8kCheckSamples(t *testing.T, questions int) string {

@@ -160,7 +160,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 	}
 }
 
-// TestExitStatusTable: `rewardd --help` (and so README.md) lists the exit
+// TestExitStatusTable: `rewardd --help` (and so docs/cli.md) lists the exit
 // statuses 0, 1 and 2, and the binary exits with each for what the table
 // says.
 func TestExitStatusTable(t *testing.T) {
@@ -193,16 +193,16 @@ func TestExitStatusTable(t *testing.T) {
 	}
 }
 
-// TestREADMEUsageErrors: the command-line mistakes README.md shows print
+// TestREADMEUsageErrors: the command-line mistakes docs/cli.md shows print
 // what it shows, and exit 2.
 func TestREADMEUsageErrors(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	block := regexp.MustCompile("(?s)```\n(\\$ rewardd score --in rows.jsonl --out\n.*?)```\n").FindSubmatch(readme)
 	if block == nil {
-		t.Fatal("README.md has no block of command-line mistakes starting with `$ rewardd score --in rows.jsonl --out`")
+		t.Fatal("docs/cli.md has no block of command-line mistakes starting with `$ rewardd score --in rows.jsonl --out`")
 	}
 	lines := strings.Split(strings.TrimSuffix(string(block[1]), "\n"), "\n")
 	if len(lines)%2 != 0 {
@@ -211,7 +211,7 @@ func TestREADMEUsageErrors(t *testing.T) {
 	for i := 0; i < len(lines); i += 2 {
 		args := strings.Fields(strings.TrimPrefix(lines[i], "$ rewardd "))
 		if _, stderr, exit := runRewardd(t, "", args...); exit != 2 || stderr != lines[i+1]+"\n" {
-			t.Errorf("%s: exit %d, prints %q; README.md shows %q and exit 2", lines[i], exit, stderr, lines[i+1])
+			t.Errorf("%s: exit %d, prints %q; docs/cli.md shows %q and exit 2", lines[i], exit, stderr, lines[i+1])
 		}
 	}
 }

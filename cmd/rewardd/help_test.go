@@ -61,13 +61,16 @@ func flagsIn(lines []string) []string {
 	return slices.Compact(names)
 }
 
-// TestHelpMatchesREADME: README.md's "Command line" holds `rewardd --help`
-// verbatim; each command's -h prints its lines of that usage and describes
-// exactly the flags those lines name; `make` lists the targets the README
-// shows.
+// TestHelpMatchesREADME: docs/cli.md holds `rewardd --help` verbatim; each
+// command's -h prints its lines of that usage and describes exactly the
+// flags those lines name; `make` lists the targets README.md shows.
 func TestHelpMatchesREADME(t *testing.T) {
 	noRaceExitSleep(t)
 	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cliDoc, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +78,8 @@ func TestHelpMatchesREADME(t *testing.T) {
 	if exit != 0 {
 		t.Fatalf("rewardd --help: exit %d", exit)
 	}
-	if !strings.Contains(string(readme), "```\n$ rewardd --help\n"+usage+"```\n") {
-		t.Errorf("README.md does not hold `rewardd --help` verbatim in a block; it prints:\n%s", usage)
+	if !strings.Contains(string(cliDoc), "```\n$ rewardd --help\n"+usage+"```\n") {
+		t.Errorf("docs/cli.md does not hold `rewardd --help` verbatim in a block; it prints:\n%s", usage)
 	}
 	byCommand, order, sandbox := usageLines(t, usage)
 	for _, name := range order {
@@ -105,7 +108,7 @@ func TestHelpMatchesREADME(t *testing.T) {
 		}
 		slices.Sort(described)
 		if want := flagsIn(named); !slices.Equal(described, want) {
-			t.Errorf("rewardd %s: -h describes the flags %v, rewardd --help and README.md name %v", name, described, want)
+			t.Errorf("rewardd %s: -h describes the flags %v, rewardd --help and docs/cli.md name %v", name, described, want)
 		}
 		if again, _, _ := runRewardd(t, "", "help", name); again != stdout {
 			t.Errorf("rewardd help %s differs from rewardd %s -h", name, name)

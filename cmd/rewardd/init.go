@@ -20,7 +20,7 @@ const starterHead = `# rewards.yml: the reward functions rewardd serves, written
 #   rewardd check --config rewards.yml --samples samples.jsonl   # on completions of your data
 #   rewardd serve --config rewards.yml
 #
-# Every kind, key and default: the "Config reference" of rewardd's README.md.
+# Every kind, key and default: docs/config.md in rewardd's repository.
 
 `
 

@@ -20,7 +20,7 @@ import (
 	"github.com/rewardd/rewardd/internal/cli"
 )
 
-// usage is `rewardd --help`. README.md's "Command line" section holds it
+// usage is `rewardd --help`. docs/cli.md's "Usage" section holds it
 // verbatim, and each command's lines name exactly the flags that command
 // takes (TestHelpMatchesREADME).
 const usage = `rewardd — reward scoring for online RL of language models

@@ -353,11 +353,11 @@ func TestServeAnswersGrpcurlAndCurl(t *testing.T) {
 	}
 }
 
-// TestREADMEBadConfig runs the README's bad-config example, its bad.yml
-// and its command, and compares what rewardd prints with what the README
+// TestREADMEBadConfig runs docs/cli.md's bad-config example, its bad.yml
+// and its command, and compares what rewardd prints with what the page
 // shows.
 func TestREADMEBadConfig(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestREADMEBadConfig(t *testing.T) {
 	before, after, found := strings.Cut(string(readme), "```\n"+command)
 	yamlAt := strings.LastIndex(before, "```yaml\n")
 	if !found || yamlAt < 0 {
-		t.Fatalf("README.md has no bad.yml block followed by a %q block", strings.TrimSpace(command))
+		t.Fatalf("docs/cli.md has no bad.yml block followed by a %q block", strings.TrimSpace(command))
 	}
 	badYAML, _, _ := strings.Cut(before[yamlAt+len("```yaml\n"):], "```")
 	want, _, _ := strings.Cut(after, "```")
@@ -382,7 +382,7 @@ func TestREADMEBadConfig(t *testing.T) {
 		t.Errorf("exit: %v, want status 2", err)
 	}
 	if string(got) != want {
-		t.Errorf("rewardd printed\n%s\nthe README shows\n%s", got, want)
+		t.Errorf("rewardd printed\n%s\ndocs/cli.md shows\n%s", got, want)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/rewardd/rewardd/scorers/scorertest"
 )
 
-// runCodeVerlConfig is the README's config for verl's sandbox_fusion:
+// runCodeVerlConfig is docs/recipes.md's config for verl's sandbox_fusion:
 // /run_code for Python, admitting more requests than verl sends at once.
 const runCodeVerlConfig = `functions:
   - name: acc

@@ -12,7 +12,7 @@ solution ending in "#### <number>") and writes, for each of the first
   3. the solution in <think>, the wrong number in <answer>
 
 With rewardd's embedded default config, accuracy, format and tag_count then
-average 0.5 with no zero-variance group: README.md's `rewardd check` table.
+average 0.5 with no zero-variance group: docs/check.md's `rewardd check` table.
 Your real samples come from your base model (a few completions per prompt);
 these show what `check` reports before you have them.
 
