@@ -93,19 +93,10 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	if len(routes) < 10 {
 		t.Fatalf("server.Routes lists %d routes: %q; want every route the HTTP port serves", len(routes), routes)
 	}
-	var documented []string
-	for _, o := range operations(doc) {
-		documented = append(documented, o.String())
-	}
-	for _, r := range routes {
-		if !slices.Contains(documented, r) {
-			t.Errorf("the server serves %q, which %s does not document: add it (and its schemas) there, and explain it in docs/http.md", r, openAPIPath)
-		}
+	for _, gap := range routeGaps(doc, routes) {
+		t.Error(gap)
 	}
 	for _, o := range operations(doc) {
-		if !slices.Contains(routes, o.String()) {
-			t.Errorf("%s documents %s, which the server does not register (it serves %q)", openAPIPath, o, routes)
-		}
 		// The doc's first example, or none: a real request, which the
 		// route must reach whatever it makes of the body.
 		body := []byte("{}")
@@ -115,6 +106,46 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 		code, ctype, got := do(t, o.method, srv.HTTPURL+o.path, body)
 		if code == http.StatusMethodNotAllowed || code == http.StatusNotFound && ctype != "application/json" {
 			t.Errorf("%s: %d %q: the server's mux does not route it", o, code, got)
+		}
+	}
+}
+
+// routeGaps says what of routes doc does not document, and what it
+// documents that routes lacks.
+func routeGaps(doc *openapi3.T, routes []string) []string {
+	var gaps, documented []string
+	for _, o := range operations(doc) {
+		documented = append(documented, o.String())
+		if !slices.Contains(routes, o.String()) {
+			gaps = append(gaps, fmt.Sprintf("%s documents %s, which the server does not register (it serves %q)", openAPIPath, o, routes))
+		}
+	}
+	for _, r := range routes {
+		if !slices.Contains(documented, r) {
+			gaps = append(gaps, fmt.Sprintf("the server serves %q, which %s does not document: add it (and its schemas) there, and explain it in docs/http.md", r, openAPIPath))
+		}
+	}
+	return gaps
+}
+
+// TestOpenAPIChecksCatchMistakes shows routeGaps failing on what it is for:
+// a route added without its entry, a method changed, an entry left behind.
+func TestOpenAPIChecksCatchMistakes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	var routes []string
+	for _, o := range operations(doc) {
+		routes = append(routes, o.String())
+	}
+	if gaps := routeGaps(doc, routes); len(gaps) > 0 {
+		t.Fatalf("the document against its own routes: %q", gaps)
+	}
+	for name, mutated := range map[string][]string{
+		"a route without docs": append(slices.Clone(routes), "GET /v1/extra"),
+		"another method":       append(slices.DeleteFunc(slices.Clone(routes), func(r string) bool { return r == "GET /v1/functions" }), "POST /v1/functions"),
+		"a route removed":      slices.DeleteFunc(slices.Clone(routes), func(r string) bool { return r == "POST /verify" }),
+	} {
+		if gaps := routeGaps(doc, mutated); len(gaps) == 0 {
+			t.Errorf("%s: routeGaps finds nothing", name)
 		}
 	}
 }
@@ -258,7 +289,43 @@ func do(t *testing.T, method, url string, body []byte) (int, string, []byte) {
 // for a double, the enum's names, an object for a map or a Struct). A field
 // added to the proto without its line in the document fails here.
 func TestOpenAPIProtoSchemas(t *testing.T) {
-	doc := loadOpenAPI(t)
+	for _, gap := range protoSchemaGaps(loadOpenAPI(t)) {
+		t.Error(gap)
+	}
+}
+
+// TestOpenAPIProtoChecksCatchMistakes shows protoSchemaGaps failing on what
+// it is for: a proto field without its property, a property of no field, a
+// property of the wrong type, a message without its schema.
+func TestOpenAPIProtoChecksCatchMistakes(t *testing.T) {
+	for name, mutate := range map[string]func(doc *openapi3.T){
+		"a field without its property": func(doc *openapi3.T) {
+			delete(doc.Components.Schemas["ScoreRequest"].Value.Properties, "omitOkReasons")
+		},
+		"a property of no field": func(doc *openapi3.T) {
+			doc.Components.Schemas["ScoreResponse"].Value.Properties["gone"] = openapi3.NewStringSchema().NewRef()
+		},
+		"an int64 as a number": func(doc *openapi3.T) {
+			doc.Components.Schemas["TestExecution"].Value.Properties["memoryBytes"] = openapi3.NewInt64Schema().NewRef()
+		},
+		"a message without its schema": func(doc *openapi3.T) {
+			delete(doc.Components.Schemas["Execution"].Value.Extensions, "x-proto-message")
+		},
+	} {
+		doc := loadOpenAPI(t) // a fresh copy each time
+		mutate(doc)
+		if gaps := protoSchemaGaps(doc); len(gaps) == 0 {
+			t.Errorf("%s: protoSchemaGaps finds nothing", name)
+		}
+	}
+}
+
+// protoSchemaGaps says where doc's x-proto-message schemas differ from
+// their proto messages, and which message the HTTP bodies reach has no
+// schema.
+func protoSchemaGaps(doc *openapi3.T) []string {
+	var gaps []string
+	errorf := func(format string, args ...any) { gaps = append(gaps, fmt.Sprintf(format, args...)) }
 	seen := map[protoreflect.FullName]bool{}
 	for name, ref := range doc.Components.Schemas {
 		full, ok := ref.Value.Extensions["x-proto-message"].(string)
@@ -267,12 +334,12 @@ func TestOpenAPIProtoSchemas(t *testing.T) {
 		}
 		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(full))
 		if err != nil {
-			t.Errorf("schema %s: x-proto-message %q: %v", name, full, err)
+			errorf("schema %s: x-proto-message %q: %v", name, full, err)
 			continue
 		}
 		md, ok := d.(protoreflect.MessageDescriptor)
 		if !ok {
-			t.Errorf("schema %s: x-proto-message %q is not a message", name, full)
+			errorf("schema %s: x-proto-message %q is not a message", name, full)
 			continue
 		}
 		seen[md.FullName()] = true
@@ -282,47 +349,49 @@ func TestOpenAPIProtoSchemas(t *testing.T) {
 			fd := fields.Get(i)
 			p, ok := props[fd.JSONName()]
 			if !ok {
-				t.Errorf("schema %s lacks %s's field %s (JSON %q), want %s", name, full, fd.Name(), fd.JSONName(), fieldShape(fd))
+				errorf("schema %s lacks %s's field %s (JSON %q), want %s", name, full, fd.Name(), fd.JSONName(), fieldShape(fd))
 				continue
 			}
 			if got, want := schemaShape(p), fieldShape(fd); got != want {
-				t.Errorf("schema %s, property %s: %s, want %s (%s)", name, fd.JSONName(), got, want, fd.FullName())
+				errorf("schema %s, property %s: %s, want %s (%s)", name, fd.JSONName(), got, want, fd.FullName())
 			}
 		}
 		for prop := range props {
 			if fields.ByJSONName(prop) == nil {
-				t.Errorf("schema %s has property %q, which %s has no field of", name, prop, full)
+				errorf("schema %s has property %q, which %s has no field of", name, prop, full)
 			}
 		}
 	}
 	// Every message of the HTTP routes' bodies has its schema.
-	for _, m := range []string{"ScoreRequest", "ScoreResponse", "ListFunctionsResponse"} {
-		var walk func(md protoreflect.MessageDescriptor)
-		walk = func(md protoreflect.MessageDescriptor) {
-			if md.ParentFile().Package() != "reward.v1" || md.IsMapEntry() {
-				return
+	var walk func(md protoreflect.MessageDescriptor)
+	walk = func(md protoreflect.MessageDescriptor) {
+		if md.ParentFile().Package() != "reward.v1" || md.IsMapEntry() {
+			return
+		}
+		if !seen[md.FullName()] {
+			errorf("%s has no schema marked x-proto-message: %s", openAPIPath, md.FullName())
+		}
+		seen[md.FullName()] = true // reported once
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			fd := fields.Get(i)
+			if fd.IsMap() {
+				fd = fd.MapValue()
 			}
-			if !seen[md.FullName()] {
-				t.Errorf("%s has no schema marked x-proto-message: %s", openAPIPath, md.FullName())
-			}
-			seen[md.FullName()] = true // reported once
-			fields := md.Fields()
-			for i := 0; i < fields.Len(); i++ {
-				fd := fields.Get(i)
-				if fd.IsMap() {
-					fd = fd.MapValue()
-				}
-				if sub := fd.Message(); sub != nil {
-					walk(sub)
-				}
+			if sub := fd.Message(); sub != nil {
+				walk(sub)
 			}
 		}
+	}
+	for _, m := range []string{"ScoreRequest", "ScoreResponse", "ListFunctionsResponse"} {
 		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName("reward.v1." + m))
 		if err != nil {
-			t.Fatal(err)
+			errorf("reward.v1.%s: %v", m, err)
+			continue
 		}
 		walk(d.(protoreflect.MessageDescriptor))
 	}
+	return gaps
 }
 
 // fieldShape is what a field is in the proto's JSON mapping, in the terms

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -47,17 +49,67 @@ func TestMetricsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, gap := range metricGaps(families, string(data)) {
+		t.Error(gap)
+	}
+}
+
+// TestMetricsDocCatchesMistakes shows metricGaps failing on what it is for,
+// on the families of a registry of its own: a metric without a row, a row
+// of another type or other labels, a row of a metric gone, a second row.
+func TestMetricsDocCatchesMistakes(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		prometheus.NewCounter(prometheus.CounterOpts{Name: "rewardd_a_total", Help: "a"}),
+		prometheus.NewGauge(prometheus.GaugeOpts{Name: "go_threads_x", Help: "b"}),
+	)
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewardd_b_total", Help: "b"}, []string{"port", "code"})
+	c.WithLabelValues("grpc", "OK")
+	reg.MustRegister(c)
+	gathered, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	families := map[string]*dto.MetricFamily{}
+	for _, mf := range gathered {
+		families[mf.GetName()] = mf
+	}
+	const good = "| `rewardd_a_total` | counter | | a |\n| `rewardd_b_total` | counter | `port`, `code` | b |\n| `go_*` | | | go |\n"
+	if gaps := metricGaps(families, good); len(gaps) > 0 {
+		t.Fatalf("the right rows: %q", gaps)
+	}
+	for name, doc := range map[string]string{
+		"a metric without a row": strings.Replace(good, "| `rewardd_a_total` | counter | | a |\n", "", 1),
+		"another type":           strings.Replace(good, "`rewardd_a_total` | counter", "`rewardd_a_total` | gauge", 1),
+		"a label missing":        strings.Replace(good, "`port`, `code`", "`port`", 1),
+		"a metric gone":          good + "| `rewardd_gone_total` | counter | | c |\n",
+		"a prefix gone":          good + "| `process_*` | | | d |\n",
+		"a second row":           good + "| `rewardd_a_total` | counter | | a |\n",
+	} {
+		if gaps := metricGaps(families, doc); len(gaps) == 0 {
+			t.Errorf("%s: metricGaps finds nothing", name)
+		}
+	}
+}
+
+// metricGaps holds the rows of doc (docs/metrics.md's text) to families
+// (what a server serves): every family has a row, of its type and labels;
+// every row is of a family served. A row whose name ends in * covers the
+// families of that prefix that are not rewardd's own.
+func metricGaps(families map[string]*dto.MetricFamily, doc string) []string {
+	var gaps []string
+	errorf := func(format string, args ...any) { gaps = append(gaps, fmt.Sprintf(format, args...)) }
 	type row struct{ typ, labels string }
 	rows := map[string]row{}
 	var prefixes []string
-	for i, line := range strings.Split(string(data), "\n") {
+	for i, line := range strings.Split(doc, "\n") {
 		m := metricRow.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
 		name := m[1]
 		if _, dup := rows[name]; dup {
-			t.Errorf("%s:%d: %s has a second row", metricsDoc, i+1, name)
+			errorf("%s:%d: %s has a second row", metricsDoc, i+1, name)
 		}
 		if p, ok := strings.CutSuffix(name, "*"); ok {
 			prefixes = append(prefixes, p)
@@ -77,28 +129,29 @@ func TestMetricsDocumented(t *testing.T) {
 			if slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) }) && !strings.HasPrefix(name, "rewardd_") {
 				continue
 			}
-			t.Errorf("the server serves %s (%s, labels %q), which %s has no row for: add `| `%s` | %s | %s | <what it means> |`",
+			errorf("the server serves %s (%s, labels %q), which %s has no row for: add `| `%s` | %s | %s | <what it means> |`",
 				name, typeName(mf), labelNames(mf), metricsDoc, name, typeName(mf), strings.Join(labelNames(mf), ", "))
 			continue
 		}
 		if r.typ != typeName(mf) {
-			t.Errorf("%s: %s says %q, the server serves a %s", name, metricsDoc, r.typ, typeName(mf))
+			errorf("%s: %s says %q, the server serves a %s", name, metricsDoc, r.typ, typeName(mf))
 		}
 		if got, want := sortedLabels(r.labels), strings.Join(labelNames(mf), ", "); got != want {
-			t.Errorf("%s: %s lists labels %q, the server's are %q", name, metricsDoc, got, want)
+			errorf("%s: %s lists labels %q, the server's are %q", name, metricsDoc, got, want)
 		}
 	}
 	for name := range rows {
 		if p, ok := strings.CutSuffix(name, "*"); ok {
 			if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, p) }) {
-				t.Errorf("%s has a row for %s, and the server serves no metric of that prefix", metricsDoc, name)
+				errorf("%s has a row for %s, and the server serves no metric of that prefix", metricsDoc, name)
 			}
 			continue
 		}
 		if _, ok := families[name]; !ok {
-			t.Errorf("%s has a row for %s, which the server does not serve (any more?)", metricsDoc, name)
+			errorf("%s has a row for %s, which the server does not serve (any more?)", metricsDoc, name)
 		}
 	}
+	return gaps
 }
 
 // typeName is a family's type as docs/metrics.md writes it.
