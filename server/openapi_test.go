@@ -150,6 +150,29 @@ func TestOpenAPIChecksCatchMistakes(t *testing.T) {
 	}
 }
 
+// TestOpenAPINamesDoNotCollide: client generators name an operation's types
+// after its operationId (oapi-codegen: PostScoreResponse, PostScoreParams,
+// PostScoreJSONRequestBody); one that equals a schema's name is declared
+// twice, and the generated Go client does not compile (seen with
+// oapi-codegen v2.8.2 when the operation was "score" beside the schema
+// ScoreResponse).
+func TestOpenAPINamesDoNotCollide(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for _, o := range operations(doc) {
+		id := o.op.OperationID
+		if id == "" {
+			t.Errorf("%s has no operationId", o)
+			continue
+		}
+		base := strings.ToUpper(id[:1]) + id[1:]
+		for _, suffix := range []string{"", "Response", "Request", "Params", "JSONRequestBody", "JSONBody", "RequestBody"} {
+			if _, clash := doc.Components.Schemas[base+suffix]; clash {
+				t.Errorf("%s: operationId %q makes the type %s, which is also a schema's name", o, id, base+suffix)
+			}
+		}
+	}
+}
+
 // TestOpenAPIExamples sends every request example of the document to a real
 // server on the default config, and checks the request against the
 // document (the examples are what a reader copies) and the real answer
