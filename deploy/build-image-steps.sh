@@ -56,6 +56,9 @@ install() {
 		echo "build-image-steps: missing Debian packages: ${missing[*]}; install them as root" >&2
 		exit 1
 	fi
+	# The JDK's postinst links its man pages into /usr/share/man/man1,
+	# which debian:bookworm-slim leaves out.
+	mkdir -p /usr/share/man/man1
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
