@@ -197,6 +197,10 @@ test-python: build ## Run the Python client's tests against a real bin/rewardd
 # libraries stay out of the service's go.mod): the manifests decoded strictly
 # into k8s.io/api types, as written and as kustomize renders them, their wiring
 # to cmd/rewardd/serve.go, and the Grafana dashboard against server/metrics.go.
+# Then deploy/Dockerfile's build steps, run here as the script the Dockerfile
+# RUNs (no Docker engine needed): the static RE2 binary and the health check
+# it ships, checked by serving on loopback, and the code-exec image's packages.
 .PHONY: check-deploy
 check-deploy: ## Validate deploy/ offline: manifests, kustomize build, dashboard vs server/metrics.go
 	cd deploy/validate && go vet ./... && go test -count=1 ./...
+	deploy/build-image-steps.sh check

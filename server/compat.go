@@ -23,7 +23,7 @@ import (
 // /aggregate_metrics, GET /reverify_mode: nemogym.go), and
 // SandboxFusion's POST /run_code (runcode.go), which runs a program in the
 // sandbox.
-func (c *jsonAPI) registerCompat(mux *http.ServeMux) {
+func (c *jsonAPI) registerCompat(mux *routeMux) {
 	mux.HandleFunc("POST /get_reward", c.queuedEndpoint("http_get_reward", c.getReward))
 	mux.HandleFunc("POST /verify", c.queuedEndpoint("http_verify", c.verify))
 	mux.HandleFunc("POST /run_code", retryableOverload(c.endpoint("http_run_code", c.runCode)))

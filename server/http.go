@@ -57,13 +57,13 @@ func (r *readiness) Ready() bool { return r.ready.Load() }
 // readiness stay open. It also serves SandboxFusion's POST /run_code
 // (runcode.go), to the extent the config allows, running programs with exec
 // (nil: every program the config allows gets SandboxError).
-func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gatherer, ready *readiness, log *zap.Logger, auth *Auth, exec *codeexec.Executor) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gatherer, ready *readiness, log *zap.Logger, auth *Auth, exec *codeexec.Executor) (http.Handler, []string) {
+	open := &routeMux{ServeMux: http.NewServeMux()}
+	open.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
+	open.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+	open.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Ready() {
 			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
 			return
@@ -74,16 +74,51 @@ func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gathe
 		}
 		io.WriteString(w, "ready\n")
 	})
-	scoring := http.NewServeMux()
+	scoring := &routeMux{ServeMux: http.NewServeMux()}
 	api := &jsonAPI{svc: svc, m: m, log: log, ready: ready, exec: exec}
 	scoring.HandleFunc("POST /v1/score", api.endpoint("http_score", api.score))
 	scoring.HandleFunc("GET /v1/functions", api.endpoint("http_functions", api.functions))
 	api.registerCompat(scoring)
+	// Each path of scoring reaches it through auth, whatever the method:
+	// scoring answers 405 for a method it does not serve there.
 	guarded := auth.middleware(scoring)
-	for _, path := range []string{"/v1/score", "/v1/functions", "/get_reward", "/verify", "/seed_session", "/aggregate_metrics", "/reverify_mode", "/run_code"} {
-		mux.Handle(path, guarded)
+	routes := slices.Clone(open.patterns)
+	for _, pattern := range scoring.patterns {
+		_, path, _ := strings.Cut(pattern, " ")
+		if !slices.Contains(open.paths, path) {
+			open.ServeMux.Handle(path, guarded)
+			open.paths = append(open.paths, path)
+		}
+		routes = append(routes, pattern)
 	}
-	return mux
+	return open.ServeMux, routes
+}
+
+// routeMux is an http.ServeMux that remembers the patterns registered on
+// it ("METHOD /path"), so that what the HTTP port serves can be listed
+// (Server.routes) and held to docs/openapi.yaml by a test.
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+	paths    []string // the patterns' paths, each once
+}
+
+// Handle registers h for pattern, which names a method: "GET /metrics".
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok || method == "" {
+		panic(fmt.Sprintf("routeMux: pattern %q names no method", pattern))
+	}
+	m.ServeMux.Handle(pattern, h)
+	m.patterns = append(m.patterns, pattern)
+	if !slices.Contains(m.paths, path) {
+		m.paths = append(m.paths, path)
+	}
+}
+
+// HandleFunc registers h for pattern, as Handle.
+func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
 }
 
 // jsonAPI serves the HTTP scoring endpoints: rewardd's own /v1/score and the

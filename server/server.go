@@ -79,6 +79,7 @@ type Server struct {
 	grpc     *grpc.Server
 	health   *health.Server
 	handler  http.Handler
+	routes   []string // what handler serves: "METHOD /path"
 	http     *http.Server
 	registry *prometheus.Registry
 	log      *zap.Logger
@@ -134,7 +135,7 @@ func New(opts Options) (*Server, error) {
 		s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 		s.health.SetServingStatus(rewardv1.RewardService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	}
-	s.handler = newHTTPHandler(svc, tm, opts.Registry, &s.ready, opts.Log, opts.Auth, opts.RunCode)
+	s.handler, s.routes = newHTTPHandler(svc, tm, opts.Registry, &s.ready, opts.Log, opts.Auth, opts.RunCode)
 	s.http = s.httpConns.httpServer(s.handler, cfg.Limits, opts.TLS, opts.Log)
 	s.ready.Set(true)
 	return s, nil

@@ -284,7 +284,9 @@ func TestMetricFilesAreAll(t *testing.T) {
 
 // deploy/Dockerfile builds both images: the default (last) stage is the
 // distroless one the base runs as its user, and the code-exec stage has
-// Debian's python3 and runs as root, as the overlay does.
+// Debian's python3 and runs as root, as the overlay does. Every package and
+// build step comes from deploy/build-image-steps.sh, which make
+// check-deploy also runs outside Docker.
 func TestDockerfileTargets(t *testing.T) {
 	stages, err := ReadDockerfile(dockerfile)
 	if err != nil {
@@ -320,8 +322,24 @@ func TestDockerfileTargets(t *testing.T) {
 	if code == nil {
 		t.Fatal("no stage named code-exec (docker build --target code-exec)")
 	}
-	if !code.Installs("python3") {
-		t.Errorf("the code-exec stage does not apt-get install python3 (%s; python3-minimal lacks the standard library the sandbox and the programs use)", SandboxPython)
+	if !code.Runs("code-exec-runtime") {
+		t.Errorf("the code-exec stage does not RUN %s code-exec-runtime, which installs python3 and the toolchains", ImageSteps)
+	}
+	pkgs, err := ImagePackages(root, "code-exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pkgs, "python3") {
+		t.Errorf("%s code-exec-runtime installs %q, not python3 (%s; python3-minimal lacks the standard library the sandbox and the programs use)", ImageSteps, pkgs, SandboxPython)
+	}
+	buildStage := slices.IndexFunc(stages, func(st Stage) bool { return st.Name == "build" })
+	if buildStage < 0 || !stages[buildStage].Runs("build-deps") || !stages[buildStage].Runs("build") {
+		t.Errorf("no stage named build that RUNs %s build-deps and build: the binary must be the one make check-deploy builds and checks (RE2, static)", ImageSteps)
+	}
+	for _, st := range stages {
+		for _, in := range st.BuildsOrInstalls() {
+			t.Errorf("stage %q (%s) builds or installs by itself, not through %s: %s", st.Name, st.From, ImageSteps, in)
+		}
 	}
 	if u := strings.Split(code.User(), ":")[0]; u != "0" && u != "root" && u != "" {
 		t.Errorf("the code-exec image runs as %q: the sandbox needs root", u)
@@ -336,6 +354,13 @@ func TestDockerfileTargets(t *testing.T) {
 		entry := slices.Contains(st.Instructions, `ENTRYPOINT ["/usr/local/bin/rewardd"]`)
 		if !copied || !entry {
 			t.Errorf("stage %q (%s): want the built binary at /usr/local/bin/rewardd as the entrypoint", st.Name, st.From)
+		}
+		health := slices.ContainsFunc(st.Instructions, func(in string) bool {
+			return strings.HasPrefix(in, "HEALTHCHECK ") && strings.HasSuffix(in, `CMD ["/usr/local/bin/rewardd-healthcheck"]`)
+		})
+		checker := slices.Contains(st.Instructions, "COPY --from=build /out/rewardd-healthcheck /usr/local/bin/rewardd-healthcheck")
+		if !health || !checker {
+			t.Errorf("stage %q (%s): want a HEALTHCHECK running /usr/local/bin/rewardd-healthcheck, copied from the build stage (no shell or curl in distroless)", st.Name, st.From)
 		}
 	}
 }

@@ -3,11 +3,13 @@ package validate
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -278,35 +280,59 @@ func (st Stage) User() string {
 	return user
 }
 
-// Installs says whether a RUN of the stage installs the Debian package pkg
-// with apt-get (the package name as a word of the command, not a prefix of
-// another: python3 is not python3-minimal).
-func (st Stage) Installs(pkg string) bool {
+// ImageSteps is the script whose steps deploy/Dockerfile RUNs: the one
+// place that names the images' packages and the build's flags.
+const ImageSteps = "deploy/build-image-steps.sh"
+
+// Runs says whether a RUN of the stage runs ImageSteps' step (its first
+// argument, as a word: "build" is not "build-deps").
+func (st Stage) Runs(step string) bool {
 	for _, in := range st.Instructions {
 		f := strings.Fields(in)
-		if len(f) == 0 || !strings.EqualFold(f[0], "RUN") || !strings.Contains(in, "apt-get") {
+		if len(f) == 0 || !strings.EqualFold(f[0], "RUN") {
 			continue
 		}
-		for _, cmd := range strings.Split(in, "&&") {
-			w := strings.Fields(cmd)
-			i := -1
-			for j := range w {
-				if w[j] == "install" {
-					i = j
-					break
-				}
-			}
-			if i < 0 {
-				continue
-			}
-			for _, a := range w[i+1:] {
-				if a == pkg {
-					return true
-				}
+		for i, w := range f[:len(f)-1] {
+			if strings.HasSuffix(w, ImageSteps) && f[i+1] == step {
+				return true
 			}
 		}
 	}
 	return false
+}
+
+// BuildsOrInstalls returns the stage's RUN instructions that install
+// packages or build Go code themselves, not through ImageSteps: a second
+// source of what the image holds.
+func (st Stage) BuildsOrInstalls() []string {
+	var out []string
+	for _, in := range st.Instructions {
+		f := strings.Fields(in)
+		if len(f) == 0 || !strings.EqualFold(f[0], "RUN") {
+			continue
+		}
+		if strings.Contains(in, "apt-get install") || strings.Contains(in, "go build") || strings.Contains(in, "go install") {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// ImagePackages is what ImageSteps' step installs ("build", "code-exec"),
+// as the script itself says (`build-image-steps.sh packages STEP`, run in
+// root).
+func ImagePackages(root, step string) ([]string, error) {
+	cmd := exec.Command("bash", ImageSteps, "packages", step)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("%s packages %s: %v: %s", ImageSteps, step, err, ee.Stderr)
+		}
+		return nil, fmt.Errorf("%s packages %s: %w", ImageSteps, step, err)
+	}
+	return strings.Fields(string(out)), nil
 }
 
 // checkCodeExec: what code execution depends on beyond privileges. Every
