@@ -10,9 +10,12 @@ The server runs the embedded default config; the batch asks for the
 functions named by --functions (by default all six of that config). The
 in-process side is bench/baseline/trl_rewards.py, the TRL-style Python that
 rewardd-bench compares against, whose values equal the server's on these
-rows (checked before the clock). Each rollout function called as TRL calls
-it: one call per function on the whole batch, the client's first call
-scoring the batch for all of them in one round trip.
+rows (checked before the clock). Each function is called as TRL's
+GRPOTrainer calls it: one call per function on the whole batch, with the
+dataset columns, trainer_state, log_extra and log_metric (--no-log-extra:
+without the last two, as TRL before them did); the client's first call
+scores the batch for all of them in one round trip, and log_extra gets
+each function's reasons.
 
 Prints JSON: the medians and the best of each side, "speedup" (in-process
 median ÷ client median: above 1 the client is faster) and the spread of the
@@ -26,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -75,9 +79,15 @@ def main():
     ap.add_argument("--rows", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--functions", default=DEFAULT_FUNCTIONS, help="comma-separated; the default config's six by default")
+    ap.add_argument("--no-log-extra", action="store_true", help="call without TRL's log_extra and log_metric")
     args = ap.parse_args()
 
     kwargs = batch(args.data, args.rows)
+    kwargs["trainer_state"] = types.SimpleNamespace(global_step=1, epoch=0.0)
+    if not args.no_log_extra:
+        logged = {}
+        kwargs["log_extra"] = logged.__setitem__
+        kwargs["log_metric"] = lambda *a, **k: None
     names = args.functions.split(",")
     local = trl_rewards.select(args.functions)
 
@@ -107,7 +117,7 @@ def main():
                 out.append(time.perf_counter() - start)
         per_round = sorted(p / r for p, r in zip(t_py, t_rw))
         report = {
-            "rows": args.rows, "functions": names, "rounds": args.rounds,
+            "rows": args.rows, "functions": names, "rounds": args.rounds, "log_extra": not args.no_log_extra,
             "rewardd_client_ms": {"best": min(t_rw) * 1e3, "median": statistics.median(t_rw) * 1e3},
             "in_process_python_ms": {"best": min(t_py) * 1e3, "median": statistics.median(t_py) * 1e3},
             "speedup": statistics.median(t_py) / statistics.median(t_rw),
