@@ -111,10 +111,16 @@ def _same_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def request(batch: Batch, functions: Sequence[str], rows: bool = False, inline: Sequence[reward_pb2.FunctionSpec] = ()) -> bytes:
+def request(
+    batch: Batch,
+    functions: Sequence[str],
+    rows: bool = False,
+    inline: Sequence[reward_pb2.FunctionSpec] = (),
+    omit_ok_reasons: bool = False,
+) -> bytes:
     """The encoded ScoreRequest scoring batch with functions and the inline
     ones: its rollouts (see Batch.encode for rows), then a batch_id hashing
-    them, the functions and the inline functions.
+    them, the functions, the inline functions and omit_ok_reasons.
 
     The pieces go into a BytesIO, which grows one buffer in place and hands
     it over as its value (CPython): b"".join would take an extra 80 bytes
@@ -124,7 +130,8 @@ def request(batch: Batch, functions: Sequence[str], rows: bool = False, inline: 
     buf.writelines(batch.encode(rows))
     with buf.getbuffer() as rollouts:
         batch_id = hashlib.sha256(rollouts).hexdigest()[:16]
-    buf.write(reward_pb2.ScoreRequest(batch_id=batch_id, functions=list(functions), inline=list(inline)).SerializeToString())
+    rest = reward_pb2.ScoreRequest(batch_id=batch_id, functions=list(functions), inline=list(inline), omit_ok_reasons=omit_ok_reasons)
+    buf.write(rest.SerializeToString())
     return buf.getvalue()
 
 

@@ -12,7 +12,7 @@ import grpc
 
 import _support  # noqa: F401
 
-from rewardd_client import Client, RPCError, Status
+from rewardd_client import Client, FunctionResult, RPCError, Status
 from rewardd_client.proto import reward_pb2, reward_pb2_grpc
 
 
@@ -109,6 +109,43 @@ class ClientTest(unittest.TestCase):
             self.client(max_attempts=2).score(["q"], ["a"])
         self.assertEqual(ctx.exception.code, grpc.StatusCode.UNAVAILABLE)
         self.assertLess(time.monotonic() - t0, 10)
+
+
+class FunctionResultTest(unittest.TestCase):
+    """rewards, reasons and error_rows skip their per-rollout loops when
+    every status is OK; each must say what the loops say."""
+
+    @staticmethod
+    def by_loop(r: FunctionResult):
+        rewards = [v if s == Status.OK else None for v, s in zip(r.values, r.status)]
+        reasons = []
+        for i, s in enumerate(r.status):
+            reason = r.errors.get(i, "")
+            if s == Status.NOT_APPLICABLE:
+                reason = "not applicable: " + reason
+            elif s != Status.OK:
+                reason = "ERROR: " + reason
+            reasons.append(reason)
+        errors = [i for i, s in enumerate(r.status) if s not in (Status.OK, Status.NOT_APPLICABLE)]
+        return rewards, reasons, errors
+
+    def test_fast_paths_say_what_the_loops_say(self):
+        nan = float("nan")
+        cases = [
+            ([1.0, 0.0, 0.5], [Status.OK] * 3, {}),
+            ([1.0, 0.0, 0.5], [Status.OK] * 3, {1: "no answer found", 7: "beyond the batch"}),
+            ([1.0, nan, nan, 0.0], [Status.OK, Status.NOT_APPLICABLE, Status.ERROR, Status.OK], {1: "no reference", 2: "timeout", 3: "wrong"}),
+            ([nan, nan], [Status.NOT_APPLICABLE, Status.UNSPECIFIED], {}),
+            ([], [], {}),
+        ]
+        for values, status, errors in cases:
+            r = FunctionResult("f", values, status, errors)
+            with self.subTest(status=status, errors=errors):
+                want_rewards, want_reasons, want_errors = self.by_loop(r)
+                self.assertEqual(r.rewards(), want_rewards)
+                self.assertEqual(r.reasons(), want_reasons)
+                self.assertEqual(r.error_rows(), want_errors)
+                self.assertIsNot(r.rewards(), r.values)  # a list of the caller's own
 
 
 if __name__ == "__main__":
