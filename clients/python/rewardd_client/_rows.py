@@ -435,8 +435,10 @@ def encode_prompt_once(prompts: Sequence[str], completions: Sequence[str], colum
     """ScoreRequest's prompts (6), rollouts (2), prompt_fields (7) and
     rollout_fields (8), in pieces to join. A column that is None for every
     row is left out, as rows leave out None values."""
-    index: dict[str, int] = {}
-    idx = [index.setdefault(s, len(index)) for s in prompts]
+    index: dict[str, int] = dict.fromkeys(prompts, 0)  # the distinct prompts, in order of first use
+    for k, s in enumerate(index):
+        index[s] = k
+    idx = list(map(index.__getitem__, prompts))
     parts: list[bytes] = [_field_always(b"\x32", _utf8(s)) for s in index]
     small = _SMALL
     add = parts.append
@@ -451,7 +453,7 @@ def encode_prompt_once(prompts: Sequence[str], completions: Sequence[str], colum
             add(hp)
     for name in sorted(columns):
         values = columns[name]
-        if all(v is None for v in values):
+        if values.count(None) == len(values):
             continue
         per = _per_prompt(values, idx, len(index))
         tag, vals = (b"\x42", values) if per is None else (b"\x3a", per)
