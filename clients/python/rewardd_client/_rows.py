@@ -120,7 +120,9 @@ def request(
 ) -> bytes:
     """The encoded ScoreRequest scoring batch with functions and the inline
     ones: its rollouts (see Batch.encode for rows), then a batch_id hashing
-    them, the functions, the inline functions and omit_ok_reasons.
+    them, the functions, the inline functions and omit_ok_reasons; the
+    reasons come back as lists (reasons_as_lists, which servers before it
+    ignore).
 
     The pieces go into a BytesIO, which grows one buffer in place and hands
     it over as its value (CPython): b"".join would take an extra 80 bytes
@@ -130,7 +132,9 @@ def request(
     buf.writelines(batch.encode(rows))
     with buf.getbuffer() as rollouts:
         batch_id = hashlib.sha256(rollouts).hexdigest()[:16]
-    rest = reward_pb2.ScoreRequest(batch_id=batch_id, functions=list(functions), inline=list(inline), omit_ok_reasons=omit_ok_reasons)
+    rest = reward_pb2.ScoreRequest(
+        batch_id=batch_id, functions=list(functions), inline=list(inline), omit_ok_reasons=omit_ok_reasons, reasons_as_lists=True
+    )
     buf.write(rest.SerializeToString())
     return buf.getvalue()
 

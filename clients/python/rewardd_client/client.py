@@ -312,7 +312,12 @@ class Client:
                     f"rewardd: server answered {len(values)} values and {len(status)} statuses "
                     f"of function {fs.name!r} for {n} rollouts"
                 )
-            errors = dict(fs.reasons)
+            errors = dict(fs.reasons) if fs.reasons else {}  # a server before reasons_as_lists
+            if fs.reason_rollouts:
+                rollouts, texts = list(fs.reason_rollouts), list(fs.reason_texts)
+                if len(rollouts) != len(texts):
+                    raise RewarddError(f"rewardd: server answered {len(rollouts)} reason rollouts and {len(texts)} reasons for function {fs.name!r}")
+                errors.update(zip(rollouts, texts))
             if fs.errors:
                 errors.update(fs.errors)
             out[fs.name] = FunctionResult(name=fs.name, values=values, status=_statuses(status), errors=errors)
