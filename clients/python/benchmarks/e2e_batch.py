@@ -18,13 +18,17 @@ scores the batch for all of them in one round trip, and log_extra gets
 each function's reasons.
 
 Prints JSON: the medians and the best of each side, "speedup" (in-process
-median ÷ client median: above 1 the client is faster) and the spread of the
-per-round ratios (each round's in-process time ÷ its client time).
+median ÷ client median: above 1 the client is faster), the spread of the
+per-round ratios (each round's in-process time ÷ its client time), and the
+CPU time per batch of each side over all rounds (the client process's,
+the server's from /proc; "cpu_speedup" = in-process CPU ÷ client and server
+CPU), which other processes on the machine move less than wall time.
 """
 
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -57,6 +61,16 @@ def batch(path, n):
         completions.append(c)
         answer.append(r["answer"])
     return {"prompts": prompts, "completions": completions, "answer": answer}
+
+
+def cpu_seconds(pid=None):
+    """CPU time (user + system) of this process, or of process pid from /proc."""
+    if pid is None:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start_server(binary):
@@ -110,11 +124,18 @@ def main():
             raise SystemExit(f"the two sides disagree on {diff} values; fix the baseline before timing")
 
         t_rw, t_py = [], []
+        cpu = {"client": 0.0, "server": 0.0, "in_process": 0.0}
         for _ in range(args.rounds):
-            for fn, out in ((via_rewardd, t_rw), (in_process, t_py)):
-                start = time.perf_counter()
-                fn()
-                out.append(time.perf_counter() - start)
+            c0, s0, start = cpu_seconds(), cpu_seconds(proc.pid), time.perf_counter()
+            via_rewardd()
+            t_rw.append(time.perf_counter() - start)
+            c1, s1 = cpu_seconds(), cpu_seconds(proc.pid)
+            start = time.perf_counter()
+            in_process()
+            t_py.append(time.perf_counter() - start)
+            cpu["client"] += c1 - c0
+            cpu["server"] += s1 - s0
+            cpu["in_process"] += cpu_seconds() - c1
         per_round = sorted(p / r for p, r in zip(t_py, t_rw))
         report = {
             "rows": args.rows, "functions": names, "rounds": args.rounds, "log_extra": not args.no_log_extra,
@@ -122,6 +143,8 @@ def main():
             "in_process_python_ms": {"best": min(t_py) * 1e3, "median": statistics.median(t_py) * 1e3},
             "speedup": statistics.median(t_py) / statistics.median(t_rw),
             "per_round_speedup": {"min": per_round[0], "median": statistics.median(per_round), "max": per_round[-1]},
+            "cpu_ms_per_batch": {k: v / args.rounds * 1e3 for k, v in cpu.items()},
+            "cpu_speedup": cpu["in_process"] / (cpu["client"] + cpu["server"]),
             "load_average": os.getloadavg()[0],
         }
         print(json.dumps(report, indent=2))
