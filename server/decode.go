@@ -108,6 +108,12 @@ func decodeScoreRequest(b []byte, m *rewardv1.ScoreRequest, cm *callMemory, p *p
 				return false
 			}
 			m.OmitOkReasons = protowire.DecodeBool(v)
+		case num == 10 && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b[vs:ve])
+			if n < 0 {
+				return false
+			}
+			m.ReasonsAsLists = protowire.DecodeBool(v)
 		default:
 			return false
 		}

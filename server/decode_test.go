@@ -95,6 +95,7 @@ func decodeCases(t testing.TB) []decodeCase {
 		{"ok reasons omitted", marshal(&rewardv1.ScoreRequest{OmitOkReasons: true, Rollouts: []*rewardv1.Rollout{{Completion: "4"}}}), true},
 		// A bool is any varint; proto.Unmarshal reads 2 as true.
 		{"omit_ok_reasons as 2", protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 2), true},
+		{"reasons as lists", marshal(&rewardv1.ScoreRequest{ReasonsAsLists: true, OmitOkReasons: true, Rollouts: []*rewardv1.Rollout{{Completion: "4"}}}), true},
 		{"batch id twice", append(marshal(&rewardv1.ScoreRequest{BatchId: "a"}), marshal(&rewardv1.ScoreRequest{BatchId: "b"})...), true},
 		{"fields twice", twice, false},
 		{"unknown field", unknown, false},

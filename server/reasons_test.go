@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"testing"
 
@@ -98,6 +99,58 @@ func TestReasonsOfOKScores(t *testing.T) {
 		}
 		if r.GetFunctions()[0].GetReasons()[2] == "" || r.GetFunctions()[0].GetErrors()[3] == "" {
 			t.Errorf("%s, omit_ok_reasons: the NOT_APPLICABLE or the ERROR reason is gone too", via)
+		}
+	}
+}
+
+// TestReasonsAsLists: with reasons_as_lists the reasons come as
+// reason_rollouts and reason_texts, the same entries in rollout order and
+// no map, on gRPC and on POST /v1/score, with and without omit_ok_reasons;
+// errors stay a map.
+func TestReasonsAsLists(t *testing.T) {
+	st := newStack(t, testConfig)
+	for _, omit := range []bool{false, true} {
+		req := &rewardv1.ScoreRequest{Functions: []string{"accuracy", "format"}, OmitOkReasons: omit, Rollouts: append(reasonRollouts(),
+			&rewardv1.Rollout{Completion: "<answer>42</answer>", Fields: &structpb.Struct{Fields: map[string]*structpb.Value{"answer": structpb.NewBoolValue(true)}}})}
+		want, err := st.client.Score(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ReasonsAsLists = true
+		got, err := st.client.Score(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := protojson.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out := post(t, st.httpURL+"/v1/score", body)
+		var viaHTTP rewardv1.ScoreResponse
+		if err := protojson.Unmarshal(out, &viaHTTP); code != http.StatusOK || err != nil {
+			t.Fatalf("POST /v1/score: %d %s (%v)", code, out, err)
+		}
+		for via, resp := range map[string]*rewardv1.ScoreResponse{"gRPC": got, "HTTP": &viaHTTP} {
+			if n := len(resp.GetFunctions()[0].GetReasonRollouts()); n == 0 {
+				t.Errorf("%s, omit %v: accuracy has no reasons as lists, want its NOT_APPLICABLE one at least", via, omit)
+			}
+			for k, fs := range resp.GetFunctions() {
+				w := want.GetFunctions()[k]
+				if len(fs.GetReasons()) != 0 || len(fs.GetReasonRollouts()) != len(fs.GetReasonTexts()) {
+					t.Errorf("%s, omit %v: %s: reasons map %v, lists of %d and %d", via, omit, fs.GetName(), fs.GetReasons(), len(fs.GetReasonRollouts()), len(fs.GetReasonTexts()))
+					continue
+				}
+				lists := map[int32]string{}
+				for i, r := range fs.GetReasonRollouts() {
+					if i > 0 && r <= fs.GetReasonRollouts()[i-1] {
+						t.Errorf("%s, omit %v: %s: reason_rollouts %v not in rollout order", via, omit, fs.GetName(), fs.GetReasonRollouts())
+					}
+					lists[r] = fs.GetReasonTexts()[i]
+				}
+				if !maps.Equal(lists, w.GetReasons()) || !maps.Equal(fs.GetErrors(), w.GetErrors()) {
+					t.Errorf("%s, omit %v: %s: reasons %v and errors %v as lists, want %v and %v", via, omit, fs.GetName(), lists, fs.GetErrors(), w.GetReasons(), w.GetErrors())
+				}
+			}
 		}
 	}
 }

@@ -168,7 +168,7 @@ func (s *Service) score(ctx context.Context, req *rewardv1.ScoreRequest, cm *cal
 	}
 	values, status := cm.responseColumns(len(tasks) * n)
 	for k, t := range tasks {
-		resp.Functions[k] = functionScores(t.Function.Name, results[k], values[k*n:(k+1)*n:(k+1)*n], status[k*n:(k+1)*n:(k+1)*n], !req.GetOmitOkReasons())
+		resp.Functions[k] = functionScores(t.Function.Name, results[k], values[k*n:(k+1)*n:(k+1)*n], status[k*n:(k+1)*n:(k+1)*n], !req.GetOmitOkReasons(), req.GetReasonsAsLists())
 	}
 	if err := s.aggregate(req, tasks, resp); err != nil {
 		return nil, err
@@ -432,8 +432,9 @@ func (s *Service) compileSpec(spec *rewardv1.FunctionSpec) (*scorers.Function, e
 // values and status (of len(results) each). The errors map carries the
 // reason of every entry that is not OK, and with okReasons the reason of
 // every OK entry that has one; the executions map what running a rollout's
-// program found.
-func functionScores(name string, results []scorers.Result, values []float64, status []rewardv1.ScoreStatus, okReasons bool) *rewardv1.FunctionScores {
+// program found. With lists the reasons go into reason_rollouts and
+// reason_texts, in rollout order, instead of the reasons map.
+func functionScores(name string, results []scorers.Result, values []float64, status []rewardv1.ScoreStatus, okReasons, lists bool) *rewardv1.FunctionScores {
 	fs := &rewardv1.FunctionScores{Name: name, Values: values, Status: status}
 	errs, reasons := 0, 0
 	for _, r := range results {
@@ -449,7 +450,11 @@ func functionScores(name string, results []scorers.Result, values []float64, sta
 	if errs > 0 {
 		fs.Errors = make(map[int32]string, errs)
 	}
-	if reasons > 0 {
+	switch {
+	case reasons > 0 && lists:
+		fs.ReasonRollouts = make([]int32, 0, reasons)
+		fs.ReasonTexts = make([]string, 0, reasons)
+	case reasons > 0:
 		fs.Reasons = make(map[int32]string, reasons)
 	}
 	for i, r := range results {
@@ -466,6 +471,9 @@ func functionScores(name string, results []scorers.Result, values []float64, sta
 		switch {
 		case r.Outcome == scorers.Error:
 			fs.Errors[int32(i)] = strings.ToValidUTF8(r.Reason, "\uFFFD")
+		case (r.Outcome == scorers.NotApplicable || okReasons && r.Reason != "") && lists:
+			fs.ReasonRollouts = append(fs.ReasonRollouts, int32(i))
+			fs.ReasonTexts = append(fs.ReasonTexts, strings.ToValidUTF8(r.Reason, "\uFFFD"))
 		case r.Outcome == scorers.NotApplicable || okReasons && r.Reason != "":
 			fs.Reasons[int32(i)] = strings.ToValidUTF8(r.Reason, "\uFFFD")
 		}

@@ -1,65 +1,76 @@
 """End-to-end time of one GRPO batch scored through rewardd_client versus the
-same two reward functions written in-process in Python, TRL style, side by
-side in one invocation (interleaved, best and median of N rounds).
+same reward functions in-process in Python, TRL style, side by side in one
+invocation: the two alternate round by round, so both see the same machine.
 
     make build
     /usr/bin/python3 clients/python/benchmarks/e2e_batch.py --rewardd bin/rewardd \
         --data ../shared/data/gsm8k_test.jsonl --rows 5000 --rounds 15
 
-The server runs the embedded default config; the batch asks for its
-`accuracy` (exact_match) and `format` (strict think/answer) functions.
+The server runs the embedded default config; the batch asks for the
+functions named by --functions (by default all six of that config). The
+in-process side is bench/baseline/trl_rewards.py, the TRL-style Python that
+rewardd-bench compares against, whose values equal the server's on these
+rows (checked before the clock). Each function is called as TRL's
+GRPOTrainer calls it: one call per function on the whole batch, with the
+dataset columns, trainer_state, log_extra and log_metric (--no-log-extra:
+without the last two, as TRL before them did); the client's first call
+scores the batch for all of them in one round trip, and log_extra gets
+each function's reasons.
+
+Prints JSON: the medians and the best of each side, "speedup" (in-process
+median ÷ client median: above 1 the client is faster), the spread of the
+per-round ratios (each round's in-process time ÷ its client time), and the
+CPU time per batch of each side over all rounds (the client process's,
+the server's from /proc; "cpu_speedup" = in-process CPU ÷ client and server
+CPU), which other processes on the machine move less than wall time.
 """
 
 import argparse
 import json
 import os
-import re
+import resource
 import statistics
 import subprocess
 import sys
 import time
+import types
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "bench", "baseline"))
 
+import trl_rewards  # noqa: E402  (bench/baseline: the in-process side)
 
-# --- the baseline: what a TRL user writes in-process -------------------------
-
-ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
-GSM8K = re.compile(r"####\s*(.+)")
-NUMBER = re.compile(r"-?[\d,]*\.?\d+")
-FORMAT = re.compile(r"^<think>.*?</think>\s*<answer>.*?</answer>$", re.S)
-
-
-def _number(text):
-    m = NUMBER.findall(text or "")
-    if not m:
-        return None
-    try:
-        return float(m[-1].replace(",", ""))
-    except ValueError:
-        return None
+DEFAULT_FUNCTIONS = "accuracy,format,tag_count,reasoning_steps,repetition,overlong"
 
 
-def accuracy_reward(completions, answer, **kwargs):
-    rewards = []
-    for c, ref in zip(completions, answer):
-        g = GSM8K.search(ref)
-        gold = _number(g.group(1) if g else ref)
-        m = ANSWER_TAG.findall(c)
-        if m:
-            pred = _number(m[-1])
-        else:
-            g = GSM8K.search(c)
-            pred = _number(g.group(1) if g else c)
-        rewards.append(1.0 if pred is not None and gold is not None and pred == gold else 0.0)
-    return rewards
+def batch(path, n):
+    """n GSM8K rollouts as TRL passes them: a GRPO group per question
+    (rows repeat after the file's 1,319), half as <think>…</think><answer>n</answer>,
+    half as the solution is written (… #### n), a quarter with a wrong number."""
+    rows = [json.loads(line) for line in open(path, encoding="utf-8")]
+    prompts, completions, answer = [], [], []
+    for i in range(n):
+        r = rows[i % len(rows)]
+        gold = r["answer"].split("####")[-1].strip()
+        body = r["answer"].split("####")[0].strip()
+        c = f"<think>\n{body}\n</think>\n<answer>{gold}</answer>" if i % 2 == 0 else r["answer"]
+        if i % 4 == 3:
+            c = c.replace(gold, gold + "1")
+        prompts.append(r["question"])
+        completions.append(c)
+        answer.append(r["answer"])
+    return {"prompts": prompts, "completions": completions, "answer": answer}
 
 
-def format_reward(completions, **kwargs):
-    return [1.0 if FORMAT.match(c.strip()) else 0.0 for c in completions]
-
-
-# --- the run -------------------------------------------------------------------
+def cpu_seconds(pid=None):
+    """CPU time (user + system) of this process, or of process pid from /proc."""
+    if pid is None:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start_server(binary):
@@ -81,32 +92,30 @@ def main():
     ap.add_argument("--data", default="../shared/data/gsm8k_test.jsonl")
     ap.add_argument("--rows", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--functions", default=DEFAULT_FUNCTIONS, help="comma-separated; the default config's six by default")
+    ap.add_argument("--no-log-extra", action="store_true", help="call without TRL's log_extra and log_metric")
     args = ap.parse_args()
 
-    rows = [json.loads(l) for l in open(args.data)]
-    prompts, completions, answer = [], [], []
-    for i in range(args.rows):
-        r = rows[i % len(rows)]
-        gold = r["answer"].split("####")[-1].strip()
-        body = r["answer"].split("####")[0].strip()
-        c = f"<think>\n{body}\n</think>\n<answer>{gold}</answer>" if i % 2 == 0 else r["answer"]
-        if i % 4 == 3:
-            c = c.replace(gold, gold + "1")
-        prompts.append(r["question"])
-        completions.append(c)
-        answer.append(r["answer"])
+    kwargs = batch(args.data, args.rows)
+    kwargs["trainer_state"] = types.SimpleNamespace(global_step=1, epoch=0.0)
+    if not args.no_log_extra:
+        logged = {}
+        kwargs["log_extra"] = logged.__setitem__
+        kwargs["log_metric"] = lambda *a, **k: None
+    names = args.functions.split(",")
+    local = trl_rewards.select(args.functions)
 
     proc, addr = start_server(args.rewardd)
     try:
         os.environ["REWARDD_ADDR"] = addr
         from rewardd_client import remote
-        fns = [remote.accuracy, remote.format]
+        fns = [getattr(remote, n) for n in names]
 
         def via_rewardd():
-            return [f(prompts=prompts, completions=completions, answer=answer) for f in fns]
+            return [f(**kwargs) for f in fns]
 
         def in_process():
-            return [accuracy_reward(completions, answer), format_reward(completions)]
+            return [local[n](**kwargs) for n in names]
 
         # Same numbers first: the comparison is between equal work.
         a, b = via_rewardd(), in_process()
@@ -115,17 +124,29 @@ def main():
             raise SystemExit(f"the two sides disagree on {diff} values; fix the baseline before timing")
 
         t_rw, t_py = [], []
+        cpu = {"client": 0.0, "server": 0.0, "in_process": 0.0}
         for _ in range(args.rounds):
-            for fn, out in ((via_rewardd, t_rw), (in_process, t_py)):
-                start = time.perf_counter()
-                fn()
-                out.append(time.perf_counter() - start)
+            c0, s0, start = cpu_seconds(), cpu_seconds(proc.pid), time.perf_counter()
+            via_rewardd()
+            t_rw.append(time.perf_counter() - start)
+            c1, s1 = cpu_seconds(), cpu_seconds(proc.pid)
+            start = time.perf_counter()
+            in_process()
+            t_py.append(time.perf_counter() - start)
+            cpu["client"] += c1 - c0
+            cpu["server"] += s1 - s0
+            cpu["in_process"] += cpu_seconds() - c1
+        per_round = sorted(p / r for p, r in zip(t_py, t_rw))
         report = {
-            "rows": args.rows, "functions": 2, "rounds": args.rounds,
+            "rows": args.rows, "functions": names, "rounds": args.rounds, "log_extra": not args.no_log_extra,
             "rewardd_client_ms": {"best": min(t_rw) * 1e3, "median": statistics.median(t_rw) * 1e3},
             "in_process_python_ms": {"best": min(t_py) * 1e3, "median": statistics.median(t_py) * 1e3},
+            "speedup": statistics.median(t_py) / statistics.median(t_rw),
+            "per_round_speedup": {"min": per_round[0], "median": statistics.median(per_round), "max": per_round[-1]},
+            "cpu_ms_per_batch": {k: v / args.rounds * 1e3 for k, v in cpu.items()},
+            "cpu_speedup": cpu["in_process"] / (cpu["client"] + cpu["server"]),
+            "load_average": os.getloadavg()[0],
         }
-        report["ratio_median"] = statistics.median(t_rw) / statistics.median(t_py)
         print(json.dumps(report, indent=2))
     finally:
         proc.terminate()

@@ -33,9 +33,10 @@ _GOLD = re.compile(r"<\|gold\|>(.*?)<\|/gold\|>", re.DOTALL)
 class _Entry:
     """One batch's result, being fetched or fetched."""
 
-    def __init__(self, batch: _rows.Batch, wanted: Sequence[str], reader: str):
+    def __init__(self, batch: _rows.Batch, wanted: Sequence[str], reader: str, ok_reasons: bool):
         self.batch = batch
         self.wanted = tuple(wanted)
+        self.ok_reasons = ok_reasons  # whether the result has the reasons of OK scores
         self.unread = set(wanted) - {reader}
         self.done = threading.Event()
         self.result: Optional[ScoreResult] = None
@@ -97,8 +98,10 @@ class RewardFunctions:
             batch = _rows.make_batch(prompts, completions, kwargs)
             if not len(batch):
                 return []
-            result = self._score(name, batch, counted_as="None")
             log_extra = kwargs.get("log_extra")
+            # Without log_extra nothing reads the reasons of OK scores: the
+            # server leaves them out (a smaller answer, quicker to read).
+            result = self._score(name, batch, counted_as="None", ok_reasons=callable(log_extra))
             if callable(log_extra):
                 log_extra(f"{name}_reason", result.reasons())
             return result.rewards()
@@ -122,7 +125,7 @@ class RewardFunctions:
             batch = _rows.make_batch(texts, completions, answers)
             if not len(batch):
                 return []
-            result = self._score(name, batch, counted_as="0.0")
+            result = self._score(name, batch, counted_as="0.0", ok_reasons=False)
             return [v if v is not None else 0.0 for v in result.rewards()]
 
         return self._named(reward, name, module, "hatchery")
@@ -181,27 +184,31 @@ class RewardFunctions:
 
     # --- one round trip per batch -------------------------------------------
 
-    def _score(self, name: str, batch: _rows.Batch, counted_as: str) -> FunctionResult:
+    def _score(self, name: str, batch: _rows.Batch, counted_as: str, ok_reasons: bool) -> FunctionResult:
         """The result of the function `name` on batch (see _read), its errors
         and a batch it applies to none of reported, each counted as counted_as."""
-        result = self._read(name, batch)
+        result = self._read(name, batch, ok_reasons)
         self._report_errors(result, counted_as=counted_as)
         self._report_all_not_applicable(result, batch, counted_as=counted_as)
         return result
 
-    def _read(self, name: str, batch: _rows.Batch) -> FunctionResult:
+    def _read(self, name: str, batch: _rows.Batch, ok_reasons: bool) -> FunctionResult:
+        """The result of the function `name` on batch: from the cached entry
+        of the same content when the function has not read it yet (and it
+        has the reasons of OK scores if ok_reasons), else scored now for
+        every function made here, with those reasons if ok_reasons."""
         client = self.client()
         with self._lock:
             # At most one entry per content: a new one replaces the old.
             cached = next((e for e in self._cache if e.batch.same(batch)), None)
-            if cached is not None and name in cached.unread:
+            if cached is not None and name in cached.unread and (cached.ok_reasons or not ok_reasons):
                 entry = cached
                 entry.unread.discard(name)
                 if not entry.unread:
                     self._cache.remove(entry)
                 owner = False
             else:
-                entry = _Entry(batch, self._wanted(client, name), reader=name)
+                entry = _Entry(batch, self._wanted(client, name), reader=name, ok_reasons=ok_reasons)
                 if entry.unread:
                     if cached is not None:
                         self._cache.remove(cached)
@@ -211,7 +218,7 @@ class RewardFunctions:
                 owner = True
         if owner:
             try:
-                entry.result = client.score_batch(batch, entry.wanted)
+                entry.result = client.score_batch(batch, entry.wanted, ok_reasons=ok_reasons)
             except BaseException as err:
                 entry.error = err
                 with self._lock:

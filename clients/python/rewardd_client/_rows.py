@@ -111,10 +111,18 @@ def _same_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def request(batch: Batch, functions: Sequence[str], rows: bool = False, inline: Sequence[reward_pb2.FunctionSpec] = ()) -> bytes:
+def request(
+    batch: Batch,
+    functions: Sequence[str],
+    rows: bool = False,
+    inline: Sequence[reward_pb2.FunctionSpec] = (),
+    omit_ok_reasons: bool = False,
+) -> bytes:
     """The encoded ScoreRequest scoring batch with functions and the inline
     ones: its rollouts (see Batch.encode for rows), then a batch_id hashing
-    them, the functions and the inline functions.
+    them, the functions, the inline functions and omit_ok_reasons; the
+    reasons come back as lists (reasons_as_lists, which servers before it
+    ignore).
 
     The pieces go into a BytesIO, which grows one buffer in place and hands
     it over as its value (CPython): b"".join would take an extra 80 bytes
@@ -124,7 +132,10 @@ def request(batch: Batch, functions: Sequence[str], rows: bool = False, inline: 
     buf.writelines(batch.encode(rows))
     with buf.getbuffer() as rollouts:
         batch_id = hashlib.sha256(rollouts).hexdigest()[:16]
-    buf.write(reward_pb2.ScoreRequest(batch_id=batch_id, functions=list(functions), inline=list(inline)).SerializeToString())
+    rest = reward_pb2.ScoreRequest(
+        batch_id=batch_id, functions=list(functions), inline=list(inline), omit_ok_reasons=omit_ok_reasons, reasons_as_lists=True
+    )
+    buf.write(rest.SerializeToString())
     return buf.getvalue()
 
 
@@ -428,8 +439,10 @@ def encode_prompt_once(prompts: Sequence[str], completions: Sequence[str], colum
     """ScoreRequest's prompts (6), rollouts (2), prompt_fields (7) and
     rollout_fields (8), in pieces to join. A column that is None for every
     row is left out, as rows leave out None values."""
-    index: dict[str, int] = {}
-    idx = [index.setdefault(s, len(index)) for s in prompts]
+    index: dict[str, int] = dict.fromkeys(prompts, 0)  # the distinct prompts, in order of first use
+    for k, s in enumerate(index):
+        index[s] = k
+    idx = list(map(index.__getitem__, prompts))
     parts: list[bytes] = [_field_always(b"\x32", _utf8(s)) for s in index]
     small = _SMALL
     add = parts.append
@@ -444,7 +457,7 @@ def encode_prompt_once(prompts: Sequence[str], completions: Sequence[str], colum
             add(hp)
     for name in sorted(columns):
         values = columns[name]
-        if all(v is None for v in values):
+        if values.count(None) == len(values):
             continue
         per = _per_prompt(values, idx, len(index))
         tag, vals = (b"\x42", values) if per is None else (b"\x3a", per)

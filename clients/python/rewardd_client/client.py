@@ -161,26 +161,35 @@ class FunctionResult:
     def rewards(self) -> list[Optional[float]]:
         """TRL's view: the value when OK, else None."""
         ok = Status.OK
+        if self.status.count(ok) == len(self.status):
+            return list(self.values)  # every one OK, the common case: no loop in Python
         return [v if s == ok else None for v, s in zip(self.values, self.status)]
 
     def reasons(self) -> list[str]:
         """Why each rollout scored what it did, in rollout order: the server's
         reason ("" for an OK score without one), after "not applicable: " or
         "ERROR: " when the function gave no score."""
-        out = []
-        for i, s in enumerate(self.status):
-            reason = self.errors.get(i, "")
-            if s == Status.NOT_APPLICABLE:
-                reason = "not applicable: " + reason
-            elif s != Status.OK:
-                reason = "ERROR: " + reason
-            out.append(reason)
+        ok, na = Status.OK, Status.NOT_APPLICABLE
+        st, errors = self.status, self.errors
+        out = [""] * len(st)
+        # Only the rollouts with a reason or without an OK score have one:
+        # no loop over the others.
+        for i, reason in errors.items():
+            if 0 <= i < len(out) and st[i] == ok:
+                out[i] = reason
+        if st.count(ok) != len(st):
+            for i, s in enumerate(st):
+                if s != ok:
+                    out[i] = ("not applicable: " if s == na else "ERROR: ") + errors.get(i, "")
         return out
 
     def error_rows(self) -> list[int]:
         """Indexes of the rollouts the function could not score (ERROR)."""
+        st = self.status
+        if st.count(Status.OK) + st.count(Status.NOT_APPLICABLE) == len(st):
+            return []
         scored = (Status.OK, Status.NOT_APPLICABLE)
-        return [i for i, s in enumerate(self.status) if s not in scored]
+        return [i for i, s in enumerate(st) if s not in scored]
 
 
 @dataclass(frozen=True)
@@ -263,6 +272,7 @@ class Client:
         columns: Optional[Mapping[str, Sequence[Any]]] = None,
         functions: Sequence[str] = (),
         inline: Sequence[Any] = (),
+        ok_reasons: bool = True,
     ) -> ScoreResult:
         """Scores one batch in one round trip.
 
@@ -274,16 +284,23 @@ class Client:
         each a reward_pb2.FunctionSpec or a mapping {"name", "kind",
         "params"} with params as in the config file (the server must allow
         the kind inline; its default config allows every kind but
-        code_exec). Raises RPCError, FingerprintMismatchError, and TypeError
-        or ValueError for an inline function it cannot send.
+        code_exec). ok_reasons=False asks the server to leave out the
+        reasons of OK scores (ScoreRequest.omit_ok_reasons): errors then
+        holds those of ERROR and NOT_APPLICABLE entries only, and the answer
+        is smaller and quicker to read. Raises RPCError,
+        FingerprintMismatchError, and TypeError or ValueError for an inline
+        function it cannot send.
         """
-        return self.score_batch(_rows.make_batch(prompts, completions, columns), functions, inline)
+        return self.score_batch(_rows.make_batch(prompts, completions, columns), functions, inline, ok_reasons)
 
-    def score_batch(self, batch: _rows.Batch, functions: Sequence[str] = (), inline: Sequence[Any] = ()) -> ScoreResult:
+    def score_batch(
+        self, batch: _rows.Batch, functions: Sequence[str] = (), inline: Sequence[Any] = (), ok_reasons: bool = True
+    ) -> ScoreResult:
         """Scores a batch made by rewardd_client._rows.make_batch (see score)."""
         specs = [_function_spec(f) for f in inline]
         # Encoded by _rows, much faster than building ScoreRequest messages.
-        resp = self._call("Score", self._score_encoded, _rows.request(batch, functions, rows=self.settings.wire == "rows", inline=specs))
+        req = _rows.request(batch, functions, rows=self.settings.wire == "rows", inline=specs, omit_ok_reasons=not ok_reasons)
+        resp = self._call("Score", self._score_encoded, req)
         self._check_fingerprint(resp.config_fingerprint)
         n = len(batch)
         out: dict[str, FunctionResult] = {}
@@ -295,7 +312,15 @@ class Client:
                     f"rewardd: server answered {len(values)} values and {len(status)} statuses "
                     f"of function {fs.name!r} for {n} rollouts"
                 )
-            out[fs.name] = FunctionResult(name=fs.name, values=values, status=_statuses(status), errors={**dict(fs.reasons), **dict(fs.errors)})
+            errors = dict(fs.reasons) if fs.reasons else {}  # a server before reasons_as_lists
+            if fs.reason_rollouts:
+                rollouts, texts = list(fs.reason_rollouts), list(fs.reason_texts)
+                if len(rollouts) != len(texts):
+                    raise RewarddError(f"rewardd: server answered {len(rollouts)} reason rollouts and {len(texts)} reasons for function {fs.name!r}")
+                errors.update(zip(rollouts, texts))
+            if fs.errors:
+                errors.update(fs.errors)
+            out[fs.name] = FunctionResult(name=fs.name, values=values, status=_statuses(status), errors=errors)
         return ScoreResult(out, resp.config_fingerprint, resp.batch_id)
 
     def score_request(self, request: reward_pb2.ScoreRequest) -> reward_pb2.ScoreResponse:
@@ -357,6 +382,8 @@ _STATUS_BY_INT = tuple(sorted(Status))  # _STATUS_BY_INT[i] is Status(i)
 
 def _statuses(raw: list[int]) -> list[Status]:
     """Status of each wire value; an unknown value is UNSPECIFIED."""
+    if raw.count(Status.OK) == len(raw):
+        return [Status.OK] * len(raw)  # the common case, without a call per value
     if _STATUSES.issuperset(raw):
         return list(map(_STATUS_BY_INT.__getitem__, raw))
     return [Status(s) if s in _STATUSES else Status.UNSPECIFIED for s in raw]

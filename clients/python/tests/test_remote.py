@@ -105,6 +105,31 @@ class RemoteTest(_support.ServedTest):
         # Each batch: one Score from the client, one from direct_score.
         self.assertEqual(self.server.score_ok() - before, 2 * len(batches))
 
+    def test_ok_reasons_only_when_someone_reads_them(self):
+        # Without log_extra the server leaves out the reasons of OK scores
+        # (omit_ok_reasons); a function called with log_extra on a batch
+        # cached without them has it scored again, with them.
+        rf = RewardFunctions(lambda: Client(addr=self.server.grpc_addr))
+        self.addCleanup(rf.reset)
+        acc, fmt = rf.trl("accuracy"), rf.trl("format")
+        kw = dict(prompts=["q"] * 3, completions=["<answer>1</answer>", "I do not know.", "<answer>1</answer>"], answer=["1", "1", None])
+        before = self.server.score_ok()
+        self.assertEqual(acc(**kw), [1.0, 0.0, None])
+        self.assertEqual(self.server.score_ok() - before, 1)
+        logged = {}
+        self.assertEqual(fmt(**kw, log_extra=logged.__setitem__), [0.0, 0.0, 0.0])
+        self.assertEqual(self.server.score_ok() - before, 2)
+        self.assertTrue(all(logged["format_reason"]), logged)  # each an OK 0 with its reason
+
+        with Client(addr=self.server.grpc_addr) as c:
+            full = c.score(kw["prompts"], kw["completions"], {"answer": kw["answer"]}, ["accuracy"]).functions["accuracy"]
+            lean = c.score(kw["prompts"], kw["completions"], {"answer": kw["answer"]}, ["accuracy"], ok_reasons=False).functions["accuracy"]
+        self.assertEqual(full.reasons()[1], "no answer found")
+        self.assertEqual(lean.reasons()[1], "")
+        self.assertEqual(lean.reasons()[2], full.reasons()[2])  # NOT_APPLICABLE keeps its reason
+        self.assertTrue(lean.reasons()[2].startswith("not applicable: "), lean.reasons())
+        self.assertEqual((lean.rewards(), lean.status), (full.rewards(), full.status))
+
     def test_same_content_later_is_scored_again(self):
         rows = trl_batch(seed=7)["inputs"]
         before = self.server.score_ok()

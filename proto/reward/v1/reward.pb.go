@@ -597,8 +597,15 @@ type ScoreRequest struct {
 	// told from another 0; set it when the answer's size matters more than
 	// what it says.
 	OmitOkReasons bool `protobuf:"varint,9,opt,name=omit_ok_reasons,json=omitOkReasons,proto3" json:"omit_ok_reasons,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Send each function's reasons as two aligned lists,
+	// FunctionScores.reason_rollouts and reason_texts, instead of the reasons
+	// map: the same entries, which a client reads with one call per list
+	// rather than one lookup per entry (in Python's protobuf, a map of 5,000
+	// reasons costs more to read than the rest of the answer). A server
+	// before this field ignores it and sends the map.
+	ReasonsAsLists bool `protobuf:"varint,10,opt,name=reasons_as_lists,json=reasonsAsLists,proto3" json:"reasons_as_lists,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ScoreRequest) Reset() {
@@ -694,6 +701,13 @@ func (x *ScoreRequest) GetOmitOkReasons() bool {
 	return false
 }
 
+func (x *ScoreRequest) GetReasonsAsLists() bool {
+	if x != nil {
+		return x.ReasonsAsLists
+	}
+	return false
+}
+
 // FunctionScores holds one function's verdict on every rollout of a batch.
 type FunctionScores struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -718,7 +732,15 @@ type FunctionScores struct {
 	// scored what it did when the function says (e.g. "no answer found", the
 	// first failing test and its verdict; 0 and 1 alike), unless the request
 	// set omit_ok_reasons. An index is in errors or in reasons, never both.
-	Reasons       map[int32]string `protobuf:"bytes,6,rep,name=reasons,proto3" json:"reasons,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Empty when the request set reasons_as_lists: the entries are in
+	// reason_rollouts and reason_texts then.
+	Reasons map[int32]string `protobuf:"bytes,6,rep,name=reasons,proto3" json:"reasons,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// With reasons_as_lists, the rollout indexes of the reasons map's
+	// entries, in rollout order.
+	ReasonRollouts []int32 `protobuf:"varint,7,rep,packed,name=reason_rollouts,json=reasonRollouts,proto3" json:"reason_rollouts,omitempty"`
+	// With reasons_as_lists, the reasons: reason_texts[i] is the reason of
+	// rollout reason_rollouts[i]; the two lists have the same length.
+	ReasonTexts   []string `protobuf:"bytes,8,rep,name=reason_texts,json=reasonTexts,proto3" json:"reason_texts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -791,6 +813,20 @@ func (x *FunctionScores) GetExecutions() map[int32]*Execution {
 func (x *FunctionScores) GetReasons() map[int32]string {
 	if x != nil {
 		return x.Reasons
+	}
+	return nil
+}
+
+func (x *FunctionScores) GetReasonRollouts() []int32 {
+	if x != nil {
+		return x.ReasonRollouts
+	}
+	return nil
+}
+
+func (x *FunctionScores) GetReasonTexts() []string {
+	if x != nil {
+		return x.ReasonTexts
 	}
 	return nil
 }
@@ -1337,7 +1373,7 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\aweights\x18\x03 \x03(\v2#.reward.v1.Aggregation.WeightsEntryR\aweights\x1a:\n" +
 	"\fWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa0\x03\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xca\x03\n" +
 	"\fScoreRequest\x12\x19\n" +
 	"\bbatch_id\x18\x01 \x01(\tR\abatchId\x12.\n" +
 	"\brollouts\x18\x02 \x03(\v2\x12.reward.v1.RolloutR\brollouts\x12\x1c\n" +
@@ -1347,7 +1383,9 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\aprompts\x18\x06 \x03(\tR\aprompts\x12;\n" +
 	"\rprompt_fields\x18\a \x03(\v2\x16.reward.v1.FieldColumnR\fpromptFields\x12=\n" +
 	"\x0erollout_fields\x18\b \x03(\v2\x16.reward.v1.FieldColumnR\rrolloutFields\x12&\n" +
-	"\x0fomit_ok_reasons\x18\t \x01(\bR\romitOkReasons\"\x84\x04\n" +
+	"\x0fomit_ok_reasons\x18\t \x01(\bR\romitOkReasons\x12(\n" +
+	"\x10reasons_as_lists\x18\n" +
+	" \x01(\bR\x0ereasonsAsLists\"\xd0\x04\n" +
 	"\x0eFunctionScores\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\x01R\x06values\x12.\n" +
@@ -1356,7 +1394,9 @@ const file_reward_v1_reward_proto_rawDesc = "" +
 	"\n" +
 	"executions\x18\x05 \x03(\v2).reward.v1.FunctionScores.ExecutionsEntryR\n" +
 	"executions\x12@\n" +
-	"\areasons\x18\x06 \x03(\v2&.reward.v1.FunctionScores.ReasonsEntryR\areasons\x1a9\n" +
+	"\areasons\x18\x06 \x03(\v2&.reward.v1.FunctionScores.ReasonsEntryR\areasons\x12'\n" +
+	"\x0freason_rollouts\x18\a \x03(\x05R\x0ereasonRollouts\x12!\n" +
+	"\freason_texts\x18\b \x03(\tR\vreasonTexts\x1a9\n" +
 	"\vErrorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aS\n" +

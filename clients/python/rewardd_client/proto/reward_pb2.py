@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16reward/v1/reward.proto\x12\treward.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x87\x01\n\x07Rollout\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05group\x18\x02 \x01(\t\x12\x0e\n\x06prompt\x18\x03 \x01(\t\x12\x12\n\ncompletion\x18\x04 \x01(\t\x12\'\n\x06\x66ields\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x14\n\x0cprompt_index\x18\x06 \x01(\r\"C\n\x0b\x46ieldColumn\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x06values\x18\x02 \x03(\x0b\x32\x16.google.protobuf.Value\"S\n\x0c\x46unctionSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\'\n\x06params\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"\xc9\x01\n\x0b\x41ggregation\x12(\n\x04mode\x18\x01 \x01(\x0e\x32\x1a.reward.v1.AggregationMode\x12*\n\x05scale\x18\x02 \x01(\x0e\x32\x1b.reward.v1.AggregationScale\x12\x34\n\x07weights\x18\x03 \x03(\x0b\x32#.reward.v1.Aggregation.WeightsEntry\x1a.\n\x0cWeightsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\xb8\x02\n\x0cScoreRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\x12$\n\x08rollouts\x18\x02 \x03(\x0b\x32\x12.reward.v1.Rollout\x12\x11\n\tfunctions\x18\x03 \x03(\t\x12\'\n\x06inline\x18\x04 \x03(\x0b\x32\x17.reward.v1.FunctionSpec\x12+\n\x0b\x61ggregation\x18\x05 \x01(\x0b\x32\x16.reward.v1.Aggregation\x12\x0f\n\x07prompts\x18\x06 \x03(\t\x12-\n\rprompt_fields\x18\x07 \x03(\x0b\x32\x16.reward.v1.FieldColumn\x12.\n\x0erollout_fields\x18\x08 \x03(\x0b\x32\x16.reward.v1.FieldColumn\x12\x17\n\x0fomit_ok_reasons\x18\t \x01(\x08\"\xad\x03\n\x0e\x46unctionScores\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06values\x18\x02 \x03(\x01\x12&\n\x06status\x18\x03 \x03(\x0e\x32\x16.reward.v1.ScoreStatus\x12\x35\n\x06\x65rrors\x18\x04 \x03(\x0b\x32%.reward.v1.FunctionScores.ErrorsEntry\x12=\n\nexecutions\x18\x05 \x03(\x0b\x32).reward.v1.FunctionScores.ExecutionsEntry\x12\x37\n\x07reasons\x18\x06 \x03(\x0b\x32&.reward.v1.FunctionScores.ReasonsEntry\x1a-\n\x0b\x45rrorsEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1aG\n\x0f\x45xecutionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.reward.v1.Execution:\x02\x38\x01\x1a.\n\x0cReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa3\x01\n\tExecution\x12\x10\n\x08language\x18\x01 \x01(\t\x12#\n\x07verdict\x18\x02 \x01(\x0e\x32\x12.reward.v1.Verdict\x12\x0e\n\x06passed\x18\x03 \x01(\x05\x12\r\n\x05total\x18\x04 \x01(\x05\x12\'\n\x05tests\x18\x05 \x03(\x0b\x32\x18.reward.v1.TestExecution\x12\x17\n\x0f\x63ompiler_output\x18\x06 \x01(\t\"\xa7\x01\n\rTestExecution\x12\r\n\x05index\x18\x01 \x01(\x05\x12#\n\x07verdict\x18\x02 \x01(\x0e\x32\x12.reward.v1.Verdict\x12\x13\n\x0b\x63pu_seconds\x18\x03 \x01(\x01\x12\x14\n\x0cwall_seconds\x18\x04 \x01(\x01\x12\x14\n\x0cmemory_bytes\x18\x05 \x01(\x03\x12\x11\n\texit_code\x18\x06 \x01(\x05\x12\x0e\n\x06\x64\x65tail\x18\x07 \x01(\t\"\xe1\x01\n\rScoreResponse\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\x12,\n\tfunctions\x18\x02 \x03(\x0b\x32\x19.reward.v1.FunctionScores\x12\x0f\n\x07rewards\x18\x03 \x03(\x01\x12\x12\n\nadvantages\x18\x04 \x03(\x01\x12\x1a\n\x12\x63onfig_fingerprint\x18\x05 \x01(\t\x12\x12\n\nunscorable\x18\x06 \x01(\x05\x12\x12\n\nerror_code\x18\x07 \x01(\x05\x12\x15\n\rerror_message\x18\x08 \x01(\t\x12\x10\n\x08warnings\x18\t \x03(\t\"\x16\n\x14ListFunctionsRequest\"x\n\x0c\x46unctionInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06weight\x18\x03 \x01(\x01\x12\x13\n\x0bparams_yaml\x18\x04 \x01(\t\x12\'\n\x06params\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x8c\x01\n\x15ListFunctionsResponse\x12*\n\tfunctions\x18\x01 \x03(\x0b\x32\x17.reward.v1.FunctionInfo\x12\x1a\n\x12\x63onfig_fingerprint\x18\x02 \x01(\t\x12+\n\x0b\x61ggregation\x18\x03 \x01(\x0b\x32\x16.reward.v1.Aggregation*\xa4\x01\n\x0f\x41ggregationMode\x12 \n\x1c\x41GGREGATION_MODE_UNSPECIFIED\x10\x00\x12\'\n#AGGREGATION_MODE_SUM_THEN_NORMALIZE\x10\x01\x12\'\n#AGGREGATION_MODE_NORMALIZE_THEN_SUM\x10\x02\x12\x1d\n\x19\x41GGREGATION_MODE_HATCHERY\x10\x03*\x8b\x01\n\x10\x41ggregationScale\x12!\n\x1d\x41GGREGATION_SCALE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x41GGREGATION_SCALE_GROUP\x10\x01\x12\x1b\n\x17\x41GGREGATION_SCALE_BATCH\x10\x02\x12\x1a\n\x16\x41GGREGATION_SCALE_NONE\x10\x03*y\n\x0bScoreStatus\x12\x1c\n\x18SCORE_STATUS_UNSPECIFIED\x10\x00\x12\x13\n\x0fSCORE_STATUS_OK\x10\x01\x12\x1f\n\x1bSCORE_STATUS_NOT_APPLICABLE\x10\x02\x12\x16\n\x12SCORE_STATUS_ERROR\x10\x03*\xf3\x01\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x14\n\x10VERDICT_ACCEPTED\x10\x01\x12\x18\n\x14VERDICT_WRONG_ANSWER\x10\x02\x12\x1f\n\x1bVERDICT_TIME_LIMIT_EXCEEDED\x10\x03\x12!\n\x1dVERDICT_MEMORY_LIMIT_EXCEEDED\x10\x04\x12\x19\n\x15VERDICT_RUNTIME_ERROR\x10\x05\x12!\n\x1dVERDICT_OUTPUT_LIMIT_EXCEEDED\x10\x06\x12\x1d\n\x19VERDICT_COMPILATION_ERROR\x10\x07\x32\xe5\x01\n\rRewardService\x12:\n\x05Score\x12\x17.reward.v1.ScoreRequest\x1a\x18.reward.v1.ScoreResponse\x12\x44\n\x0bScoreStream\x12\x17.reward.v1.ScoreRequest\x1a\x18.reward.v1.ScoreResponse(\x01\x30\x01\x12R\n\rListFunctions\x12\x1f.reward.v1.ListFunctionsRequest\x1a .reward.v1.ListFunctionsResponseB5Z3github.com/rewardd/rewardd/proto/reward/v1;rewardv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16reward/v1/reward.proto\x12\treward.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x87\x01\n\x07Rollout\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05group\x18\x02 \x01(\t\x12\x0e\n\x06prompt\x18\x03 \x01(\t\x12\x12\n\ncompletion\x18\x04 \x01(\t\x12\'\n\x06\x66ields\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x14\n\x0cprompt_index\x18\x06 \x01(\r\"C\n\x0b\x46ieldColumn\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x06values\x18\x02 \x03(\x0b\x32\x16.google.protobuf.Value\"S\n\x0c\x46unctionSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\'\n\x06params\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"\xc9\x01\n\x0b\x41ggregation\x12(\n\x04mode\x18\x01 \x01(\x0e\x32\x1a.reward.v1.AggregationMode\x12*\n\x05scale\x18\x02 \x01(\x0e\x32\x1b.reward.v1.AggregationScale\x12\x34\n\x07weights\x18\x03 \x03(\x0b\x32#.reward.v1.Aggregation.WeightsEntry\x1a.\n\x0cWeightsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\xd2\x02\n\x0cScoreRequest\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\x12$\n\x08rollouts\x18\x02 \x03(\x0b\x32\x12.reward.v1.Rollout\x12\x11\n\tfunctions\x18\x03 \x03(\t\x12\'\n\x06inline\x18\x04 \x03(\x0b\x32\x17.reward.v1.FunctionSpec\x12+\n\x0b\x61ggregation\x18\x05 \x01(\x0b\x32\x16.reward.v1.Aggregation\x12\x0f\n\x07prompts\x18\x06 \x03(\t\x12-\n\rprompt_fields\x18\x07 \x03(\x0b\x32\x16.reward.v1.FieldColumn\x12.\n\x0erollout_fields\x18\x08 \x03(\x0b\x32\x16.reward.v1.FieldColumn\x12\x17\n\x0fomit_ok_reasons\x18\t \x01(\x08\x12\x18\n\x10reasons_as_lists\x18\n \x01(\x08\"\xdc\x03\n\x0e\x46unctionScores\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06values\x18\x02 \x03(\x01\x12&\n\x06status\x18\x03 \x03(\x0e\x32\x16.reward.v1.ScoreStatus\x12\x35\n\x06\x65rrors\x18\x04 \x03(\x0b\x32%.reward.v1.FunctionScores.ErrorsEntry\x12=\n\nexecutions\x18\x05 \x03(\x0b\x32).reward.v1.FunctionScores.ExecutionsEntry\x12\x37\n\x07reasons\x18\x06 \x03(\x0b\x32&.reward.v1.FunctionScores.ReasonsEntry\x12\x17\n\x0freason_rollouts\x18\x07 \x03(\x05\x12\x14\n\x0creason_texts\x18\x08 \x03(\t\x1a-\n\x0b\x45rrorsEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1aG\n\x0f\x45xecutionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.reward.v1.Execution:\x02\x38\x01\x1a.\n\x0cReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa3\x01\n\tExecution\x12\x10\n\x08language\x18\x01 \x01(\t\x12#\n\x07verdict\x18\x02 \x01(\x0e\x32\x12.reward.v1.Verdict\x12\x0e\n\x06passed\x18\x03 \x01(\x05\x12\r\n\x05total\x18\x04 \x01(\x05\x12\'\n\x05tests\x18\x05 \x03(\x0b\x32\x18.reward.v1.TestExecution\x12\x17\n\x0f\x63ompiler_output\x18\x06 \x01(\t\"\xa7\x01\n\rTestExecution\x12\r\n\x05index\x18\x01 \x01(\x05\x12#\n\x07verdict\x18\x02 \x01(\x0e\x32\x12.reward.v1.Verdict\x12\x13\n\x0b\x63pu_seconds\x18\x03 \x01(\x01\x12\x14\n\x0cwall_seconds\x18\x04 \x01(\x01\x12\x14\n\x0cmemory_bytes\x18\x05 \x01(\x03\x12\x11\n\texit_code\x18\x06 \x01(\x05\x12\x0e\n\x06\x64\x65tail\x18\x07 \x01(\t\"\xe1\x01\n\rScoreResponse\x12\x10\n\x08\x62\x61tch_id\x18\x01 \x01(\t\x12,\n\tfunctions\x18\x02 \x03(\x0b\x32\x19.reward.v1.FunctionScores\x12\x0f\n\x07rewards\x18\x03 \x03(\x01\x12\x12\n\nadvantages\x18\x04 \x03(\x01\x12\x1a\n\x12\x63onfig_fingerprint\x18\x05 \x01(\t\x12\x12\n\nunscorable\x18\x06 \x01(\x05\x12\x12\n\nerror_code\x18\x07 \x01(\x05\x12\x15\n\rerror_message\x18\x08 \x01(\t\x12\x10\n\x08warnings\x18\t \x03(\t\"\x16\n\x14ListFunctionsRequest\"x\n\x0c\x46unctionInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06weight\x18\x03 \x01(\x01\x12\x13\n\x0bparams_yaml\x18\x04 \x01(\t\x12\'\n\x06params\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x8c\x01\n\x15ListFunctionsResponse\x12*\n\tfunctions\x18\x01 \x03(\x0b\x32\x17.reward.v1.FunctionInfo\x12\x1a\n\x12\x63onfig_fingerprint\x18\x02 \x01(\t\x12+\n\x0b\x61ggregation\x18\x03 \x01(\x0b\x32\x16.reward.v1.Aggregation*\xa4\x01\n\x0f\x41ggregationMode\x12 \n\x1c\x41GGREGATION_MODE_UNSPECIFIED\x10\x00\x12\'\n#AGGREGATION_MODE_SUM_THEN_NORMALIZE\x10\x01\x12\'\n#AGGREGATION_MODE_NORMALIZE_THEN_SUM\x10\x02\x12\x1d\n\x19\x41GGREGATION_MODE_HATCHERY\x10\x03*\x8b\x01\n\x10\x41ggregationScale\x12!\n\x1d\x41GGREGATION_SCALE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x41GGREGATION_SCALE_GROUP\x10\x01\x12\x1b\n\x17\x41GGREGATION_SCALE_BATCH\x10\x02\x12\x1a\n\x16\x41GGREGATION_SCALE_NONE\x10\x03*y\n\x0bScoreStatus\x12\x1c\n\x18SCORE_STATUS_UNSPECIFIED\x10\x00\x12\x13\n\x0fSCORE_STATUS_OK\x10\x01\x12\x1f\n\x1bSCORE_STATUS_NOT_APPLICABLE\x10\x02\x12\x16\n\x12SCORE_STATUS_ERROR\x10\x03*\xf3\x01\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x14\n\x10VERDICT_ACCEPTED\x10\x01\x12\x18\n\x14VERDICT_WRONG_ANSWER\x10\x02\x12\x1f\n\x1bVERDICT_TIME_LIMIT_EXCEEDED\x10\x03\x12!\n\x1dVERDICT_MEMORY_LIMIT_EXCEEDED\x10\x04\x12\x19\n\x15VERDICT_RUNTIME_ERROR\x10\x05\x12!\n\x1dVERDICT_OUTPUT_LIMIT_EXCEEDED\x10\x06\x12\x1d\n\x19VERDICT_COMPILATION_ERROR\x10\x07\x32\xe5\x01\n\rRewardService\x12:\n\x05Score\x12\x17.reward.v1.ScoreRequest\x1a\x18.reward.v1.ScoreResponse\x12\x44\n\x0bScoreStream\x12\x17.reward.v1.ScoreRequest\x1a\x18.reward.v1.ScoreResponse(\x01\x30\x01\x12R\n\rListFunctions\x12\x1f.reward.v1.ListFunctionsRequest\x1a .reward.v1.ListFunctionsResponseB5Z3github.com/rewardd/rewardd/proto/reward/v1;rewardv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'rewardd_client.proto.reward_pb2', globals())
@@ -30,14 +30,14 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _FUNCTIONSCORES_EXECUTIONSENTRY._serialized_options = b'8\001'
   _FUNCTIONSCORES_REASONSENTRY._options = None
   _FUNCTIONSCORES_REASONSENTRY._serialized_options = b'8\001'
-  _AGGREGATIONMODE._serialized_start=2164
-  _AGGREGATIONMODE._serialized_end=2328
-  _AGGREGATIONSCALE._serialized_start=2331
-  _AGGREGATIONSCALE._serialized_end=2470
-  _SCORESTATUS._serialized_start=2472
-  _SCORESTATUS._serialized_end=2593
-  _VERDICT._serialized_start=2596
-  _VERDICT._serialized_end=2839
+  _AGGREGATIONMODE._serialized_start=2237
+  _AGGREGATIONMODE._serialized_end=2401
+  _AGGREGATIONSCALE._serialized_start=2404
+  _AGGREGATIONSCALE._serialized_end=2543
+  _SCORESTATUS._serialized_start=2545
+  _SCORESTATUS._serialized_end=2666
+  _VERDICT._serialized_start=2669
+  _VERDICT._serialized_end=2912
   _ROLLOUT._serialized_start=68
   _ROLLOUT._serialized_end=203
   _FIELDCOLUMN._serialized_start=205
@@ -49,27 +49,27 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _AGGREGATION_WEIGHTSENTRY._serialized_start=515
   _AGGREGATION_WEIGHTSENTRY._serialized_end=561
   _SCOREREQUEST._serialized_start=564
-  _SCOREREQUEST._serialized_end=876
-  _FUNCTIONSCORES._serialized_start=879
-  _FUNCTIONSCORES._serialized_end=1308
-  _FUNCTIONSCORES_ERRORSENTRY._serialized_start=1142
-  _FUNCTIONSCORES_ERRORSENTRY._serialized_end=1187
-  _FUNCTIONSCORES_EXECUTIONSENTRY._serialized_start=1189
-  _FUNCTIONSCORES_EXECUTIONSENTRY._serialized_end=1260
-  _FUNCTIONSCORES_REASONSENTRY._serialized_start=1262
-  _FUNCTIONSCORES_REASONSENTRY._serialized_end=1308
-  _EXECUTION._serialized_start=1311
-  _EXECUTION._serialized_end=1474
-  _TESTEXECUTION._serialized_start=1477
-  _TESTEXECUTION._serialized_end=1644
-  _SCORERESPONSE._serialized_start=1647
-  _SCORERESPONSE._serialized_end=1872
-  _LISTFUNCTIONSREQUEST._serialized_start=1874
-  _LISTFUNCTIONSREQUEST._serialized_end=1896
-  _FUNCTIONINFO._serialized_start=1898
-  _FUNCTIONINFO._serialized_end=2018
-  _LISTFUNCTIONSRESPONSE._serialized_start=2021
-  _LISTFUNCTIONSRESPONSE._serialized_end=2161
-  _REWARDSERVICE._serialized_start=2842
-  _REWARDSERVICE._serialized_end=3071
+  _SCOREREQUEST._serialized_end=902
+  _FUNCTIONSCORES._serialized_start=905
+  _FUNCTIONSCORES._serialized_end=1381
+  _FUNCTIONSCORES_ERRORSENTRY._serialized_start=1215
+  _FUNCTIONSCORES_ERRORSENTRY._serialized_end=1260
+  _FUNCTIONSCORES_EXECUTIONSENTRY._serialized_start=1262
+  _FUNCTIONSCORES_EXECUTIONSENTRY._serialized_end=1333
+  _FUNCTIONSCORES_REASONSENTRY._serialized_start=1335
+  _FUNCTIONSCORES_REASONSENTRY._serialized_end=1381
+  _EXECUTION._serialized_start=1384
+  _EXECUTION._serialized_end=1547
+  _TESTEXECUTION._serialized_start=1550
+  _TESTEXECUTION._serialized_end=1717
+  _SCORERESPONSE._serialized_start=1720
+  _SCORERESPONSE._serialized_end=1945
+  _LISTFUNCTIONSREQUEST._serialized_start=1947
+  _LISTFUNCTIONSREQUEST._serialized_end=1969
+  _FUNCTIONINFO._serialized_start=1971
+  _FUNCTIONINFO._serialized_end=2091
+  _LISTFUNCTIONSRESPONSE._serialized_start=2094
+  _LISTFUNCTIONSRESPONSE._serialized_end=2234
+  _REWARDSERVICE._serialized_start=2915
+  _REWARDSERVICE._serialized_end=3144
 # @@protoc_insertion_point(module_scope)

@@ -83,7 +83,7 @@ class FunctionInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., weight: _Optional[float] = ..., params_yaml: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class FunctionScores(_message.Message):
-    __slots__ = ["errors", "executions", "name", "reasons", "status", "values"]
+    __slots__ = ["errors", "executions", "name", "reason_rollouts", "reason_texts", "reasons", "status", "values"]
     class ErrorsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -109,15 +109,19 @@ class FunctionScores(_message.Message):
     EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     REASONS_FIELD_NUMBER: _ClassVar[int]
+    REASON_ROLLOUTS_FIELD_NUMBER: _ClassVar[int]
+    REASON_TEXTS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     VALUES_FIELD_NUMBER: _ClassVar[int]
     errors: _containers.ScalarMap[int, str]
     executions: _containers.MessageMap[int, Execution]
     name: str
+    reason_rollouts: _containers.RepeatedScalarFieldContainer[int]
+    reason_texts: _containers.RepeatedScalarFieldContainer[str]
     reasons: _containers.ScalarMap[int, str]
     status: _containers.RepeatedScalarFieldContainer[ScoreStatus]
     values: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ..., status: _Optional[_Iterable[_Union[ScoreStatus, str]]] = ..., errors: _Optional[_Mapping[int, str]] = ..., executions: _Optional[_Mapping[int, Execution]] = ..., reasons: _Optional[_Mapping[int, str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ..., status: _Optional[_Iterable[_Union[ScoreStatus, str]]] = ..., errors: _Optional[_Mapping[int, str]] = ..., executions: _Optional[_Mapping[int, Execution]] = ..., reasons: _Optional[_Mapping[int, str]] = ..., reason_rollouts: _Optional[_Iterable[int]] = ..., reason_texts: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class FunctionSpec(_message.Message):
     __slots__ = ["kind", "name", "params"]
@@ -160,7 +164,7 @@ class Rollout(_message.Message):
     def __init__(self, id: _Optional[str] = ..., group: _Optional[str] = ..., prompt: _Optional[str] = ..., completion: _Optional[str] = ..., fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., prompt_index: _Optional[int] = ...) -> None: ...
 
 class ScoreRequest(_message.Message):
-    __slots__ = ["aggregation", "batch_id", "functions", "inline", "omit_ok_reasons", "prompt_fields", "prompts", "rollout_fields", "rollouts"]
+    __slots__ = ["aggregation", "batch_id", "functions", "inline", "omit_ok_reasons", "prompt_fields", "prompts", "reasons_as_lists", "rollout_fields", "rollouts"]
     AGGREGATION_FIELD_NUMBER: _ClassVar[int]
     BATCH_ID_FIELD_NUMBER: _ClassVar[int]
     FUNCTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -168,6 +172,7 @@ class ScoreRequest(_message.Message):
     OMIT_OK_REASONS_FIELD_NUMBER: _ClassVar[int]
     PROMPTS_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    REASONS_AS_LISTS_FIELD_NUMBER: _ClassVar[int]
     ROLLOUTS_FIELD_NUMBER: _ClassVar[int]
     ROLLOUT_FIELDS_FIELD_NUMBER: _ClassVar[int]
     aggregation: Aggregation
@@ -177,9 +182,10 @@ class ScoreRequest(_message.Message):
     omit_ok_reasons: bool
     prompt_fields: _containers.RepeatedCompositeFieldContainer[FieldColumn]
     prompts: _containers.RepeatedScalarFieldContainer[str]
+    reasons_as_lists: bool
     rollout_fields: _containers.RepeatedCompositeFieldContainer[FieldColumn]
     rollouts: _containers.RepeatedCompositeFieldContainer[Rollout]
-    def __init__(self, batch_id: _Optional[str] = ..., rollouts: _Optional[_Iterable[_Union[Rollout, _Mapping]]] = ..., functions: _Optional[_Iterable[str]] = ..., inline: _Optional[_Iterable[_Union[FunctionSpec, _Mapping]]] = ..., aggregation: _Optional[_Union[Aggregation, _Mapping]] = ..., prompts: _Optional[_Iterable[str]] = ..., prompt_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ..., rollout_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ..., omit_ok_reasons: bool = ...) -> None: ...
+    def __init__(self, batch_id: _Optional[str] = ..., rollouts: _Optional[_Iterable[_Union[Rollout, _Mapping]]] = ..., functions: _Optional[_Iterable[str]] = ..., inline: _Optional[_Iterable[_Union[FunctionSpec, _Mapping]]] = ..., aggregation: _Optional[_Union[Aggregation, _Mapping]] = ..., prompts: _Optional[_Iterable[str]] = ..., prompt_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ..., rollout_fields: _Optional[_Iterable[_Union[FieldColumn, _Mapping]]] = ..., omit_ok_reasons: bool = ..., reasons_as_lists: bool = ...) -> None: ...
 
 class ScoreResponse(_message.Message):
     __slots__ = ["advantages", "batch_id", "config_fingerprint", "error_code", "error_message", "functions", "rewards", "unscorable", "warnings"]
