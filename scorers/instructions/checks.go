@@ -26,7 +26,9 @@ type builder func(a *kwargs, env *env) (check, error)
 // env is what checks share: the sentence counter and the language
 // detector, which take long to build.
 type env struct {
-	sentences func(string) int
+	sentences func(string) int // len(punkt.sentences(text)), remembered
+	punkt     *punkt
+	words     *wordTokenizer
 	lang      *langdetect.Detector
 	langMemo  *memo[langAnswer]
 }
@@ -495,6 +497,16 @@ func (a *kwargs) count(key string) int {
 	n := a.integer(key)
 	if n < 0 {
 		a.fail(key, fmt.Errorf("%d is negative", n))
+	}
+	return n
+}
+
+// positive reads a whole number above 0 (the reference draws one at
+// random for 0 or a missing one).
+func (a *kwargs) positive(key string) int {
+	n := a.integer(key)
+	if n < 1 && a.err == nil {
+		a.fail(key, fmt.Errorf("%d is not positive", n))
 	}
 	return n
 }

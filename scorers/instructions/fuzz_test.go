@@ -81,7 +81,7 @@ func FuzzScore(f *testing.F) {
 		"postscript_marker": "P.S.", "num_bullets": 1, "num_highlights": 1, "section_spliter": "Section",
 		"num_sections": 1, "prompt_to_repeat": "a", "end_phrase": "a", "capital_frequency": 1, "capital_relation": "at least",
 		"phrase": "a b c", "small_n": 2, "n_start": 0, "n_end": 1, "N": 2, "keyword1": "a", "keyword2": "b",
-		"last_word": "a", "instruction": "a b",
+		"last_word": "a", "instruction": "a b", "n_sent": 1, "n_words": 2, "n": 1, "m": 1,
 	}
 	var rows []map[string]*structpb.Value
 	for id, sp := range specs() {

@@ -99,7 +99,7 @@ func Kind() scorers.Factory {
 func New(p Params) (*Scorer, error) { return build(p, newEnv) }
 
 func newEnv() (*env, error) {
-	count, err := newSentenceCounter()
+	p, err := newPunkt()
 	if err != nil {
 		return nil, fmt.Errorf("load the sentence tokenizer: %w", err)
 	}
@@ -107,7 +107,7 @@ func newEnv() (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the language profiles: %w", err)
 	}
-	return &env{sentences: memoize(count), lang: lang, langMemo: newMemo[langAnswer]()}, nil
+	return &env{sentences: memoize(p.count), punkt: p, words: newWordTokenizer(p), lang: lang, langMemo: newMemo[langAnswer]()}, nil
 }
 
 func build(p Params, newEnv func() (*env, error)) (*Scorer, error) {
@@ -137,16 +137,6 @@ func build(p Params, newEnv func() (*env, error)) (*Scorer, error) {
 		loose: *p.Loose, all: p.Scoring == All,
 		noInstructions: fmt.Sprintf("no instructions in field %q", p.InstructionsField),
 	}, nil
-}
-
-// newSentenceCounter returns a function counting the sentences of a text
-// as NLTK's Punkt tokenizer with its English model does (punkt.go).
-func newSentenceCounter() (func(string) int, error) {
-	p, err := newPunkt()
-	if err != nil {
-		return nil, err
-	}
-	return p.count, nil
 }
 
 // IDs returns the instruction ids the kind checks, sorted: IFEval's 25

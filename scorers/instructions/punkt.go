@@ -66,13 +66,27 @@ func newPunkt() (*punkt, error) {
 }
 
 // count returns len(tokenizer.tokenize(text)).
-func (p *punkt) count(text string) int {
-	type slice struct{ start, stop int }
-	var slices []slice
+func (p *punkt) count(text string) int { return len(p.spans(text)) }
+
+// sentences returns tokenizer.tokenize(text): the sentences of text.
+func (p *punkt) sentences(text string) []string {
+	spans := p.spans(text)
+	out := make([]string, len(spans))
+	for i, s := range spans {
+		out[i] = text[s[0]:s[1]]
+	}
+	return out
+}
+
+// spans returns the byte ranges of the sentences of text, as NLTK's
+// span_tokenize does: candidate breaks (_slices_from_text), then closing
+// quotes and brackets moved to the sentence before (_realign_boundaries).
+func (p *punkt) spans(text string) [][2]int {
+	var slices [][2]int
 	lastBreak := 0
 	for _, c := range p.endContexts(text) {
 		if p.containsBreak(c.context) {
-			slices = append(slices, slice{lastBreak, c.end})
+			slices = append(slices, [2]int{lastBreak, c.end})
 			if c.nextTok >= 0 {
 				lastBreak = c.nextTok
 			} else {
@@ -80,34 +94,34 @@ func (p *punkt) count(text string) int {
 			}
 		}
 	}
-	slices = append(slices, slice{lastBreak, len(strings.TrimRightFunc(text, unicode.IsSpace))})
-	// _realign_boundaries
-	n, realign := 0, 0
+	slices = append(slices, [2]int{lastBreak, len(strings.TrimRightFunc(text, unicode.IsSpace))})
+	var out [][2]int
+	realign := 0
 	for i, s1 := range slices {
-		s1.start += realign
-		nonEmpty := s1.start < s1.stop
+		s1[0] += realign
+		nonEmpty := s1[0] < s1[1]
 		if i+1 == len(slices) {
 			if nonEmpty {
-				n++
+				out = append(out, s1)
 			}
 			continue
 		}
 		s2 := slices[i+1]
 		s2text := ""
-		if s2.start < s2.stop {
-			s2text = text[s2.start:s2.stop]
+		if s2[0] < s2[1] {
+			s2text = text[s2[0]:s2[1]]
 		}
 		if m := boundaryRealignment(s2text); m > 0 {
-			n++
+			out = append(out, [2]int{s1[0], s2[0] + len(strings.TrimRightFunc(s2text[:m], unicode.IsSpace))})
 			realign = m
 		} else {
 			realign = 0
 			if nonEmpty {
-				n++
+				out = append(out, s1)
 			}
 		}
 	}
-	return n
+	return out
 }
 
 // boundaryRealignment is the length of the match of NLTK's
