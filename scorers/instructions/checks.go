@@ -56,12 +56,16 @@ var (
 	postscriptP = regexp.MustCompile(`(?m)` + pyS + `*p\.` + pyS + `?p\.` + pyS + `?s.*$`)
 )
 
-// specs returns the instruction ids rewardd checks: IFEval's 25 and
-// IFEvalG's (extendedSpecs). It is a function, so that nothing is built
+// specs returns the instruction ids rewardd checks: IFEval's 25,
+// IFEvalG's (extendedSpecs) and IFBench's (ifbenchSpecs), whose ids are
+// all different (TestIDSetsAreDisjoint). It is a function, so that nothing is built
 // before it is needed.
 func specs() map[string]spec {
 	all := ifevalSpecs()
 	for id, sp := range extendedSpecs() {
+		all[id] = sp
+	}
+	for id, sp := range ifbenchSpecs() {
 		all[id] = sp
 	}
 	all["letters:letter_counting2"] = all["keywords:letter_frequency"]

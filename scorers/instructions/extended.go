@@ -230,9 +230,6 @@ func extendedSpecs() map[string]spec {
 	}
 }
 
-// unsupported are the ids rewardd knows and refuses, with why.
-var unsupported = map[string]string{}
-
 // repeatPhrase is IFEvalG's RepeatPhraseChecker: the phrase appears n
 // times, each with exactly one word changed.
 func repeatPhrase(re *regexp.Regexp, phrase []string, n int, v string) bool {

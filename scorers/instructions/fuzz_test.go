@@ -82,6 +82,8 @@ func FuzzScore(f *testing.F) {
 		"num_sections": 1, "prompt_to_repeat": "a", "end_phrase": "a", "capital_frequency": 1, "capital_relation": "at least",
 		"phrase": "a b c", "small_n": 2, "n_start": 0, "n_end": 1, "N": 2, "keyword1": "a", "keyword2": "b",
 		"last_word": "a", "instruction": "a b", "n_sent": 1, "n_words": 2, "n": 1, "m": 1,
+		"min_words": 1, "max_words": 5, "percentage": 50, "reference_text": "a b c", "options": "yes/no", "word": "a", "sep": "-",
+		"keyword3": "c", "keyword4": "d", "keyword5": "e",
 	}
 	var rows []map[string]*structpb.Value
 	for id, sp := range specs() {
