@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/neurosnap/sentences/data"
 )
 
 // parityRow is what the reference's Python libraries say about one text
@@ -114,5 +117,36 @@ func TestMemo(t *testing.T) {
 	m.get(long, f)
 	if calls != memoSize+3 || len(m.m) != memoSize {
 		t.Errorf("a long text was kept: %d calls, %d kept", calls, len(m.m))
+	}
+}
+
+// TestReadPunktParams: the hand reader of the Punkt parameters gives what
+// encoding/json gives, on the file and on one with an escape (which it
+// hands to encoding/json), and fails on a broken one.
+func TestReadPunktParams(t *testing.T) {
+	asset, err := data.Asset("data/english.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{asset, []byte(`{"A": {"x\u00e9": 1, "y": -2}, "B": {}}`), []byte(` { "A" : { } } `)} {
+		var want map[string]map[string]int
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readPunktParams(b)
+		if err != nil {
+			t.Fatalf("%.40q: %v", b, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%.40q: got %d sections, want %d (or their contents differ)", b, len(got), len(want))
+		}
+	}
+	if len(asset) < 1000 {
+		t.Fatalf("data/english.json is %d bytes", len(asset))
+	}
+	for _, bad := range []string{`{"A": {"x": 1}`, `{"A": {"x": y}}`, `{"A" {}}`, `{"A": {}} x`, `{"A": {"x": 1,}}`} {
+		if _, err := readPunktParams([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
 	}
 }
