@@ -398,6 +398,15 @@ func ifbenchSpecs() map[string]spec {
 				return slices.Equal(caps, europeanCapitals)
 			}, a.err
 		}},
+		"custom:csv_city": {nil, func(a *kwargs, _ *env) (check, error) {
+			return csvCity, a.err
+		}},
+		"custom:csv_special_character": {nil, func(a *kwargs, _ *env) (check, error) {
+			return csvSpecialCharacter, a.err
+		}},
+		"custom:csv_quotes": {nil, func(a *kwargs, _ *env) (check, error) {
+			return csvQuotes, a.err
+		}},
 		"custom:date_format_list": {nil, func(a *kwargs, _ *env) (check, error) {
 			return dateFormatList, a.err
 		}},
@@ -514,15 +523,12 @@ func ifbenchSpecs() map[string]spec {
 }
 
 // unsupported are IFBench's ids rewardd knows and does not check, with
-// why: each needs a model or data rewardd does not have.
+// why: each needs a model or data rewardd does not ship.
 var unsupported = map[string]string{
-	"ratio:stop_words":             "it counts the words of NLTK's stopwords corpus, which rewardd does not ship",
-	"format:emoji":                 "it asks the emoji package's database whether a character is an emoji, which rewardd does not ship",
-	"words:start_verb":             "it runs NLTK's averaged perceptron part-of-speech tagger, a trained model rewardd does not ship",
-	"words:odd_even_syllables":     "it counts syllables with the syllapy package's dictionary, which rewardd does not ship",
-	"custom:csv_city":              "it reads CSV as Python's csv module does, which rewardd does not reproduce",
-	"custom:csv_special_character": "it reads CSV as Python's csv module does, which rewardd does not reproduce",
-	"custom:csv_quotes":            "it reads CSV as Python's csv module does, which rewardd does not reproduce",
+	"ratio:stop_words":         "it counts the words of NLTK's stopwords corpus, which rewardd does not ship",
+	"format:emoji":             "it asks the emoji package's database whether a character is an emoji, which rewardd does not ship",
+	"words:start_verb":         "it runs NLTK's averaged perceptron part-of-speech tagger, a trained model rewardd does not ship",
+	"words:odd_even_syllables": "it counts syllables with the syllapy package's dictionary, which rewardd does not ship",
 }
 
 // asciiPunct is Python's string.punctuation.
@@ -941,6 +947,90 @@ func reverseNewline(v string) bool {
 		lines[i] = asciiFold(lines[i])
 	}
 	return slices.IsSortedFunc(lines, func(a, b string) int { return strings.Compare(b, a) })
+}
+
+// The CSV checkers read the response with pyCSV, Python's csv reader;
+// where that reader raises (or, in csvQuotes, a blank field makes the
+// reference index an empty string), the reference's evaluation stops with
+// the exception, and rewardd says not followed.
+
+// csvCity is CityCSVChecker: a header ID,Country,City,Year,Count and seven
+// rows of five fields.
+func csvCity(v string) bool {
+	rows, err := pyCSV(v, ',')
+	if err != nil || len(rows) != 8 || !slices.Equal(rows[0], []string{"ID", "Country", "City", "Year", "Count"}) {
+		return false
+	}
+	for _, r := range rows[1:] {
+		if len(r) != 5 {
+			return false
+		}
+	}
+	return true
+}
+
+// The header patterns of SpecialCharacterCSVChecker and QuotesCSVChecker,
+// and the former's field with a special character, with Python's \d, \w
+// and \s.
+var (
+	csvSpecialHeader = regexp.MustCompile(`^(ProductID|"ProductID"),[ \t]*(Category|"Category"),[ \t]*(Brand|"Brand"),[ \t]*(Price|"Price"),[ \t]*(Stock|"Stock")$`)
+	csvQuotesHeader  = regexp.MustCompile(`^(StudentID|"StudentID")\t *(Subject|"Subject")\t *(Grade|"Grade")\t *(Semester|"Semester")\t *(Score|"Score")$`)
+	csvSpecialField  = regexp.MustCompile(`^".*[^\p{L}\p{N}_\t\n\v\f\r \x{1c}-\x{1f}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}].*"`)
+)
+
+// csvHeader is value.split("\n")[0].strip().
+func csvHeader(v string) string {
+	h, _, _ := strings.Cut(v, "\n")
+	return strip(h)
+}
+
+// csvSpecialCharacter is SpecialCharacterCSVChecker: the product header,
+// fourteen rows of five fields, and (with every quote tripled, as the
+// reference reads it) some field that is quoted and holds a character
+// neither a word character nor white space.
+func csvSpecialCharacter(v string) bool {
+	if !csvSpecialHeader.MatchString(csvHeader(v)) {
+		return false
+	}
+	rows, err := pyCSV(strings.ReplaceAll(v, `"`, `"""`), ',')
+	if err != nil || len(rows) != 15 {
+		return false
+	}
+	for _, r := range rows[1:] {
+		if len(r) != 5 {
+			return false
+		}
+		for _, f := range r {
+			if csvSpecialField.MatchString(f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// csvQuotes is QuotesCSVChecker: the student header, tab-separated, four
+// rows of five fields, each field (stripped) in quotes once every quote
+// is tripled.
+func csvQuotes(v string) bool {
+	if !csvQuotesHeader.MatchString(csvHeader(v)) {
+		return false
+	}
+	rows, err := pyCSV(strings.ReplaceAll(v, `"`, `"""`), '\t')
+	if err != nil || len(rows) != 4 {
+		return false
+	}
+	for _, r := range rows {
+		if len(r) != 5 {
+			return false
+		}
+		for _, f := range r {
+			if f = strip(f); !strings.HasPrefix(f, `"`) || !strings.HasSuffix(f, `"`) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // dateFormatList is DateFormatListChecker: comma-separated YYYY-MM-DD

@@ -7,9 +7,9 @@
 // A row names its instructions in a field (InstructionsField, default
 // instruction_id_list, as IFEval's data does: "punctuation:no_comma",
 // "length_constraints:number_words", …: the 25 ids of IFEval, the 29 that
-// open-instruct's IFEvalG adds and the 51 of IFBench's 58 that need no
+// open-instruct's IFEvalG adds and the 54 of IFBench's 58 that need no
 // model or data rewardd lacks; IDs lists them, docs/instructions.md says
-// which is which and why 7 are refused) with one
+// which is which and why 4 are refused) with one
 // dict of parameters per instruction in another (KwargsField, default
 // kwargs; a null entry is an empty dict, a null value an absent key, as in
 // the Hugging Face copy of IFEval). Each instruction is checked as the

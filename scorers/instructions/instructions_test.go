@@ -113,7 +113,7 @@ func TestEveryIDHasACase(t *testing.T) {
 		seen[c.ID] = s
 	}
 	ids := instructions.IDs()
-	if len(ids) < 25+28+51 {
+	if len(ids) < 25+29+54 {
 		t.Errorf("%d ids", len(ids))
 	}
 	for _, id := range ids {

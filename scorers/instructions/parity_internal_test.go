@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neurosnap/sentences/data"
@@ -148,5 +149,49 @@ func TestReadPunktParams(t *testing.T) {
 		if _, err := readPunktParams([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// TestPyCSV compares pyCSV with Python's csv.reader on the texts of
+// testdata/pycsv.jsonl (written by testdata/pycsv.py).
+func TestPyCSV(t *testing.T) {
+	data, err := os.ReadFile("testdata/pycsv.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		var c struct {
+			Text      string          `json:"text"`
+			Delimiter string          `json:"delimiter"`
+			Rows      json.RawMessage `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		got, err := pyCSV(c.Text, []rune(c.Delimiter)[0])
+		if string(c.Rows) == `"error"` {
+			if err == nil {
+				t.Errorf("%q (%q): got %q, Python raises", c.Text, c.Delimiter, got)
+			}
+			continue
+		}
+		var want [][]string
+		if err := json.Unmarshal(c.Rows, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err != nil || len(got) != len(want) {
+			t.Errorf("%q (%q): got %q, %v; Python %q", c.Text, c.Delimiter, got, err, want)
+			continue
+		}
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) && !(len(got[i]) == 0 && len(want[i]) == 0) {
+				t.Errorf("%q (%q): row %d got %q; Python %q", c.Text, c.Delimiter, i, got[i], want[i])
+			}
+		}
+	}
+	if n < 100 {
+		t.Fatalf("read %d cases", n)
 	}
 }
