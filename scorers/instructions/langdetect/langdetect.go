@@ -51,7 +51,7 @@ type entry struct {
 	p    float64
 }
 
-// New loads the profiles (about 40 ms and 25 MB).
+// New loads the profiles (about 25 ms and 25 MB).
 func New() (*Detector, error) {
 	text := profiles
 	d := &Detector{grams: make(map[uint64][]entry, 90000), unigrams: make([][]entry, 0x10000), cjk: map[rune]rune{}}
