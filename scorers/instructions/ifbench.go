@@ -793,17 +793,10 @@ func responseOptions(s string) ([]string, bool) {
 var lettered = regexp.MustCompile(`^[^\p{L}\p{N}_]*[aA][^\p{L}\p{N}_]*[bB][^\p{L}\p{N}_]*[cC]`)
 
 // indentStairs is IndentStairsChecker: each line indented by more spaces
-// than the one before. The reference removes blank lines from the list
-// while iterating over it, which skips the line after each one removed;
-// so does this.
+// than the one before, blank lines left out as the reference leaves them
+// out (indentStairsLines).
 func indentStairs(v string) bool {
-	lines := strings.Split(v, "\n")
-	for i := 0; i < len(lines); i++ {
-		if line := lines[i]; strip(line) == "" {
-			k := slices.Index(lines, line)
-			lines = slices.Delete(lines, k, k+1)
-		}
-	}
+	lines := indentStairsLines(strings.Split(v, "\n"))
 	indent := func(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
 	for i := 0; i+1 < len(lines); i++ {
 		if indent(lines[i+1]) <= indent(lines[i]) {
@@ -811,6 +804,39 @@ func indentStairs(v string) bool {
 		}
 	}
 	return true
+}
+
+// indentStairsLines is what remains of lines after the reference's
+//
+//	for line in lines:
+//	    if not line.strip():
+//	        lines.remove(line)
+//
+// which removes from the list it iterates over: each blank line it meets
+// removes the first line equal to it, and the line after it is not
+// looked at. Done as written that is quadratic (a megabyte of newlines
+// would take hours); here in one pass: the removals never reach past the
+// line looked at, so the lines looked at are those of the original list
+// with one skipped after each blank, and the lines removed are, for each
+// blank text, its first occurrences, as many as were met.
+// TestIndentStairsLines holds it to the list removal on small inputs.
+func indentStairsLines(lines []string) []string {
+	met := map[string]int{}
+	for p := 0; p < len(lines); p++ {
+		if strip(lines[p]) == "" {
+			met[lines[p]]++
+			p++ // the line after slides into the place looked at
+		}
+	}
+	out := lines[:0:0]
+	for _, l := range lines {
+		if met[l] > 0 {
+			met[l]--
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // quoteExplanation is QuoteExplanationChecker: no quotation is empty or
