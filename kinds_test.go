@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/scorers/instructions"
 )
 
 // TestDocsListEveryKind: docs/config.md names every kind the binary
@@ -59,5 +60,36 @@ func TestDocsListEveryKind(t *testing.T) {
 	slices.Sort(rows)
 	if !slices.Equal(rows, kinds) {
 		t.Errorf("README.md's table of kinds has rows for %v; the registry has %v", rows, kinds)
+	}
+}
+
+// TestInstructionIDsDocumented: docs/instructions.md names every
+// instruction id instruction_following checks and every one it refuses,
+// and no other.
+func TestInstructionIDsDocumented(t *testing.T) {
+	data, err := os.ReadFile("docs/instructions.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([a-z_]+:[a-z_0-9-]+)`").FindAllStringSubmatch(string(data), -1) {
+		named[m[1]] = true
+	}
+	known := map[string]bool{}
+	for _, id := range instructions.IDs() {
+		known[id] = true
+	}
+	for id := range instructions.Unsupported() {
+		known[id] = true
+	}
+	for id := range known {
+		if !named[id] {
+			t.Errorf("docs/instructions.md does not name %s", id)
+		}
+	}
+	for id := range named {
+		if !known[id] {
+			t.Errorf("docs/instructions.md names %s, which instruction_following does not know", id)
+		}
 	}
 }

@@ -2,7 +2,12 @@ package instructions_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/instructions"
@@ -54,4 +59,31 @@ func benchStrictLoose(b *testing.B, rollouts []*scorers.Rollout) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(rollouts)), "µs/row")
+}
+
+// BenchmarkIFBench290 scores IFBench's 290 published responses with their
+// instructions (those rewardd refuses answer at once), strictly and
+// loosely: one op is the 580 scores.
+func BenchmarkIFBench290(b *testing.B) {
+	data, err := os.ReadFile("testdata/ifbench_reference_290.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rollouts []*scorers.Rollout
+	for line := range strings.Lines(string(data)) {
+		var r struct {
+			InstructionIDList []any `json:"instruction_id_list"`
+			Kwargs            []any `json:"kwargs"`
+			Response          string
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			b.Fatal(err)
+		}
+		row, err := structpb.NewStruct(map[string]any{"instruction_id_list": r.InstructionIDList, "kwargs": r.Kwargs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rollouts = append(rollouts, &scorers.Rollout{Completion: r.Response, Fields: row.GetFields()})
+	}
+	benchStrictLoose(b, rollouts)
 }

@@ -26,7 +26,9 @@ type builder func(a *kwargs, env *env) (check, error)
 // env is what checks share: the sentence counter and the language
 // detector, which take long to build.
 type env struct {
-	sentences func(string) int
+	sentences func(string) int // len(punkt.sentences(text)), remembered
+	punkt     *punkt
+	words     *wordTokenizer
 	lang      *langdetect.Detector
 	langMemo  *memo[langAnswer]
 }
@@ -54,12 +56,16 @@ var (
 	postscriptP = regexp.MustCompile(`(?m)` + pyS + `*p\.` + pyS + `?p\.` + pyS + `?s.*$`)
 )
 
-// specs returns the instruction ids rewardd checks: IFEval's 25 and
-// IFEvalG's (extendedSpecs). It is a function, so that nothing is built
+// specs returns the instruction ids rewardd checks: IFEval's 25,
+// IFEvalG's (extendedSpecs) and IFBench's (ifbenchSpecs), whose ids are
+// all different (TestIDSetsAreDisjoint). It is a function, so that nothing is built
 // before it is needed.
 func specs() map[string]spec {
 	all := ifevalSpecs()
 	for id, sp := range extendedSpecs() {
+		all[id] = sp
+	}
+	for id, sp := range ifbenchSpecs() {
 		all[id] = sp
 	}
 	all["letters:letter_counting2"] = all["keywords:letter_frequency"]
@@ -495,6 +501,16 @@ func (a *kwargs) count(key string) int {
 	n := a.integer(key)
 	if n < 0 {
 		a.fail(key, fmt.Errorf("%d is negative", n))
+	}
+	return n
+}
+
+// positive reads a whole number above 0 (the reference draws one at
+// random for 0 or a missing one).
+func (a *kwargs) positive(key string) int {
+	n := a.integer(key)
+	if n < 1 && a.err == nil {
+		a.fail(key, fmt.Errorf("%d is not positive", n))
 	}
 	return n
 }

@@ -36,5 +36,5 @@ func Example() {
 	// Output:
 	// all: 0 (not followed: punctuation:no_comma)
 	// fraction: 0.5 (not followed: punctuation:no_comma)
-	// error instruction 0: unknown instruction id "punctuation:no_semicolon" (rewardd knows IFEval's and open-instruct IFEvalG's)
+	// error instruction 0: unknown instruction id "punctuation:no_semicolon" (rewardd knows IFEval's, open-instruct IFEvalG's and IFBench's)
 }

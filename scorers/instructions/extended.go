@@ -11,9 +11,10 @@ import (
 // IFEval's (Tülu 3's RLVR data uses them), each checked as
 // open_instruct/IFEvalG/instructions.py checks it, but for its random
 // draws: where it draws a parameter given as 0 (n_start, N, small_n),
-// rewardd takes 0. Four of its ids count NLTK word tokens, which rewardd
-// does not reproduce: they are refused by name (unsupported) rather than
-// scored differently. letters:letter_counting2 is IFEval's
+// rewardd takes 0, but where 0 means nothing (a sentence or word position,
+// a number of sentences or words a sentence), where it is an error. Four
+// ids count NLTK word tokens: they use wordTokenizer, NLTK's
+// word_tokenize ported. letters:letter_counting2 is IFEval's
 // keywords:letter_frequency under another id.
 func extendedSpecs() map[string]spec {
 	return map[string]spec{
@@ -181,6 +182,41 @@ func extendedSpecs() map[string]spec {
 			m2 := a.pattern("keyword2", strip(a.str("keyword2")), true)
 			return func(v string) bool { return m1.count(v, 2) == 1 && m2.count(v, 3) == 2 }, a.err
 		}},
+		"count:counting_composition": {[]string{"n_sent", "n_words"}, func(a *kwargs, e *env) (check, error) {
+			nSent, nWords := a.positive("n_sent"), a.positive("n_words")
+			return func(v string) bool { return countingComposition(e.words, nSent, nWords, v) }, a.err
+		}},
+		"count:count_unique": {nil, func(a *kwargs, e *env) (check, error) {
+			return func(v string) bool {
+				words := e.words.tokens(v)
+				seen := make(map[string]bool, len(words))
+				for _, w := range words {
+					if seen[w] {
+						return false
+					}
+					seen[w] = true
+				}
+				return true
+			}, a.err
+		}},
+		"keywords:keyword_specific_position": {[]string{"keyword", "n", "m"}, func(a *kwargs, e *env) (check, error) {
+			kw := strip(a.str("keyword"))
+			n, m := a.positive("n"), a.positive("m")
+			return func(v string) bool {
+				sentences := splitIntoSentences(v)
+				if len(sentences) < n {
+					return false
+				}
+				words := e.words.tokens(sentences[n-1])
+				return len(words) >= m && words[m-1] == kw
+			}, a.err
+		}},
+		"keywords:start_end": {nil, func(a *kwargs, e *env) (check, error) {
+			return func(v string) bool {
+				words := e.words.tokens(v)
+				return len(words) >= 2 && strings.ToLower(words[0]) == strings.ToLower(words[len(words)-1])
+			}, a.err
+		}},
 		"keywords:palindrome": {nil, func(a *kwargs, _ *env) (check, error) {
 			return func(v string) bool {
 				for _, w := range strings.FieldsFunc(v, pySpace) {
@@ -192,14 +228,6 @@ func extendedSpecs() map[string]spec {
 			}, a.err
 		}},
 	}
-}
-
-// unsupported are IFEvalG's ids rewardd refuses, with why.
-var unsupported = map[string]string{
-	"count:counting_composition":         "it counts NLTK word tokens, which rewardd does not reproduce",
-	"count:count_unique":                 "it counts NLTK word tokens, which rewardd does not reproduce",
-	"keywords:keyword_specific_position": "it counts NLTK word tokens, which rewardd does not reproduce",
-	"keywords:start_end":                 "it compares NLTK word tokens, which rewardd does not reproduce",
 }
 
 // repeatPhrase is IFEvalG's RepeatPhraseChecker: the phrase appears n
@@ -229,6 +257,33 @@ func repeatPhrase(re *regexp.Regexp, phrase []string, n int, v string) bool {
 		}
 	}
 	return satisfied == n
+}
+
+// countingComposition is IFEvalG's CountingCompositionChecker: three
+// paragraphs between "***" dividers, each of nSent sentences (the
+// rule-based split) of nWords word tokens. As in the reference, an empty
+// paragraph at either end still has its sentences counted, so it fails.
+func countingComposition(w *wordTokenizer, nSent, nWords int, v string) bool {
+	paragraphs := divider.Split(v, -1)
+	n := len(paragraphs)
+	for i, p := range paragraphs {
+		if strip(p) == "" {
+			if i != 0 && i != len(paragraphs)-1 {
+				return false
+			}
+			n--
+		}
+		sentences := splitIntoSentences(p)
+		if len(sentences) != nSent {
+			return false
+		}
+		for _, s := range sentences {
+			if len(w.tokens(s)) != nWords {
+				return false
+			}
+		}
+	}
+	return n == 3
 }
 
 // twoParagraphs is IFEvalG's ParagraphBasicChecker on already split

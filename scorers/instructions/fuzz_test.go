@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -81,7 +82,9 @@ func FuzzScore(f *testing.F) {
 		"postscript_marker": "P.S.", "num_bullets": 1, "num_highlights": 1, "section_spliter": "Section",
 		"num_sections": 1, "prompt_to_repeat": "a", "end_phrase": "a", "capital_frequency": 1, "capital_relation": "at least",
 		"phrase": "a b c", "small_n": 2, "n_start": 0, "n_end": 1, "N": 2, "keyword1": "a", "keyword2": "b",
-		"last_word": "a", "instruction": "a b",
+		"last_word": "a", "instruction": "a b", "n_sent": 1, "n_words": 2, "n": 1, "m": 1,
+		"min_words": 1, "max_words": 5, "percentage": 50, "reference_text": "a b c", "options": "yes/no", "word": "a", "sep": "-",
+		"keyword3": "c", "keyword4": "d", "keyword5": "e",
 	}
 	var rows []map[string]*structpb.Value
 	for id, sp := range specs() {
@@ -127,6 +130,68 @@ func FuzzPunkt(f *testing.F) {
 			t.Fatalf("count(%q) = %d with %d ends", s, n, ends)
 		case ends == 0 && !blank && n != 1, blank && n != 0:
 			t.Fatalf("count(%q) = %d", s, n)
+		}
+	})
+}
+
+// FuzzWordTokenize checks the word tokenizer on any text: never a panic,
+// no token empty or holding white space, and no letter or digit lost or
+// made up (the tokenizer only splits, and turns quotes into “ and ”).
+func FuzzWordTokenize(f *testing.F) {
+	for _, s := range []string{"", "I cannot go.", `"Hi," she said -- 'tis... (ok)?`, "a\u00a0b\u2028c", "\xff'"} {
+		f.Add(s)
+	}
+	p, err := newPunkt()
+	if err != nil {
+		f.Fatal(err)
+	}
+	w := newWordTokenizer(p)
+	alnum := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return r
+			}
+			return -1
+		}, s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		toks := w.tokens(s)
+		for _, tok := range toks {
+			if tok == "" || strings.IndexFunc(tok, pySpace) >= 0 {
+				t.Fatalf("tokens(%q) = %q", s, toks)
+			}
+		}
+		if got, want := alnum(strings.Join(toks, "")), alnum(s); got != want {
+			t.Fatalf("tokens(%q) = %q: letters and digits %q, want %q", s, toks, got, want)
+		}
+	})
+}
+
+// FuzzPyCSV checks the CSV reader on any text: never a panic, and a
+// field's text always comes from the input (no quote made up beyond the
+// input's).
+func FuzzPyCSV(f *testing.F) {
+	for _, s := range []string{"", "a,b\n\"c,d\"\n", "\"x\"\"y\"z,\r\n", "a\rb", "\"open\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, d := range []rune{',', '\t'} {
+			rows, err := pyCSV(s, d)
+			if err != nil {
+				continue
+			}
+			quotes := 0
+			for _, r := range rows {
+				for _, fld := range r {
+					quotes += strings.Count(fld, `"`)
+				}
+			}
+			if quotes > strings.Count(s, `"`) {
+				t.Fatalf("pyCSV(%q) = %q: more quotes than the input", s, rows)
+			}
 		}
 	})
 }

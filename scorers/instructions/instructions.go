@@ -6,7 +6,10 @@
 //
 // A row names its instructions in a field (InstructionsField, default
 // instruction_id_list, as IFEval's data does: "punctuation:no_comma",
-// "length_constraints:number_words", …, the 25 ids of IFEval) with one
+// "length_constraints:number_words", …: the 25 ids of IFEval, the 29 that
+// open-instruct's IFEvalG adds and the 54 of IFBench's 58 that need no
+// model or data rewardd lacks; IDs lists them, docs/instructions.md says
+// which is which and why 4 are refused) with one
 // dict of parameters per instruction in another (KwargsField, default
 // kwargs; a null entry is an empty dict, a null value an absent key, as in
 // the Hugging Face copy of IFEval). Each instruction is checked as the
@@ -30,8 +33,9 @@
 // and the English of english_capital and english_lowercase) is what
 // langdetect says seeded with 0 (package langdetect), where the reference,
 // unseeded, may say something else from run to run; sentences are counted by
-// github.com/neurosnap/sentences, a Go Punkt with the parameters of NLTK's
-// English model; capital_word_frequency counts words with the splits of
+// a Go port of NLTK's Punkt with the parameters of NLTK's English model
+// (punkt.go), and split into word tokens as nltk.word_tokenize does
+// (wordtok.go); capital_word_frequency counts words with the splits of
 // NLTK's word tokenizer that can change the count (see capitalWords); and
 // json_format does not take Python's NaN and Infinity. The package's tests
 // compare every verdict with the reference's on published responses.
@@ -40,6 +44,7 @@ package instructions
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -99,7 +104,7 @@ func Kind() scorers.Factory {
 func New(p Params) (*Scorer, error) { return build(p, newEnv) }
 
 func newEnv() (*env, error) {
-	count, err := newSentenceCounter()
+	p, err := newPunkt()
 	if err != nil {
 		return nil, fmt.Errorf("load the sentence tokenizer: %w", err)
 	}
@@ -107,7 +112,7 @@ func newEnv() (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the language profiles: %w", err)
 	}
-	return &env{sentences: memoize(count), lang: lang, langMemo: newMemo[langAnswer]()}, nil
+	return &env{sentences: memoize(p.count), punkt: p, words: newWordTokenizer(p), lang: lang, langMemo: newMemo[langAnswer]()}, nil
 }
 
 func build(p Params, newEnv func() (*env, error)) (*Scorer, error) {
@@ -139,18 +144,9 @@ func build(p Params, newEnv func() (*env, error)) (*Scorer, error) {
 	}, nil
 }
 
-// newSentenceCounter returns a function counting the sentences of a text
-// as NLTK's Punkt tokenizer with its English model does (punkt.go).
-func newSentenceCounter() (func(string) int, error) {
-	p, err := newPunkt()
-	if err != nil {
-		return nil, err
-	}
-	return p.count, nil
-}
-
-// IDs returns the instruction ids the kind checks, sorted: IFEval's 25
-// and those open-instruct's IFEvalG adds, but for the four it refuses.
+// IDs returns the instruction ids the kind checks, sorted: IFEval's 25,
+// those open-instruct's IFEvalG adds and IFBench's, but for those in
+// Unsupported.
 func IDs() []string {
 	var ids []string
 	for id := range specs() {
@@ -159,6 +155,11 @@ func IDs() []string {
 	slices.Sort(ids)
 	return ids
 }
+
+// Unsupported returns the instruction ids the kind knows and answers
+// ERROR for, each with why (IFBench's that need a model or data rewardd
+// does not ship).
+func Unsupported() map[string]string { return maps.Clone(unsupported) }
 
 // Params returns the parameters s runs with, defaults filled in.
 func (s *Scorer) Params() Params { return s.p }
@@ -178,7 +179,7 @@ func (s *Scorer) Score(_ context.Context, r *scorers.Rollout) scorers.Result {
 			return scorers.Errorf("instruction %q: not supported: %s", id, why)
 		}
 		if !ok {
-			return scorers.Errorf("instruction %d: unknown instruction id %q (rewardd knows IFEval's and open-instruct IFEvalG's)", i, id)
+			return scorers.Errorf("instruction %d: unknown instruction id %q (rewardd knows IFEval's, open-instruct IFEvalG's and IFBench's)", i, id)
 		}
 		a := &kwargs{m: kw[i]}
 		a.checkKeys(sp.keys)

@@ -76,8 +76,9 @@ func TestCases(t *testing.T) {
 	}
 }
 
-// TestEveryIDHasACase checks that the table tests every instruction id
-// the kind checks, each followed and not followed.
+// TestEveryIDHasACase checks that the table, with the checks of IFBench's
+// own tests (TestIFBenchReferenceTests), tests every instruction id the
+// kind checks, each followed and not followed.
 func TestEveryIDHasACase(t *testing.T) {
 	data, err := os.ReadFile("testdata/cases.json")
 	if err != nil {
@@ -104,8 +105,15 @@ func TestEveryIDHasACase(t *testing.T) {
 		}
 		seen[c.Instructions[0]] = s
 	}
+	for _, c := range ifbenchTests(t) {
+		s := seen[c.ID]
+		if strings.TrimSpace(c.Completion) != "" {
+			s[b2i(c.Reference)] = true
+		}
+		seen[c.ID] = s
+	}
 	ids := instructions.IDs()
-	if len(ids) < 25+24 {
+	if len(ids) < 25+29+54 {
 		t.Errorf("%d ids", len(ids))
 	}
 	for _, id := range ids {
@@ -126,4 +134,11 @@ func TestConformance(t *testing.T) {
 		s := scorertest.MustNew(t, instructions.New, p)
 		scorertest.Run(t, s, scorertest.Unit, rollouts, "instruction_id_list", "kwargs")
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/neurosnap/sentences/data"
 )
 
 // parityRow is what the reference's Python libraries say about one text
@@ -114,5 +118,80 @@ func TestMemo(t *testing.T) {
 	m.get(long, f)
 	if calls != memoSize+3 || len(m.m) != memoSize {
 		t.Errorf("a long text was kept: %d calls, %d kept", calls, len(m.m))
+	}
+}
+
+// TestReadPunktParams: the hand reader of the Punkt parameters gives what
+// encoding/json gives, on the file and on one with an escape (which it
+// hands to encoding/json), and fails on a broken one.
+func TestReadPunktParams(t *testing.T) {
+	asset, err := data.Asset("data/english.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{asset, []byte(`{"A": {"x\u00e9": 1, "y": -2}, "B": {}}`), []byte(` { "A" : { } } `)} {
+		var want map[string]map[string]int
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readPunktParams(b)
+		if err != nil {
+			t.Fatalf("%.40q: %v", b, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%.40q: got %d sections, want %d (or their contents differ)", b, len(got), len(want))
+		}
+	}
+	if len(asset) < 1000 {
+		t.Fatalf("data/english.json is %d bytes", len(asset))
+	}
+	for _, bad := range []string{`{"A": {"x": 1}`, `{"A": {"x": y}}`, `{"A" {}}`, `{"A": {}} x`, `{"A": {"x": 1,}}`} {
+		if _, err := readPunktParams([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestPyCSV compares pyCSV with Python's csv.reader on the texts of
+// testdata/pycsv.jsonl (written by testdata/pycsv.py).
+func TestPyCSV(t *testing.T) {
+	data, err := os.ReadFile("testdata/pycsv.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		var c struct {
+			Text      string          `json:"text"`
+			Delimiter string          `json:"delimiter"`
+			Rows      json.RawMessage `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		got, err := pyCSV(c.Text, []rune(c.Delimiter)[0])
+		if string(c.Rows) == `"error"` {
+			if err == nil {
+				t.Errorf("%q (%q): got %q, Python raises", c.Text, c.Delimiter, got)
+			}
+			continue
+		}
+		var want [][]string
+		if err := json.Unmarshal(c.Rows, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err != nil || len(got) != len(want) {
+			t.Errorf("%q (%q): got %q, %v; Python %q", c.Text, c.Delimiter, got, err, want)
+			continue
+		}
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) && !(len(got[i]) == 0 && len(want[i]) == 0) {
+				t.Errorf("%q (%q): row %d got %q; Python %q", c.Text, c.Delimiter, i, got[i], want[i])
+			}
+		}
+	}
+	if n < 100 {
+		t.Fatalf("read %d cases", n)
 	}
 }

@@ -1,8 +1,11 @@
 package instructions
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -38,41 +41,156 @@ const (
 
 // newPunkt loads the English parameters.
 func newPunkt() (*punkt, error) {
-	var raw struct {
-		OrthoContext map[string]int
-		Collocations map[string]int
-		AbbrevTypes  map[string]int
-		SentStarters map[string]int
-	}
 	asset, err := data.Asset("data/english.json")
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(asset, &raw); err != nil {
-		return nil, err
+	raw, err := readPunktParams(asset)
+	if err != nil {
+		return nil, fmt.Errorf("data/english.json: %w", err)
 	}
-	p := &punkt{abbrevs: map[string]bool{}, collocations: map[[2]string]bool{}, starters: map[string]bool{}, ortho: raw.OrthoContext}
-	for k := range raw.AbbrevTypes {
+	p := &punkt{abbrevs: map[string]bool{}, collocations: map[[2]string]bool{}, starters: map[string]bool{}, ortho: raw["OrthoContext"]}
+	for k := range raw["AbbrevTypes"] {
 		p.abbrevs[k] = true
 	}
-	for k := range raw.SentStarters {
+	for k := range raw["SentStarters"] {
 		p.starters[k] = true
 	}
-	for k := range raw.Collocations {
+	for k := range raw["Collocations"] {
 		a, b, _ := strings.Cut(k, ",")
 		p.collocations[[2]string{a, b}] = true
 	}
 	return p, nil
 }
 
+// readPunktParams reads the Punkt parameters file: a JSON object of
+// objects of whole numbers. It is json.Unmarshal into a
+// map[string]map[string]int, read by hand because encoding/json took 8 ms
+// on its 20,000 keys, a sixth of the kind's loading (bench/README.md);
+// a string with an escape, which the file does not have, is left to
+// encoding/json. TestReadPunktParams holds the two to the same answer.
+func readPunktParams(b []byte) (map[string]map[string]int, error) {
+	if bytes.IndexByte(b, '\\') >= 0 {
+		var out map[string]map[string]int
+		err := json.Unmarshal(b, &out)
+		return out, err
+	}
+	r := jsonReader{b: b}
+	out := map[string]map[string]int{}
+	r.expect('{')
+	for r.err == nil && !r.next('}') {
+		if len(out) > 0 {
+			r.expect(',')
+		}
+		section := r.str()
+		r.expect(':')
+		m := map[string]int{}
+		r.expect('{')
+		for r.err == nil && !r.next('}') {
+			if len(m) > 0 {
+				r.expect(',')
+			}
+			k := r.str()
+			r.expect(':')
+			m[k] = r.integer()
+		}
+		out[section] = m
+	}
+	if r.err == nil && r.skipSpace() < len(r.b) {
+		r.fail("text after the object")
+	}
+	return out, r.err
+}
+
+// jsonReader reads the few JSON forms readPunktParams needs, remembering
+// the first error.
+type jsonReader struct {
+	b   []byte
+	i   int
+	err error
+}
+
+func (r *jsonReader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("offset %d: %s", r.i, what)
+	}
+}
+
+func (r *jsonReader) skipSpace() int {
+	for r.i < len(r.b) && (r.b[r.i] == ' ' || r.b[r.i] == '\n' || r.b[r.i] == '\t' || r.b[r.i] == '\r') {
+		r.i++
+	}
+	return r.i
+}
+
+// next consumes c if it comes next.
+func (r *jsonReader) next(c byte) bool {
+	if r.skipSpace() < len(r.b) && r.b[r.i] == c {
+		r.i++
+		return true
+	}
+	return false
+}
+
+func (r *jsonReader) expect(c byte) {
+	if r.err == nil && !r.next(c) {
+		r.fail(fmt.Sprintf("want %q", c))
+	}
+}
+
+// str reads a string without escapes.
+func (r *jsonReader) str() string {
+	r.expect('"')
+	if r.err != nil {
+		return ""
+	}
+	end := bytes.IndexByte(r.b[r.i:], '"')
+	if end < 0 {
+		r.fail("unterminated string")
+		return ""
+	}
+	s := string(r.b[r.i : r.i+end])
+	r.i += end + 1
+	return s
+}
+
+func (r *jsonReader) integer() int {
+	start := r.skipSpace()
+	if r.i < len(r.b) && r.b[r.i] == '-' {
+		r.i++
+	}
+	for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
+		r.i++
+	}
+	n, err := strconv.Atoi(string(r.b[start:r.i]))
+	if err != nil {
+		r.fail("want a whole number")
+	}
+	return n
+}
+
 // count returns len(tokenizer.tokenize(text)).
-func (p *punkt) count(text string) int {
-	type slice struct{ start, stop int }
-	var slices []slice
+func (p *punkt) count(text string) int { return len(p.spans(text)) }
+
+// sentences returns tokenizer.tokenize(text): the sentences of text.
+func (p *punkt) sentences(text string) []string {
+	spans := p.spans(text)
+	out := make([]string, len(spans))
+	for i, s := range spans {
+		out[i] = text[s[0]:s[1]]
+	}
+	return out
+}
+
+// spans returns the byte ranges of the sentences of text, as NLTK's
+// span_tokenize does: candidate breaks (_slices_from_text), then closing
+// quotes and brackets moved to the sentence before (_realign_boundaries).
+func (p *punkt) spans(text string) [][2]int {
+	var slices [][2]int
 	lastBreak := 0
 	for _, c := range p.endContexts(text) {
 		if p.containsBreak(c.context) {
-			slices = append(slices, slice{lastBreak, c.end})
+			slices = append(slices, [2]int{lastBreak, c.end})
 			if c.nextTok >= 0 {
 				lastBreak = c.nextTok
 			} else {
@@ -80,34 +198,34 @@ func (p *punkt) count(text string) int {
 			}
 		}
 	}
-	slices = append(slices, slice{lastBreak, len(strings.TrimRightFunc(text, unicode.IsSpace))})
-	// _realign_boundaries
-	n, realign := 0, 0
+	slices = append(slices, [2]int{lastBreak, len(strings.TrimRightFunc(text, unicode.IsSpace))})
+	var out [][2]int
+	realign := 0
 	for i, s1 := range slices {
-		s1.start += realign
-		nonEmpty := s1.start < s1.stop
+		s1[0] += realign
+		nonEmpty := s1[0] < s1[1]
 		if i+1 == len(slices) {
 			if nonEmpty {
-				n++
+				out = append(out, s1)
 			}
 			continue
 		}
 		s2 := slices[i+1]
 		s2text := ""
-		if s2.start < s2.stop {
-			s2text = text[s2.start:s2.stop]
+		if s2[0] < s2[1] {
+			s2text = text[s2[0]:s2[1]]
 		}
 		if m := boundaryRealignment(s2text); m > 0 {
-			n++
+			out = append(out, [2]int{s1[0], s2[0] + len(strings.TrimRightFunc(s2text[:m], unicode.IsSpace))})
 			realign = m
 		} else {
 			realign = 0
 			if nonEmpty {
-				n++
+				out = append(out, s1)
 			}
 		}
 	}
-	return n
+	return out
 }
 
 // boundaryRealignment is the length of the match of NLTK's

@@ -1,4 +1,4 @@
-"""Writes profiles.txt.gz, the data of package langdetect, from the
+"""Writes profiles.txt, the data of package langdetect, from the
 language profiles and messages of Python's langdetect (Debian's
 python3-langdetect 1.0.9, Apache 2.0; its profiles are those of Shuyo
 Nakatani's language-detection). Run from this directory:
@@ -16,7 +16,6 @@ Lines, tab-separated:
   <gram> <i>:<freq> …          an n-gram of 1 to 3 characters and its
                                frequency in profile i
 """
-import gzip
 import json
 import os
 import sys
@@ -35,7 +34,7 @@ for i, p in enumerate(profiles):
         if 1 <= len(w) <= 3:
             assert "\t" not in w and "\n" not in w and " :" not in w
             grams.setdefault(w, []).append((i, f))
-with gzip.open("profiles.txt.gz", "wt", encoding="utf-8", compresslevel=9, newline="\n") as out:
+with open("profiles.txt", "w", encoding="utf-8", newline="\n") as out:
     out.write("langs\t" + " ".join(p["name"] for p in profiles) + "\n")
     out.write("nwords\t" + " ".join(",".join(str(n) for n in p["n_words"]) for p in profiles) + "\n")
     for k in sorted(messages):
