@@ -23,7 +23,7 @@ import (
 // time, however busy the machine. Its CPU time is what its time limit is
 // judged on, and an exec'd test (executor.go) ends once the slot has used
 // the test's CPU limit (cpu.stat, charged by the nanosecond; a python test
-// ends by its own CPU timer, harness.py), which also keeps a program that
+// ends by its own CPU timer, zygote_io.py), which also keeps a program that
 // only competes with itself (many processes busy on the slot's one CPU)
 // from stretching its slot time without end. The kernel's per-process CPU
 // limit is then only a backstop a second above: the kernel charges that
