@@ -145,10 +145,6 @@ class Watch:
         stalled = micros(STALL_FD, b"total=") - self.s0
         return max(0.0, time.monotonic() - self.t0 - max(0.0, stalled))
 
-    def cpu(self):
-        """The slot's CPU time since it began (exact; 0 without cpu.stat)."""
-        return micros(CPU_FD, b"usage_usec ") - self.c0
-
     def left(self, limit, cpu):
         """How much longer to wait before asking again whether limit
         seconds of slot time ran out (or, past limit of wall time, cpu

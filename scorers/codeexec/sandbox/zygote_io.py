@@ -4,14 +4,10 @@
 # watches the child's slot time and CPU time and reports the facts, which
 # Go judges (judge.go).
 
-def cpu_known():
-    """Whether the slot's CPU time is known (cpu.stat): then the zygote ends
-    a test at its CPU limit by it, and the program's own timer, which the
-    kernel charges by the tick, is a backstop."""
-    try:
-        return b"usage_usec " in os.pread(CPU_FD, 512, 0)
-    except OSError:
-        return False
+def cpu_clock(pid):
+    """The CPU-time clock of process pid (clock_getcpuclockid's: all its
+    threads, by the nanosecond; not its children), for time.clock_gettime."""
+    return ((~pid) << 3) | 2
 
 
 def memfd(name, data=b""):
@@ -96,7 +92,6 @@ def handle_io(req):
         results[k] = {"end": "total", "out": out, "err": err}
         return True
 
-    req["exact"] = cpu_known()
     job = Watch()
     first = 0
     stopped = False
@@ -157,8 +152,9 @@ def read_back(fd, n):
 
 def collect(pid, r, results, first, job, req, over):
     """Read the child's facts until it exits, a test runs out of its slot
-    time (or, when the slot's CPU time is known, of its CPU time, counted
-    from the child's "start" line for the first test), the submission's
+    time or of its CPU time (the child's own, by its CPU-time clock; the
+    first test's counts from the child's fork, as a process's CPU time
+    does), the submission's
     runs out or over(k), asked as each test k ends, says the tests printed
     more than they may. Returns the index of the
     test it was running when it stopped, and why it stopped early:
@@ -172,7 +168,8 @@ def collect(pid, r, results, first, job, req, over):
     lim = req["limits"]
     test_wall, test_cpu = req.get("test_wall") or 0, req.get("test_cpu") or lim["cpu"]
     test = Watch() if test_wall else None
-    exact = req.get("exact")
+    clock = cpu_clock(pid)
+    test_c0 = [0.0]  # the child's CPU time when its current test began
     began = time.monotonic()  # the current test's start
     watch = [r, pidfd]
 
@@ -193,8 +190,11 @@ def collect(pid, r, results, first, job, req, over):
                 return current, "deadline"
             if test:
                 left = test.left(test_wall, test_cpu)
-                if left and exact:
-                    spent = test.cpu()
+                if left:
+                    try:
+                        spent = time.clock_gettime(clock) - test_c0[0]
+                    except OSError:  # it exited: the pidfd says so
+                        spent = 0.0
                     left = 0.0 if spent >= test_cpu else min(left, max(0.005, test_cpu - spent))
                 if not left:
                     killed("wall", test.slot())
@@ -237,9 +237,11 @@ def collect(pid, r, results, first, job, req, over):
                 k = record(line, results, started, cpu_before)
                 if test and started[0] and not was_started:
                     test = Watch()  # the program's code starts
+                    begin(test_c0, clock, cpu_before)
                 if k is not None and k >= current:
                     current = k + 1
                     test = Watch() if test_wall else None
+                    begin(test_c0, clock, cpu_before)
                     began = time.monotonic()
                     if over(k):
                         return k, "total"
@@ -256,6 +258,18 @@ def collect(pid, r, results, first, job, req, over):
         if over(current):
             return current, "total"
     return current, ""
+
+
+def begin(test_c0, clock, cpu_before):
+    """A test begins: test_c0[0] becomes the child's CPU time now, or what
+    the child said it was as the test began (cpu_before[0], read from its
+    line) when less: the child may have run a while before this process
+    read the line. (What the child says is believed only when it costs
+    the child: a smaller time counts more of its CPU.)"""
+    try:
+        test_c0[0] = min(time.clock_gettime(clock), cpu_before[0])
+    except OSError:
+        test_c0[0] = cpu_before[0]
 
 
 # What a fact from the program's process may carry besides k and end:
@@ -391,7 +405,7 @@ def run_io(req, first, w, inputs, outs, errs):
             # the slot's CPU time known, the zygote ends the test at its
             # limit, and the timer is a backstop (see cpu_known).
             _signal.signal(_signal.SIGPROF, _signal.SIG_DFL)
-            signal.setitimer(signal.ITIMER_PROF, test_cpu * 1.1 + 0.1 if req.get("exact") else test_cpu)
+            signal.setitimer(signal.ITIMER_PROF, test_cpu * 1.1 + 0.1)
         try:
             exec(code, {"__name__": "__main__", "__builtins__": builtins})
         except SystemExit as e:
