@@ -37,7 +37,7 @@ const recvConnWindow = 16 << 20
 // codec and tap. Errors are mapped to statuses in one interceptor, panics
 // are recovered in another; extra options (TLS credentials) come from the
 // caller.
-func newGRPCServer(g *grpcService, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+func newGRPCServer(g *grpcService, connAge time.Duration, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
 	lim, m, log := g.svc.limits(), g.m, g.log
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(lim.MaxMessageBytes),
@@ -55,11 +55,14 @@ func newGRPCServer(g *grpcService, opts ...grpc.ServerOption) (*grpc.Server, *he
 		// A connection must finish its HTTP/2 handshake promptly.
 		grpc.ConnectionTimeout(handshakeTimeout),
 		// Idle connections are closed; and connections are recycled every
-		// few minutes (in-flight calls get a grace period) so that clients
-		// balancing over a headless Service re-resolve and find replicas a
-		// scale-up added.
+		// connAge so that clients balancing over a headless Service
+		// re-resolve and find replicas a scale-up added. A call in flight
+		// when its connection ages out has as long as any call may take
+		// to be answered: a call accepted is answered, however late in
+		// its connection's life it came.
 		grpc.KeepaliveParams(keepalive.ServerParameters{
-			MaxConnectionIdle: lim.IdleTimeout, MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: time.Minute,
+			MaxConnectionIdle: lim.IdleTimeout, MaxConnectionAge: connAge,
+			MaxConnectionAgeGrace: lim.RequestTimeout + lim.WriteTimeout + graceMargin,
 		}),
 		grpc.ChainUnaryInterceptor(observeUnary(m, log), recoverUnary(log)),
 		grpc.ChainStreamInterceptor(recoverStream(log)),
@@ -73,6 +76,10 @@ func newGRPCServer(g *grpcService, opts ...grpc.ServerOption) (*grpc.Server, *he
 	reflection.Register(gs)
 	return gs, hs
 }
+
+// graceMargin is what an aged connection's grace adds to the longest a
+// call may take: the time to hand the answer to the transport.
+const graceMargin = 5 * time.Second
 
 // handshakeTimeout bounds a new gRPC connection's handshake (TLS and
 // HTTP/2 settings).

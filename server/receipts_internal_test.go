@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sourcegraph/conc"
@@ -105,7 +106,7 @@ func serveInternal(t *testing.T, setup ...func(*grpcService)) (*grpcService, str
 	for _, f := range setup {
 		f(g)
 	}
-	gs, _ := newGRPCServer(g)
+	gs, _ := newGRPCServer(g, time.Minute)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -17,9 +17,12 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/rewardd/rewardd/internal/servertest"
 	rewardv1 "github.com/rewardd/rewardd/proto/reward/v1"
 	"github.com/rewardd/rewardd/scorers"
 	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/server"
+	"github.com/rewardd/rewardd/server/config"
 )
 
 // hold is a test kind that scores a completion holding a number with that
@@ -314,4 +317,35 @@ func checkPartial(t *testing.T, resp *rewardv1.ScoreResponse, scored *sync.Map) 
 	if w := strings.Join(resp.GetWarnings(), "\n"); !strings.Contains(w, "limits.request_timeout (1s)") {
 		t.Errorf("warnings %q: none says the request ran past its request_timeout", w)
 	}
+}
+
+// TestAgedConnectionAnswersItsCalls: a call still scoring when its gRPC
+// connection reaches its age (Options.ConnectionAge; the server then asks
+// the client to reconnect) is answered all the same, with every score its
+// request_timeout (1s, five times the age) allowed: the age closes the
+// connection to new calls, never to the calls it accepted.
+func TestAgedConnectionAnswersItsCalls(t *testing.T) {
+	scored := new(sync.Map)
+	kinds := builtin.Registry()
+	kinds["hold"] = scorers.Kind(func(holdParams) (*hold, error) { return &hold{scored: scored}, nil })
+	cfg, err := config.Load("test.yml", []byte(timeoutConfig), kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := servertest.Start(t, server.Options{Config: cfg, Kinds: kinds, Workers: 2, ConnectionAge: 200 * time.Millisecond})
+	client := rewardv1.NewRewardServiceClient(srv.Dial(t))
+	req := &rewardv1.ScoreRequest{BatchId: "b", Aggregation: &rewardv1.Aggregation{Mode: rewardv1.AggregationMode_AGGREGATION_MODE_SUM_THEN_NORMALIZE}}
+	for i, c := range timeoutCompletions {
+		r := &rewardv1.Rollout{Group: "g", Completion: c}
+		if timeoutAnswers[i] != "" {
+			r.Fields = answerField(timeoutAnswers[i])
+		}
+		req.Rollouts = append(req.Rollouts, r)
+	}
+	start := time.Now()
+	resp, err := client.Score(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Score, held %v on a connection of age 200ms: %v", time.Since(start), err)
+	}
+	checkPartial(t, resp, scored)
 }

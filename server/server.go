@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sourcegraph/conc"
@@ -45,6 +46,12 @@ type Options struct {
 	// scores at the server's priority on the pool's slots, and GOMAXPROCS
 	// is left alone.
 	WorkerNice int
+	// ConnectionAge is how long a gRPC connection serves new calls before
+	// the server asks its client to reconnect (so that clients balancing
+	// over a headless Service find the replicas a scale-up added); the
+	// calls in flight then still have limits.request_timeout and
+	// limits.write_timeout to be answered. Zero: 5 minutes.
+	ConnectionAge time.Duration
 	// Log receives what the server logs. Nil: nothing is logged.
 	Log *zap.Logger
 	// Registry is where the metrics are registered, and what GET /metrics
@@ -129,7 +136,10 @@ func New(opts Options) (*Server, error) {
 	if opts.TLS != nil {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
-	s.grpc, s.health = newGRPCServer(newGRPCService(svc, tm, opts.Log, opts.Auth), grpcOpts...)
+	if opts.ConnectionAge <= 0 {
+		opts.ConnectionAge = 5 * time.Minute
+	}
+	s.grpc, s.health = newGRPCServer(newGRPCService(svc, tm, opts.Log, opts.Auth), opts.ConnectionAge, grpcOpts...)
 	s.ready.unfit = opts.Unready
 	if opts.Unready != nil {
 		s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)

@@ -63,7 +63,7 @@ func HelperMain(args []string) int {
 		pin(slot)
 		return executorMain()
 	}
-	argv := []string{python, "-I", "-S", "-B", "-X", "utf8", "-c", harness, role}
+	argv := []string{python, "-I", "-S", "-B", "-X", "utf8", "-c", harnessProgram(role), role}
 	// LD_BIND_NOW: the dynamic linker resolves every symbol once, in the
 	// fork server, rather than in each child the first time it calls one
 	// (a lookup through every library's symbol tables, each page of them a

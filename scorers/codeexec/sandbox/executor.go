@@ -70,7 +70,7 @@ func executorMain() int {
 	e := &executor{
 		in:    bufio.NewReaderSize(os.NewFile(3, "requests"), 64<<10),
 		out:   os.NewFile(4, "replies"),
-		clock: accounting{pressure: os.NewFile(5, "cpu.pressure"), cpu: os.NewFile(6, "cpu.stat")},
+		clock: accounting{pressure: os.NewFile(5, "cpu.pressure"), cpu: os.NewFile(6, "cpu.stat"), inSlot: true},
 		pid1:  os.Getpid() == 1,
 	}
 	e.exact = e.clock.exact()

@@ -43,7 +43,6 @@ package sandbox
 import (
 	"bufio"
 	"context"
-	_ "embed"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -58,9 +57,6 @@ import (
 	"syscall"
 	"time"
 )
-
-//go:embed harness.py
-var harness string
 
 // Config configures a Pool.
 type Config struct {
@@ -554,7 +550,7 @@ func (p *Pool) command(s *slot, role string) *exec.Cmd {
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "GOMAXPROCS=1", "REWARDD_WORK=" + unsafeWorkDir(s) + "-exec"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	case p.cfg.Unsafe:
-		cmd = exec.Command(p.cfg.Python, "-I", "-S", "-B", "-X", "utf8", "-c", harness, role)
+		cmd = exec.Command(p.cfg.Python, "-I", "-S", "-B", "-X", "utf8", "-c", harnessProgram(role), role)
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "REWARDD_WORK=" + unsafeWorkDir(s), "REWARDD_SLOT=" + strconv.Itoa(s.id), "LD_BIND_NOW=1"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	default:

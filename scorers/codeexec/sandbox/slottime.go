@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Slot time is what the sandbox's wall-time limits are measured in: the
@@ -21,11 +23,12 @@ import (
 // it runs out of it on an idle machine and on a loaded one alike; a
 // program that computes gets as much slot time as it needs to use its CPU
 // time, however busy the machine. Its CPU time is what its time limit is
-// judged on, and an exec'd test (executor.go) ends once the slot has used
-// the test's CPU limit (cpu.stat, charged by the nanosecond; a python test
-// ends by its own CPU timer, harness.py), which also keeps a program that
-// only competes with itself (many processes busy on the slot's one CPU)
-// from stretching its slot time without end. The kernel's per-process CPU
+// judged on, and an exec'd test (executor.go) ends once the slot, less
+// the executor itself, has used the test's CPU limit (cpu.stat, charged by
+// the nanosecond; a python test ends once its process's CPU-time clock
+// has, zygote_io.py), which also keeps a program that only competes with
+// itself (many processes busy on the slot's one CPU) from stretching its
+// slot time without end. The kernel's per-process CPU
 // limit is then only a backstop a second above: the kernel charges that
 // one by the tick, and on a loaded machine a program with many threads
 // (the JVM) reached a 1 s limit having used 0.90 s.
@@ -141,7 +144,12 @@ func (s *slotClock) clockFiles() ([]*os.File, error) {
 }
 
 // accounting reads a slot's waiting time and CPU time from its files.
-type accounting struct{ pressure, cpu *os.File }
+// inSlot says the process reading them is one of the slot's servers: its
+// own CPU time is then not the program's, and used leaves it out.
+type accounting struct {
+	pressure, cpu *os.File
+	inSlot        bool
+}
 
 // stalled is the time the slot's processes waited for a CPU, in total
 // (cpu.pressure's "some" total); 0 when unknown.
@@ -192,13 +200,26 @@ func readMicros(f *os.File, key string) (d time.Duration, ok bool) {
 // watch measures one stretch of slot time: the slot time since it began,
 // and the CPU the slot used meanwhile.
 type watch struct {
-	a            accounting
-	start        time.Time
-	stall0, cpu0 time.Duration
+	a                  accounting
+	start              time.Time
+	stall0, cpu0, own0 time.Duration
 }
 
 func (a accounting) watch() watch {
-	return watch{a: a, start: time.Now(), stall0: a.stalled(), cpu0: a.used()}
+	return watch{a: a, start: time.Now(), stall0: a.stalled(), cpu0: a.used(), own0: a.own()}
+}
+
+// own is this process's CPU time when it is one of the slot's servers, 0
+// otherwise.
+func (a accounting) own() time.Duration {
+	if !a.inSlot {
+		return 0
+	}
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }
 
 // elapsed is the slot time since w began: the wall time less the time the
@@ -209,8 +230,12 @@ func (w watch) elapsed() (slot, wall time.Duration) {
 	return max(0, wall-max(0, stalled)), wall
 }
 
-// used is the CPU time the slot used since w began.
-func (w watch) used() time.Duration { return max(0, w.a.used()-w.cpu0) }
+// used is the CPU time the slot used since w began, less this process's
+// own when it is one of the slot's servers: what the slot's programs used
+// (the other servers wait meanwhile). Under load the servers' own CPU time
+// is not small: a server wakes more often for each second of CPU time its
+// program gets.
+func (w watch) used() time.Duration { return max(0, w.a.used()-w.cpu0-(w.a.own()-w.own0)) }
 
 // expired says whether w has run out of limit of slot time or of cpu of
 // the slot's CPU time; left is how much longer to wait before asking again

@@ -1,6 +1,6 @@
 package sandbox
 
-// What the pool and the slot's servers (harness.py's runner, which hands
+// What the pool and the slot's servers (the runner, runner.py, which hands
 // python io jobs to its zygote, and the executor) say to each other: a
 // request per job, a reply per request, as frames of a 4-byte big-endian
 // length and a JSON body. The servers report facts; judge.go turns them
