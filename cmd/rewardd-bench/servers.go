@@ -157,6 +157,7 @@ func readStartup(r io.Reader, started chan<- startup) {
 			Msg         string `json:"msg"`
 			GRPCAddr    string `json:"grpc_addr"`
 			RegexEngine string `json:"regex_engine"`
+			Version     string `json:"version"`
 		}
 		if json.Unmarshal(sc.Bytes(), &line) != nil {
 			continue
@@ -167,7 +168,13 @@ func readStartup(r io.Reader, started chan<- startup) {
 		if line.Msg == "serving" {
 			st.grpcAddr = line.GRPCAddr
 			if st.engine == "" {
-				st.engine = "unknown (no regex engine line)"
+				// A build from before the engine had a line of its own:
+				// its version reads "rewardd … (…, regex engine regexp)".
+				_, engine, ok := strings.Cut(line.Version, "regex engine ")
+				st.engine = strings.TrimSuffix(engine, ")")
+				if !ok {
+					st.engine = "unknown"
+				}
 			}
 			started <- st
 			sent = true
