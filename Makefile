@@ -20,9 +20,10 @@ export GOBIN := $(BIN)
 
 PROTOS := $(shell find proto -name '*.proto')
 # The regex engine: RE2 through cgo (scorers/rematch) when libre2 is installed
-# (make deps installs it), Go's regexp otherwise; a plain `go build` has no
-# tag and uses Go's regexp. cre2.cpp (go-re2's C++ shim) warns on a string
-# constant: not ours to fix. Expanded when used: make test installs libre2
+# (make deps installs it); otherwise, as in a plain `go build` with no tag,
+# RE2 translated to Go (go-re2's wasm2go), up to 1.5x slower on user patterns;
+# -tags rematch_regexp gives Go's regexp alone. cre2.cpp (go-re2's C++ shim)
+# warns on a string constant: not ours to fix. Expanded when used: make test installs libre2
 # (deps) before its first go command.
 RE2_TAGS = $(shell pkg-config --exists re2 2>/dev/null && echo -tags re2_cgo)
 export CGO_CXXFLAGS := -O2 -g -Wno-write-strings
@@ -119,7 +120,7 @@ test: deps checkgenerate checkgenerate-python check-deploy ## Run every test (ra
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	@$(MAKE) --no-print-directory test-python
 	go test $(GO_TEST_FLAGS) ./...
-	go test -count=1 ./scorers/rematch ./scorers/regex ./scorers/extract # the plain build's engine: Go's regexp (-race ran above)
+	go test -count=1 ./scorers/rematch ./scorers/regex ./scorers/extract # the plain build's engines: RE2 as Go, the scanner, Go's regexp (-race ran above)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(CI_FUZZTIME) FUZZ=.
 
 # The fuzz targets are found anew on each run, not listed by hand: every

@@ -370,8 +370,9 @@ type Machine struct {
 	CPUs       int    `json:"cpus"`
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	Go         string `json:"go"`
-	// RegexEngine is what this binary matches patterns with: "re2" (built
-	// with the re2_cgo tag) or "regexp".
+	// RegexEngine is what the in-process server matches patterns with
+	// (rematch.Engine: "re2", "re2_wasm" or "regexp"); "" for a remote
+	// server (--addr), whose rewardd_build_info metric says.
 	RegexEngine string    `json:"regex_engine"`
 	LoadBefore  []float64 `json:"load_average_before"`
 	LoadAfter   []float64 `json:"load_average_after"`
@@ -671,7 +672,10 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	warm := l.warmup(ctx, opts.Warmup)
 	machine := Machine{
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Go: runtime.Version(), LoadBefore: loadAvg(), Time: time.Now().UTC().Truncate(time.Second), RegexEngine: rematch.Engine(),
+		Go: runtime.Version(), LoadBefore: loadAvg(), Time: time.Now().UTC().Truncate(time.Second),
+	}
+	if opts.Addr == "" {
+		machine.RegexEngine = rematch.Engine()
 	}
 	what := fmt.Sprintf("rewardd %s batch %d × %d clients", opts.Scenario, opts.BatchSize, opts.Clients)
 	l.progress = newProgress(opts.Progress, what, opts.Requests, opts.Duration)

@@ -94,3 +94,32 @@ func BenchmarkFunction(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLongFunction is each function alone on one goroutine on 256 rows
+// of the long scenario (4–128 KiB, 36 KiB on average): where the regex
+// engine shows (reasoning_steps). Compare the engines by building with and
+// without -tags re2_cgo (and with -tags rematch_regexp).
+func BenchmarkLongFunction(b *testing.B) {
+	needData(b)
+	opts := tinyOptions(b)
+	opts.Scenario = Long
+	sc, err := newScenario(&opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := sc.rows(0, 256)
+	rs := make([]scorers.Rollout, len(rows))
+	for i, r := range rows {
+		rs[i] = scorers.Rollout{Completion: r.Completion,
+			Fields: map[string]*structpb.Value{"answer": structpb.NewStringValue(r.Answer)}}
+	}
+	ctx := context.Background()
+	for _, fn := range defaultConfig(b, "").Functions {
+		b.Run(fn.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				fn.Scorer.Score(ctx, &rs[i%len(rs)])
+			}
+		})
+	}
+}

@@ -51,8 +51,12 @@ func (r *Result) writeLoad(p printer) {
 	p("load\tbatch %d rollouts in groups of %d, %d client(s), %s; completions %.0f B on average (%d–%d), %.0f%% wrong",
 		r.Settings.BatchSize, r.Settings.GroupSize, r.Settings.Clients, run,
 		r.CompletionBytes.Mean, r.CompletionBytes.Min, r.CompletionBytes.Max, 100*r.Settings.Wrong)
-	p("machine\t%d CPUs, GOMAXPROCS %d, load average %s before, %s after; regex engine %s", r.Machine.CPUs, r.Machine.GOMAXPROCS,
-		loads(r.Machine.LoadBefore), loads(r.Machine.LoadAfter), r.Machine.RegexEngine)
+	engine := "regex engine " + r.Machine.RegexEngine
+	if r.Machine.RegexEngine == "" {
+		engine = "the remote server's regex engine: its rewardd_build_info"
+	}
+	p("machine\t%d CPUs, GOMAXPROCS %d, load average %s before, %s after; %s", r.Machine.CPUs, r.Machine.GOMAXPROCS,
+		loads(r.Machine.LoadBefore), loads(r.Machine.LoadAfter), engine)
 	p("requests\t%d sent = %d OK + %d failed%s (in %.2f s; warm-up: %d sent, %d OK)", r.Requests.Sent, r.Requests.OK,
 		r.Requests.Failed(), errorList(r.Requests.Errors), r.ElapsedSeconds, r.WarmupRequests.Sent, r.WarmupRequests.OK)
 	p("throughput\t%s rollouts/s, %s evaluations/s", num(r.RolloutsPerSecond), num(r.EvaluationsPerSecond))

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,6 +70,8 @@ type flags struct {
 	budget          *string
 	attackerProcess *bool
 	attackerOnly    *bool
+	servers         *string
+	rounds          *int
 	// set holds the flags given on the command line.
 	set map[string]bool
 }
@@ -117,6 +120,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	f.phase = fs.Duration("phase", bench.OverloadDefaults().Capacity, "with --attack: the length of the capacity and the recovery phase")
 	f.budget = fs.String("memory-budget", "", "with --attack: the server's limits.memory_budget (such as 1GiB), which its peak RSS must stay under")
 	f.attackerProcess = fs.Bool("attacker-process", true, "with --attack: run the attacker in a process of its own at nice 19, so that the valid clients' figures measure the server, not the load generator's core")
+	f.servers = fs.String("servers", "", "compare rewardd binaries side by side: name=binary,name=binary…; each round starts each binary (rewardd serve on loopback, with --config when given), loads it with the scenario and its Python baseline, and stops it")
+	f.rounds = fs.Int("rounds", 3, "with --servers: rounds, each server once a round, the order reversed every other round")
 	f.attackerOnly = fs.Bool("attacker-only", false, "with --attack: be that attacker process (driven over stdin and stdout)")
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return nil, err
@@ -137,6 +142,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	opts := f.loadOptions(stderr)
+	if *f.servers != "" {
+		servers, err := parseServers(*f.servers)
+		if err != nil {
+			return err
+		}
+		if err := remote(&opts, "", ""); err != nil {
+			return err
+		}
+		return benchError(sideBySide(ctx, opts, servers, *f.configPath, *f.rounds, stdout, stderr))
+	}
 	if *f.addr == "" {
 		log, err := cli.NewLogger("warn", stderr)
 		if err != nil {
@@ -186,6 +201,13 @@ func (f *flags) checkLoad() error {
 		return cli.Usagef("give --requests or --duration, not both")
 	case set["requests"] && *f.requests < 1:
 		return cli.Usagef("--requests must be at least 1")
+	case *f.servers != "" && (*f.addr != "" || set["workers"] || *f.sweep != "" || *f.out != "" || *f.svg != "" ||
+		*f.cpuProfile != "" || *f.memProfile != "" || *f.traceFile != "" || slices.Contains([]string{bench.HumanEval, bench.Stdio, bench.CP}, *f.scenario)):
+		return cli.Usagef("--servers starts each binary (with --config when given): not with --addr, --workers, --sweep, --out, --svg, profiles or a code scenario")
+	case *f.servers == "" && set["rounds"]:
+		return cli.Usagef("--rounds goes with --servers")
+	case set["rounds"] && *f.rounds < 1:
+		return cli.Usagef("--rounds must be at least 1")
 	case *f.addr != "" && (set["workers"] || set["config"]):
 		return cli.Usagef("--workers and --config are for the in-process server, not with --addr")
 	case *f.addr == "" && (*f.tokenFile != "" || *f.caFile != ""):

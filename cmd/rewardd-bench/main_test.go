@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/rewardd/rewardd/internal/sandboxtest"
 	"github.com/rewardd/rewardd/internal/servertest"
 	"github.com/rewardd/rewardd/scorers/builtin"
+	"github.com/rewardd/rewardd/scorers/rematch"
 	"github.com/rewardd/rewardd/server"
 	"github.com/rewardd/rewardd/server/config"
 )
@@ -194,10 +196,54 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--attack", "unauth", "--sweep", "batch", "--addr", "127.0.0.1:1", "--http-addr", "127.0.0.1:2"}, "--sweep does not go with --attack"},
 		{[]string{"--http-addr", "127.0.0.1:2", "--requests", "1"}, "--http-addr goes with --attack"},
 		{[]string{"--attack", "memory", "--addr", "127.0.0.1:1", "--http-addr", "127.0.0.1:2", "--memory-budget", "lots"}, "--memory-budget"},
+		{[]string{"--servers", "a=/bin/true", "--requests", "1"}, "at least two"},
+		{[]string{"--servers", "a=/bin/true,b", "--requests", "1"}, `"b" is not name=binary`},
+		{[]string{"--servers", "a=/x,a=/y", "--requests", "1"}, `"a" is given twice`},
+		{[]string{"--servers", "a=/x,b=/y", "--addr", "127.0.0.1:1"}, "not with --addr"},
+		{[]string{"--rounds", "2", "--requests", "1"}, "--rounds goes with --servers"},
 	} {
 		_, stderr, exit := runBench(t, tc.args...)
 		if exit != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("bench %v: exit %d, stderr %q; want exit 2 and %q", tc.args, exit, stderr, tc.want)
+		}
+	}
+}
+
+// TestBenchServers runs `rewardd-bench --servers` on two copies of a real
+// rewardd binary: each round starts each (the order reversed in round 2),
+// loads it, stops it, and the comparison names both with the regex engine
+// their startup line gave.
+func TestBenchServers(t *testing.T) {
+	if _, err := os.Stat(gsm8kData); err != nil {
+		t.Skipf("GSM8K data not found (CI has ../shared beside the repo): %v", err)
+	}
+	rewardd, err := clitest.Build("../rewardd", t.TempDir(), "rewardd")
+	if err != nil {
+		t.Fatalf("build rewardd: %v", err)
+	}
+	stdout, stderr, exit := runBench(t, "--servers", "first="+rewardd+",second="+rewardd, "--rounds", "2",
+		"--requests", "2", "--warmup", "0", "--batch-size", "16", "--clients", "1", "--baseline=false", "--data", gsm8kData)
+	if exit != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", exit, stderr)
+	}
+	order := regexp.MustCompile(`(?m)^== round (\d), (\w+) \(.*regex engine (\w+)\)$`).FindAllStringSubmatch(stdout, -1)
+	var got []string
+	for _, m := range order {
+		got = append(got, m[1]+" "+m[2])
+		if m[3] != rematch.Engine() {
+			t.Errorf("round %s, %s: regex engine %s, want %s", m[1], m[2], m[3], rematch.Engine())
+		}
+	}
+	if want := []string{"1 first", "1 second", "2 second", "2 first"}; !slices.Equal(got, want) {
+		t.Errorf("runs %v, want %v:\n%s", got, want, stdout)
+	}
+	if strings.Count(stdout, "2 sent = 2 OK + 0 failed") != 4 {
+		t.Errorf("not every run accounts for its 2 requests:\n%s", stdout)
+	}
+	table := stdout[strings.Index(stdout, "side by side"):]
+	for _, name := range []string{"first", "second"} {
+		if !regexp.MustCompile(`(?m)^ *` + name + `  +` + regexp.QuoteMeta(rematch.Engine()) + ` .*×$`).MatchString(table) {
+			t.Errorf("the comparison has no row for %s on %s:\n%s", name, rematch.Engine(), table)
 		}
 	}
 }

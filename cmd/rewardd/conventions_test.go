@@ -71,6 +71,16 @@ func TestVersionFlagAndBuildInfo(t *testing.T) {
 	if !strings.Contains(s.logText(), `"version":"`+strings.TrimSpace(cmdOut)+`"`) {
 		t.Errorf("the serving log line does not name the version %q:\n%s", cmdOut, s.logText())
 	}
+	// The engine has a line of its own at startup: a warning when it is
+	// not RE2.
+	level := "info"
+	if !rematch.HasRE2() {
+		level = "warn"
+	}
+	engineLine := regexp.MustCompile(`(?m)^\{"level":"` + level + `".*"msg":"regex engine: [^"]*","regex_engine":"` + regexp.QuoteMeta(rematch.Engine()) + `"\}$`)
+	if !engineLine.MatchString(s.logText()) {
+		t.Errorf("no %s line naming the regex engine %s at startup:\n%s", level, rematch.Engine(), s.logText())
+	}
 }
 
 // TestFlagsAfterPositionals: flags go before or after a command's

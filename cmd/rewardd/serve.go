@@ -114,6 +114,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				zap.Stringer("addr", l.Addr()))
 		}
 	}
+	build.logRegexEngine(log)
 	lim := cfg.Limits
 	log.Info("serving",
 		zap.String("grpc_addr", gl.Addr().String()), zap.String("http_addr", hl.Addr().String()),

@@ -18,13 +18,17 @@ import (
 )
 
 // Build builds the command in the package directory pkg (with the race
-// detector, and with RE2 when the calling test was built with it, so that
-// patterns match with the same engine) as dir/name, and returns its path.
+// detector, and with the regex engine tag the calling test was built with,
+// so that patterns match with the same engine) as dir/name, and returns its
+// path.
 func Build(pkg, dir, name string) (string, error) {
 	binary := filepath.Join(dir, name)
 	args := []string{"build", "-race", "-o", binary}
-	if rematch.Engine() == "re2" {
+	switch rematch.Engine() {
+	case "re2":
 		args = append(args, "-tags", "re2_cgo")
+	case "regexp":
+		args = append(args, "-tags", "rematch_regexp")
 	}
 	build := exec.Command("go", append(args, pkg)...)
 	build.Stderr = os.Stderr

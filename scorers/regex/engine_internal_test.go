@@ -14,7 +14,7 @@ func TestRowPatternsUseGoEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := fixed.fixed.all.re.Fast(), rematch.Engine() == "re2"; got != want {
+	if got, want := fixed.fixed.all.re.Fast(), rematch.HasRE2(); got != want {
 		t.Errorf("config pattern on RE2: %v, want %v (engine %s)", got, want, rematch.Engine())
 	}
 	rows, err := New(Params{PatternField: "pattern"})

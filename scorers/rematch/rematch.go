@@ -1,13 +1,22 @@
 // Package rematch runs a regular expression (RE2 syntax) with the semantics
 // of Go's regexp package — the same matches, at the same positions, with the
-// same submatches — on the engine that is fastest here: RE2's DFAs through
-// cgo when the binary is built with the re2_cgo tag (and libre2, which `make
-// deps` installs: Debian's libre2-dev), Go's regexp otherwise.
+// same submatches — on the fastest engine that takes it:
 //
-// Both engines take time linear in the text. Go's regexp runs its NFA (or a
+//   - a scanner of its own (scan.go) for alternations of literal-led
+//     branches, the shape of open-r1's reasoning_steps pattern, in every
+//     build;
+//   - RE2's DFAs: through cgo when the binary is built with the re2_cgo tag
+//     (and libre2, which `make deps` installs: Debian's libre2-dev; Engine
+//     "re2"), and otherwise RE2 compiled to WebAssembly and translated to Go
+//     by go-re2 (wasm2go: no cgo, no library; Engine "re2_wasm");
+//   - Go's regexp for the rest, and for everything in a binary built with
+//     the rematch_regexp tag (Engine "regexp").
+//
+// All take time linear in the text. Go's regexp runs its NFA (or a
 // backtracker bounded to linear time) over every byte it searches, tens of
-// nanoseconds a byte; RE2's DFA scans a byte in a nanosecond or two, and
-// finds submatches only inside a match once the DFA has found its bounds.
+// nanoseconds a byte; RE2's DFA scans a byte in a nanosecond or two through
+// cgo, a few times that as Go, and finds submatches only inside a match
+// once the DFA has found its bounds.
 //
 // RE2 is given the pattern as Go's regexp/syntax parsed it, written out
 // again with every class as explicit code point ranges and case folding as
@@ -31,6 +40,9 @@ type Regexp struct {
 	std *regexp.Regexp
 	// fast is the same pattern on RE2, or nil.
 	fast fastEngine
+	// scan is the same pattern on the scanner, or nil: it finds the
+	// matches (not the submatches) of any text when set.
+	scan *scanner
 }
 
 // fastEngine is what Regexp needs of the RE2 engine: the methods of
@@ -54,13 +66,13 @@ func Compile(tree *syntax.Regexp) (*Regexp, error) {
 // CompileStd is Compile without RE2: for patterns that come with requests
 // (a row's pattern), whose RE2 programs could each hold up to RE2's memory
 // limit (128 MiB in go-re2) outside the server's memory budget; Go's
-// regexp holds memory in proportion to the pattern.
+// regexp and the scanner hold memory in proportion to the pattern.
 func CompileStd(tree *syntax.Regexp) (*Regexp, error) {
 	std, err := regexp.Compile(tree.String())
 	if err != nil {
 		return nil, err
 	}
-	return &Regexp{std: std}, nil
+	return &Regexp{std: std, scan: newScanner(tree)}, nil
 }
 
 // CompileString compiles pattern as regexp.Compile does (syntax.Perl); its
@@ -80,18 +92,26 @@ func CompileString(pattern string) (*Regexp, error) {
 // withFast returns std with tree, the same pattern, compiled by RE2 where
 // this build has it and RE2 takes the pattern.
 func withFast(std *regexp.Regexp, tree *syntax.Regexp) *Regexp {
-	r := &Regexp{std: std}
+	r := &Regexp{std: std, scan: newScanner(tree)}
 	if expr, ok := re2Syntax(tree); ok {
 		r.fast = compileFast(expr)
 	}
 	return r
 }
 
-// Engine names the engine Regexps use when they can: "re2" or "regexp".
+// Engine names the engine Regexps use when they can and the scanner
+// cannot: "re2" (cgo), "re2_wasm" (RE2 as Go) or "regexp".
 func Engine() string { return fastName }
+
+// HasRE2 reports whether this build has RE2, through cgo or as Go: false
+// only for a build with the rematch_regexp tag.
+func HasRE2() bool { return fastName != "regexp" }
 
 // Fast reports whether r runs on RE2 (for valid UTF-8 texts).
 func (r *Regexp) Fast() bool { return r.fast != nil }
+
+// Scanned reports whether r finds its matches with the scanner.
+func (r *Regexp) Scanned() bool { return r.scan != nil }
 
 // Std returns the pattern compiled by Go's regexp, for what does not depend
 // on the text (SubexpIndex, NumSubexp, LiteralPrefix).
@@ -106,10 +126,18 @@ func (r *Regexp) engine(s string) fastEngine {
 }
 
 // MatchString reports whether s holds a match.
-func (r *Regexp) MatchString(s string) bool { return r.engine(s).MatchString(s) }
+func (r *Regexp) MatchString(s string) bool {
+	if r.scan != nil {
+		return r.scan.MatchString(s)
+	}
+	return r.engine(s).MatchString(s)
+}
 
 // FindAllStringIndex is regexp.Regexp's.
 func (r *Regexp) FindAllStringIndex(s string, n int) [][]int {
+	if r.scan != nil {
+		return r.scan.FindAllStringIndex(s, n)
+	}
 	return r.engine(s).FindAllStringIndex(s, n)
 }
 
