@@ -71,6 +71,20 @@ var (
 	timeoutAnswers     = []string{"1", "1", "0.5", "0.25", ""}
 )
 
+// timeoutRequest is a batch of timeoutCompletions in one group, their
+// rewards summed then normalized.
+func timeoutRequest() *rewardv1.ScoreRequest {
+	req := &rewardv1.ScoreRequest{BatchId: "b", Aggregation: &rewardv1.Aggregation{Mode: rewardv1.AggregationMode_AGGREGATION_MODE_SUM_THEN_NORMALIZE}}
+	for i, c := range timeoutCompletions {
+		r := &rewardv1.Rollout{Group: "g", Completion: c}
+		if timeoutAnswers[i] != "" {
+			r.Fields = answerField(timeoutAnswers[i])
+		}
+		req.Rollouts = append(req.Rollouts, r)
+	}
+	return req
+}
+
 const timeoutReason = "not scored: the request ran past limits.request_timeout (1s)"
 
 // TestRequestTimeoutKeepsFinishedScores: a batch still scoring when
@@ -84,17 +98,6 @@ func TestRequestTimeoutKeepsFinishedScores(t *testing.T) {
 	kinds["hold"] = scorers.Kind(func(holdParams) (*hold, error) { return &hold{scored: scored}, nil })
 	st := newStackWith(t, timeoutConfig, nil, kinds)
 
-	request := func() *rewardv1.ScoreRequest {
-		req := &rewardv1.ScoreRequest{BatchId: "b", Aggregation: &rewardv1.Aggregation{Mode: rewardv1.AggregationMode_AGGREGATION_MODE_SUM_THEN_NORMALIZE}}
-		for i, c := range timeoutCompletions {
-			r := &rewardv1.Rollout{Group: "g", Completion: c}
-			if timeoutAnswers[i] != "" {
-				r.Fields = answerField(timeoutAnswers[i])
-			}
-			req.Rollouts = append(req.Rollouts, r)
-		}
-		return req
-	}
 	timeouts := 0
 	checkTimeouts := func(t *testing.T) {
 		t.Helper()
@@ -106,7 +109,7 @@ func TestRequestTimeoutKeepsFinishedScores(t *testing.T) {
 
 	t.Run("Score", func(t *testing.T) {
 		scored.Clear()
-		resp, err := st.client.Score(context.Background(), request())
+		resp, err := st.client.Score(context.Background(), timeoutRequest())
 		if err != nil {
 			t.Fatalf("Score: %v, want the scores decided within the request_timeout", err)
 		}
@@ -119,7 +122,7 @@ func TestRequestTimeoutKeepsFinishedScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := stream.Send(request()); err != nil {
+		if err := stream.Send(timeoutRequest()); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := stream.Recv()
@@ -135,7 +138,7 @@ func TestRequestTimeoutKeepsFinishedScores(t *testing.T) {
 	})
 	t.Run("HTTPScore", func(t *testing.T) {
 		scored.Clear()
-		body, _ := protojson.Marshal(request())
+		body, _ := protojson.Marshal(timeoutRequest())
 		code, out := post(t, st.httpURL+"/v1/score", body)
 		if code != http.StatusOK {
 			t.Fatalf("POST /v1/score: %d %s", code, out)
@@ -214,7 +217,7 @@ func TestRequestTimeoutKeepsFinishedScores(t *testing.T) {
 		// DEADLINE_EXCEEDED, and the server's limit did not run out.
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		_, err := st.client.Score(ctx, request())
+		_, err := st.client.Score(ctx, timeoutRequest())
 		if status.Code(err) != codes.DeadlineExceeded {
 			t.Errorf("Score with a deadline before the request_timeout: %v, want DEADLINE_EXCEEDED", err)
 		}
@@ -334,16 +337,8 @@ func TestAgedConnectionAnswersItsCalls(t *testing.T) {
 	}
 	srv := servertest.Start(t, server.Options{Config: cfg, Kinds: kinds, Workers: 2, ConnectionAge: 200 * time.Millisecond})
 	client := rewardv1.NewRewardServiceClient(srv.Dial(t))
-	req := &rewardv1.ScoreRequest{BatchId: "b", Aggregation: &rewardv1.Aggregation{Mode: rewardv1.AggregationMode_AGGREGATION_MODE_SUM_THEN_NORMALIZE}}
-	for i, c := range timeoutCompletions {
-		r := &rewardv1.Rollout{Group: "g", Completion: c}
-		if timeoutAnswers[i] != "" {
-			r.Fields = answerField(timeoutAnswers[i])
-		}
-		req.Rollouts = append(req.Rollouts, r)
-	}
 	start := time.Now()
-	resp, err := client.Score(context.Background(), req)
+	resp, err := client.Score(context.Background(), timeoutRequest())
 	if err != nil {
 		t.Fatalf("Score, held %v on a connection of age 200ms: %v", time.Since(start), err)
 	}
