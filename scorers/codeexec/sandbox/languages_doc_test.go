@@ -65,3 +65,20 @@ func TestMakefileLanguagePackages(t *testing.T) {
 		t.Errorf("CODE_EXEC_MORE = %v, want %v", got, wantMore)
 	}
 }
+
+// TestAvailableSaysHowToInstall: a language whose toolchain is missing
+// says which files, which package, and the make deps line: plain for the
+// default languages, with CODE_EXEC_LANGUAGES for the others.
+func TestAvailableSaysHowToInstall(t *testing.T) {
+	for _, l := range sandbox.Languages() {
+		l.Toolchain = []string{"/nonexistent/" + l.Name}
+		err := l.Available()
+		want := "make deps CODE_EXEC_LANGUAGES=" + l.Name
+		if l.Default {
+			want = "(make deps does"
+		}
+		if err == nil || !strings.Contains(err.Error(), "/nonexistent/"+l.Name) || !strings.Contains(err.Error(), "Debian package "+l.Package) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s without its toolchain: %v; want the file, the package %s and %q", l.Name, err, l.Package, want)
+		}
+	}
+}
