@@ -13,15 +13,15 @@ GRPCURL_VERSION            := v1.9.4
 # The toolchains of code_exec's languages (scorers/codeexec/sandbox/languages.go):
 # gcc builds the sandbox's launcher, g++ compiles C++, then Java and JavaScript.
 CODE_EXEC_PACKAGES := gcc g++ openjdk-17-jdk-headless nodejs
-# The other languages, language=package, installed by make deps when
+# The other languages, language=package[,library...], installed by make deps when
 # CODE_EXEC_LANGUAGES names them (a list, commas or spaces) or is all; make
 # test-languages runs their tests. A test holds both lists to the table.
-CODE_EXEC_MORE := go=golang-go rust=rustc bash=bash typescript=node-typescript php=php-cli ruby=ruby perl=perl lua=lua5.4
+CODE_EXEC_MORE := go=golang-go rust=rustc bash=bash typescript=node-typescript,node-lodash php=php-cli ruby=ruby perl=perl,libtest-deep-perl,libdata-compare-perl lua=lua5.4,lua-unit
 CODE_EXEC_LANGUAGES ?=
 comma := ,
 CODE_EXEC_WANTED := $(subst $(comma), ,$(CODE_EXEC_LANGUAGES))
 $(foreach l,$(filter-out all python cpp java javascript,$(CODE_EXEC_WANTED)),$(if $(filter $(l)=%,$(CODE_EXEC_MORE)),,$(error CODE_EXEC_LANGUAGES: no language $(l); the languages beyond the default four: $(CODE_EXEC_MORE))))
-CODE_EXEC_EXTRA := $(strip $(foreach p,$(CODE_EXEC_MORE),$(if $(filter all $(firstword $(subst =, ,$(p))),$(CODE_EXEC_WANTED)),$(lastword $(subst =, ,$(p))))))
+CODE_EXEC_EXTRA := $(strip $(foreach p,$(CODE_EXEC_MORE),$(if $(filter all $(firstword $(subst =, ,$(p))),$(CODE_EXEC_WANTED)),$(subst $(comma), ,$(lastword $(subst =, ,$(p)))))))
 
 BIN := $(CURDIR)/.bin
 export PATH := $(BIN):/usr/local/go/bin:$(PATH)

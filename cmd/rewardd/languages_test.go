@@ -24,7 +24,7 @@ const languagesConfig = `functions:
     kind: exact_match
 inline:
   kinds: [code_exec]
-  code_exec_limits: {cpu_seconds: 10, wall_seconds: 30, memory_mb: 512, output_kb: 1024, processes: 128}
+  code_exec_limits: {cpu_seconds: 10, wall_seconds: 30, memory_mb: 1024, output_kb: 1024, processes: 128}
 `
 
 // TestRunCodeLanguages: in every language beyond the first four whose

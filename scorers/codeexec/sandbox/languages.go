@@ -57,6 +57,10 @@ type Language struct {
 	InProcess bool
 	// Package is the Debian package that provides the toolchain.
 	Package string
+	// Libraries are Debian packages of libraries programs may use, as
+	// SandboxFusion's runtime has them (luaunit, Test::Deep, lodash):
+	// make deps installs them with Package; the language runs without.
+	Libraries []string
 	// Toolchain are the files that must exist for the language to run.
 	Toolchain []string
 	// CompileLimits bound one compile (the compiler and everything it

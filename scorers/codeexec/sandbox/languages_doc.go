@@ -30,7 +30,7 @@ func LanguageTable() string {
 		if l.Default {
 			deps = "default"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", strings.Join(l.Names(), ", "), l.SandboxFusion, l.Package,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", strings.Join(l.Names(), ", "), l.SandboxFusion, strings.Join(append([]string{l.Package}, l.Libraries...), ", "),
 			compile, run, l.Memory, differences(l, defaultCompile), deps)
 	}
 	b.WriteString("\nSandboxFusion's languages that rewardd does not run (`/run_code` answers them as SandboxFusion answers a language it does not know):\n\n")

@@ -31,7 +31,7 @@ func TestDocsLanguageTable(t *testing.T) {
 // TestMakefileLanguagePackages: make deps installs the default languages'
 // packages (CODE_EXEC_PACKAGES, with gcc for the launcher), and
 // CODE_EXEC_LANGUAGES names each other language with its package
-// (CODE_EXEC_MORE, name=package); python comes with make deps' Python
+// (CODE_EXEC_MORE, name=package,libraries...); python comes with make deps' Python
 // packages.
 func TestMakefileLanguagePackages(t *testing.T) {
 	mk, err := os.ReadFile("../../../Makefile")
@@ -55,7 +55,7 @@ func TestMakefileLanguagePackages(t *testing.T) {
 				wantDefault = append(wantDefault, l.Package)
 			}
 		} else {
-			wantMore = append(wantMore, l.Name+"="+l.Package)
+			wantMore = append(wantMore, l.Name+"="+strings.Join(append([]string{l.Package}, l.Libraries...), ","))
 		}
 	}
 	if got := variable("CODE_EXEC_PACKAGES"); !slices.Equal(got, wantDefault) {

@@ -56,9 +56,10 @@ func moreLanguages(compileLimits Limits) []*Language {
 			Artefacts: []string{"main.js"},
 			Run:       []string{"/usr/bin/node", "--max-old-space-size={memory_mb}", "--v8-pool-size=2", "--stack-size=65500", "main.js"},
 			Package:   "node-typescript", Toolchain: []string{"/usr/bin/node", tsModule + "/lib/typescript.js"},
+			Libraries:     []string{"node-lodash"},
 			CompileLimits: Limits{CPUSeconds: 20, WallSeconds: 30, MemoryMB: 1024, OutputKB: compilerOutputKB, Processes: 64},
 			RunLimits:     Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 512, OutputKB: 1024, Processes: defaultProcesses},
-			Memory:        Cgroup, Env: []string{"OPENSSL_CONF=/dev/null"},
+			Memory:        Cgroup, Env: []string{"OPENSSL_CONF=/dev/null", "NODE_PATH=/usr/share/nodejs"},
 			MemoryMarkers: []string{"JavaScript heap out of memory"},
 			Probe:         languageProbes["javascript"],
 		},
@@ -84,6 +85,7 @@ func moreLanguages(compileLimits Limits) []*Language {
 			Name: "perl", SandboxFusion: "perl", Aliases: []string{"pl"}, Source: "main.pl",
 			Run:     []string{"/usr/bin/perl", "main.pl"},
 			Package: "perl", Toolchain: []string{"/usr/bin/perl"},
+			Libraries: []string{"libtest-deep-perl", "libdata-compare-perl"},
 			RunLimits: DefaultLimits(), Memory: AddressSpace,
 			MemoryMarkers: []string{"Out of memory"},
 			Probe:         perlProbe,
@@ -92,6 +94,7 @@ func moreLanguages(compileLimits Limits) []*Language {
 			Name: "lua", SandboxFusion: "lua", Source: "main.lua",
 			Run:     []string{"/usr/bin/lua5.4", "main.lua"},
 			Package: "lua5.4", Toolchain: []string{"/usr/bin/lua5.4"},
+			Libraries: []string{"lua-unit"},
 			RunLimits: DefaultLimits(), Memory: AddressSpace,
 			MemoryMarkers: []string{"not enough memory"},
 			Probe:         luaProbe,
@@ -130,7 +133,7 @@ const tsModule = "/usr/share/nodejs/typescript"
 // tsx does) and exits 1 with the messages on a syntax error.
 const tsTranspile = `const ts = require("` + tsModule + `"), fs = require("fs");
 const out = ts.transpileModule(fs.readFileSync("main.ts", "utf8"), {fileName: "main.ts", reportDiagnostics: true,
-	compilerOptions: {target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS}});
+	compilerOptions: {target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS, esModuleInterop: true}});
 if (out.diagnostics && out.diagnostics.length > 0) {
 	process.stderr.write(ts.formatDiagnostics(out.diagnostics, {getCanonicalFileName: (f) => f, getCurrentDirectory: () => ".", getNewLine: () => "\n"}));
 	process.exit(1);
