@@ -117,5 +117,16 @@ func MoreLanguagePrograms() map[string]Programs {
 			Network:      "local p = io.popen(\"bash -c 'exec 3<>/dev/tcp/127.0.0.1/PORT && echo OPEN connect || echo blocked connect'\")\nio.write(p:read(\"a\"))\n",
 			WriteOutside: "local f, err = io.open(OUTSIDE, \"w\")\nprint(f and \"OPEN write\" or \"blocked write \" .. err)\n",
 		},
+		"r": {
+			Echo:         "con <- file(\"stdin\", \"rb\")\ncat(rawToChar(readBin(con, \"raw\", 1e7)))\n",
+			CompileError: "x <- (\n",
+			RuntimeError: "stop(\"no\")\n",
+			Loop:         "repeat {}\n",
+			ForkBomb:     "repeat system(\"Rscript main.R\", wait = FALSE)\n",
+			MemoryBomb:   "x <- list()\ni <- 0\nrepeat { i <- i + 1; x[[i]] <- runif(1e6) }\n",
+			Flood:        "b <- strrep(\"y\", 65536)\nrepeat cat(b)\n",
+			Network:      "r <- tryCatch({ socketConnection(\"127.0.0.1\", PORT, open = \"r+\", timeout = 2); \"OPEN connect\" },\n  error = function(e) paste(\"blocked connect\", conditionMessage(e)), warning = function(w) paste(\"blocked connect\", conditionMessage(w)))\ncat(r, \"\\n\", sep = \"\")\n",
+			WriteOutside: "r <- tryCatch({ writeLines(\"x\", OUTSIDE); \"OPEN write\" },\n  error = function(e) paste(\"blocked write\", conditionMessage(e)), warning = function(w) paste(\"blocked write\", conditionMessage(w)))\ncat(r, \"\\n\", sep = \"\")\n",
+		},
 	}
 }

@@ -99,6 +99,14 @@ func moreLanguages(compileLimits Limits) []*Language {
 			MemoryMarkers: []string{"not enough memory"},
 			Probe:         luaProbe,
 		},
+		{
+			Name: "r", SandboxFusion: "R", Source: "main.R",
+			Run:     []string{"/usr/bin/Rscript", "main.R"},
+			Package: "r-base-core", Toolchain: []string{"/usr/bin/Rscript"},
+			RunLimits: DefaultLimits(), Memory: AddressSpace, ReadPaths: []string{"/etc/R"},
+			MemoryMarkers: []string{"cannot allocate vector of size", "cannot allocate memory block"},
+			Probe:         rProbe,
+		},
 	}
 }
 
@@ -118,7 +126,6 @@ var SandboxFusionOnly = map[string]string{
 	"csharp":        "not yet: C# (mono) is not built",
 	"scala":         "not yet: scala is not built",
 	"kotlin_script": "not yet: kotlin (Debian's is 1.3) is not built",
-	"r":             "not yet: R (r-base-core) is not built",
 	"d_ut":          "not yet: D (ldc) is not built",
 	"racket":        "not yet: racket is not built",
 	"sql":           "not yet: sql (sqlite3) is not built",
@@ -253,4 +260,15 @@ t("write_outside_workdir", io.open("/var/tmp/rewardd-sandbox-probe", "w") ~= nil
 t("shell_host_files", os.execute("read -r x < /etc/passwd 2>/dev/null") == true)
 local id = io.popen("id -u")
 t("uid_0", id ~= nil and id:read("*l") == "0")
+`
+
+const rProbe = `t <- function(name, f) {
+  ok <- tryCatch({ f(); TRUE }, error = function(e) FALSE, warning = function(w) FALSE)
+  cat(name, " ", if (ok) "open" else "closed", "\n", sep = "")
+}
+t("tcp", function() serverSocket(45678))
+t("host_files", function() readLines("/etc/passwd"))
+t("proc", function() readLines("/proc/self/status"))
+t("write_outside_workdir", function() writeLines("x", "/var/tmp/rewardd-sandbox-probe"))
+t("uid_0", function() if (system("id -u", intern = TRUE) != "0") stop("not root"))
 `
