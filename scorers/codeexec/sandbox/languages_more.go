@@ -126,7 +126,7 @@ var SandboxFusionOnly = map[string]string{
 	"csharp":        "not yet: C# (mono) is not built",
 	"scala":         "not yet: scala is not built",
 	"kotlin_script": "not yet: kotlin (Debian's is 1.3) is not built",
-	"d_ut":          "not yet: D (ldc) is not built",
+	"d_ut":          "not yet: D (ldc's) programs died of SIGSEGV in the sandbox once they had allocated a few MB, with no message (its garbage collector, which reads the main thread's stack from /proc, closed here, is suspected, not confirmed)",
 	"racket":        "not yet: racket is not built",
 	"sql":           "not yet: sql (sqlite3) is not built",
 	"verilog":       "not yet: verilog (iverilog) is not built",
