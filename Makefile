@@ -165,7 +165,7 @@ test-readme: ## Run every sh block of README.md and clients/python/README.md (as
 .PHONY: test-languages
 test-languages: ## Run the tests of the languages beyond the default four (install them: CODE_EXEC_LANGUAGES=all make deps)
 	go test $(GO_TEST_FLAGS) -run '^(TestMoreLanguages|TestHostileMoreLanguages)$$' -v ./scorers/codeexec/sandbox/
-	go test $(GO_TEST_FLAGS) -run '^TestRunCodeLanguages$$' -v ./cmd/rewardd/
+	go test $(GO_TEST_FLAGS) -run '^(TestRunCodeLanguages|TestSandboxFusionRunnerTests)$$' -v ./cmd/rewardd/
 
 .PHONY: test-cp
 test-cp: ## Run code_exec and POST /run_code on all of ../shared/data/cp_problems.jsonl: 460 accepted and 124 wrong solutions; /run_code at verl's settings on it and HumanEval
