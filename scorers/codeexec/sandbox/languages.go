@@ -135,12 +135,12 @@ func (l *Language) Available() error {
 		}
 	}
 	if len(missing) > 0 {
-		deps := "make deps"
+		more := ""
 		if !l.Default {
-			deps = "make deps CODE_EXEC_LANGUAGES=" + l.Name
+			more = " CODE_EXEC_LANGUAGES=" + l.Name
 		}
-		return fmt.Errorf("%s is not installed (%s missing): install the Debian package %s (%s does, as root)",
-			l.Name, strings.Join(missing, ", "), l.Package, deps)
+		return fmt.Errorf("%s is not installed (%s missing): install the Debian package %s (make deps%s does, as root)",
+			l.Name, strings.Join(missing, ", "), l.Package, more)
 	}
 	return nil
 }
