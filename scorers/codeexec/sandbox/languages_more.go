@@ -6,8 +6,9 @@ import "strings"
 // SandboxFusion's that Debian bookworm packages, under SandboxFusion's
 // names, with its compile/run split. Their toolchains are optional
 // (CODE_EXEC_LANGUAGES=all make deps); a pool runs those installed. Each
-// row's Probe tries the ways out its language offers; its hostile suite is
-// in languages_more_test.go.
+// row's Probe tries the ways out its language offers; its programs for the
+// table tests and the hostile suite (languages_more_test.go and
+// cmd/rewardd's) are in internal/sandboxtest/programs.go.
 func moreLanguages(compileLimits Limits) []*Language {
 	// Compilers that are Go or Rust programs run many threads, each a
 	// process to RLIMIT_NPROC.
