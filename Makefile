@@ -13,6 +13,15 @@ GRPCURL_VERSION            := v1.9.4
 # The toolchains of code_exec's languages (scorers/codeexec/sandbox/languages.go):
 # gcc builds the sandbox's launcher, g++ compiles C++, then Java and JavaScript.
 CODE_EXEC_PACKAGES := gcc g++ openjdk-17-jdk-headless nodejs
+# The other languages, language=package[,library...], installed by make deps when
+# CODE_EXEC_LANGUAGES names them (a list, commas or spaces) or is all; make
+# test-languages runs their tests. A test holds both lists to the table.
+CODE_EXEC_MORE := go=golang-go rust=rustc bash=bash typescript=node-typescript,node-lodash php=php-cli ruby=ruby perl=perl,libtest-deep-perl,libdata-compare-perl lua=lua5.4,lua-unit r=r-base-core
+CODE_EXEC_LANGUAGES ?=
+comma := ,
+CODE_EXEC_WANTED := $(subst $(comma), ,$(CODE_EXEC_LANGUAGES))
+$(foreach l,$(filter-out all python cpp java javascript,$(CODE_EXEC_WANTED)),$(if $(filter $(l)=%,$(CODE_EXEC_MORE)),,$(error CODE_EXEC_LANGUAGES: no language $(l); the languages beyond the default four: $(CODE_EXEC_MORE))))
+CODE_EXEC_EXTRA := $(strip $(foreach p,$(CODE_EXEC_MORE),$(if $(filter all $(firstword $(subst =, ,$(p))),$(CODE_EXEC_WANTED)),$(subst $(comma), ,$(lastword $(subst =, ,$(p)))))))
 
 BIN := $(CURDIR)/.bin
 export PATH := $(BIN):/usr/local/go/bin:$(PATH)
@@ -63,6 +72,13 @@ deps: ## Install what the tests need (Debian packages when run as root, pinned G
 	      python3-omegaconf python3-sympy python3-pylatexenc python3-setuptools python3-venv libre2-dev pkg-config $(CODE_EXEC_PACKAGES) >/dev/null; \
 	  else \
 	    echo "missing: protoc, its well-known types (libprotobuf-dev), curl, openssl, libre2-dev, pkg-config, python3-grpcio python3-protobuf python3-grpc-tools python3-numpy python3-omegaconf python3-sympy python3-pylatexenc python3-setuptools python3-venv and/or the code_exec toolchains ($(CODE_EXEC_PACKAGES)); install them with apt-get as root" >&2; exit 1; \
+	  fi; \
+	fi
+	@if [ -n "$(CODE_EXEC_EXTRA)" ] && ! dpkg -s $(CODE_EXEC_EXTRA) >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(CODE_EXEC_EXTRA) >/dev/null; \
+	  else \
+	    echo "missing: the toolchains of CODE_EXEC_LANGUAGES=$(CODE_EXEC_LANGUAGES) ($(CODE_EXEC_EXTRA)); install them with apt-get as root" >&2; exit 1; \
 	  fi; \
 	fi
 	@$(MAKE) --no-print-directory tools grpcurl
@@ -145,6 +161,11 @@ fuzz: ## Fuzz every target for FUZZTIME each (default 10s; FUZZ=regexp picks tar
 .PHONY: test-readme
 test-readme: ## Run every sh block of README.md and clients/python/README.md (as make test does)
 	go test -count=1 -v -run '^TestREADME$$' .
+
+.PHONY: test-languages
+test-languages: ## Run the tests of the languages beyond the default four (install them: CODE_EXEC_LANGUAGES=all make deps)
+	go test $(GO_TEST_FLAGS) -run '^(TestMoreLanguages|TestHostileMoreLanguages)$$' -v ./scorers/codeexec/sandbox/
+	go test $(GO_TEST_FLAGS) -run '^(TestRunCodeLanguages|TestSandboxFusionRunnerTests)$$' -v ./cmd/rewardd/
 
 .PHONY: test-cp
 test-cp: ## Run code_exec and POST /run_code on all of ../shared/data/cp_problems.jsonl: 460 accepted and 124 wrong solutions; /run_code at verl's settings on it and HumanEval

@@ -34,10 +34,11 @@ import (
 // readiness says whether the server takes new work; it flips to not ready
 // first thing on shutdown so load balancers stop sending. unfit, set before
 // serving, keeps GET /readyz at 503 (Options.Unready) while the server
-// still takes work.
+// still takes work. languages (Options.Languages) are listed when ready.
 type readiness struct {
-	ready atomic.Bool
-	unfit error
+	ready     atomic.Bool
+	unfit     error
+	languages []string
 }
 
 // Set marks the server ready or not.
@@ -73,6 +74,9 @@ func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gathe
 			return
 		}
 		io.WriteString(w, "ready\n")
+		if len(ready.languages) > 0 {
+			io.WriteString(w, "code_exec languages: "+strings.Join(ready.languages, ", ")+"\n")
+		}
 	})
 	scoring := &routeMux{ServeMux: http.NewServeMux()}
 	api := &jsonAPI{svc: svc, m: m, log: log, ready: ready, exec: exec}
@@ -207,7 +211,12 @@ func (a *jsonAPI) handler(method string, queue bool, h func(w http.ResponseWrite
 			return h(w, r.WithContext(withTicket(r.Context(), t)), body)
 		}()
 		st := toStatus(a.log, method, err)
-		if st.Code() != codes.OK {
+		var own httpAnswer
+		switch {
+		case st.Code() == codes.OK:
+		case errors.As(err, &own):
+			own.writeHTTP(w)
+		default:
 			writeStatus(w, st)
 		}
 		a.m.requests.WithLabelValues(method, st.Code().String()).Inc()

@@ -172,16 +172,13 @@ func (a *jsonAPI) runCodeJob(in *runCodeRequest) (job codeexec.ExecJob, notes []
 	if in.Language == "" {
 		return job, nil, invalid(`request body: "language" is missing`)
 	}
-	lang, err := sandbox.LookupLanguage(in.Language)
-	if err != nil {
-		return job, nil, invalid(`request body: language %q is not one rewardd runs (SandboxFusion's python, cpp, java and nodejs)`, in.Language)
-	}
+	var runner codeexec.Runner
 	if a.exec != nil {
-		if runner, err := a.exec.Runner(); err == nil {
-			if err := runner.Supports(lang.Name); err != nil {
-				return job, nil, invalid("request body: language %q: %v", in.Language, err)
-			}
-		}
+		runner, _ = a.exec.Runner()
+	}
+	lang, err := runCodeLanguage(in.Language, runner)
+	if err != nil {
+		return job, nil, err
 	}
 	if len(in.FetchFiles) > 0 {
 		return job, nil, invalid("request body: fetch_files: rewardd's /run_code sends no files back; ask for none")

@@ -73,6 +73,9 @@ type Options struct {
 	// it and gRPC health is NOT_SERVING, so that a load balancer or a
 	// trainer's wait for readiness does not send it work.
 	Unready error
+	// Languages are the code_exec languages this server's sandbox runs,
+	// which GET /readyz lists; nil when it has none running.
+	Languages []string
 }
 
 // Server is rewardd's service behind its two transports, wired once for
@@ -140,7 +143,7 @@ func New(opts Options) (*Server, error) {
 		opts.ConnectionAge = 5 * time.Minute
 	}
 	s.grpc, s.health = newGRPCServer(newGRPCService(svc, tm, opts.Log, opts.Auth), opts.ConnectionAge, grpcOpts...)
-	s.ready.unfit = opts.Unready
+	s.ready.unfit, s.ready.languages = opts.Unready, opts.Languages
 	if opts.Unready != nil {
 		s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 		s.health.SetServingStatus(rewardv1.RewardService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)

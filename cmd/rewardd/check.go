@@ -87,6 +87,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	report.Languages = check.CodeLanguages()
 	return writeReport(report, *asJSON, *strict, stdout)
 }
 

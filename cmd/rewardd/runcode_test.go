@@ -812,8 +812,26 @@ func TestRunCodeRefused(t *testing.T) {
 	if logs := off.logText(); strings.Count(logs, "/nonexistent/python3") != 1 {
 		t.Errorf("the server's log names the missing interpreter %d times, want once:\n%s", strings.Count(logs, "/nonexistent/python3"), logs)
 	}
+	// A language rewardd does not run is refused as SandboxFusion refuses
+	// one it does not know: 422, a literal_error on body.language.
+	for _, c := range []struct{ language, want string }{
+		{"julia", "Debian bookworm does not package julia"},
+		{"cobol", "not a language SandboxFusion or rewardd knows"},
+	} {
+		code, body := post(url, "", `{"code": "x", "language": "`+c.language+`"}`)
+		var refusal struct {
+			Detail []struct {
+				Type, Msg, Input string
+				Loc              []string
+			}
+		}
+		if err := json.Unmarshal([]byte(body), &refusal); err != nil || code != http.StatusUnprocessableEntity || len(refusal.Detail) != 1 ||
+			refusal.Detail[0].Type != "literal_error" || !slices.Equal(refusal.Detail[0].Loc, []string{"body", "language"}) ||
+			refusal.Detail[0].Input != c.language || !strings.Contains(refusal.Detail[0].Msg, c.want) || !strings.Contains(refusal.Detail[0].Msg, "'nodejs'") {
+			t.Errorf("language %s: HTTP %d %s, want 422 with SandboxFusion's literal_error on body.language, saying %q", c.language, code, body, c.want)
+		}
+	}
 	for _, c := range []struct{ body, want string }{
-		{`{"code": "x", "language": "go"}`, `language \"go\" is not one rewardd runs`},
 		{`{"language": "python"}`, `\"code\" is missing`},
 		{`{"code": "x", "language": "python", "memory_limit_MB": 16}`, "memory_limit_MB 16: at least 32"},
 		{`{"code": "x", "language": "python", "run_timeout": -1}`, "run_timeout -1"},

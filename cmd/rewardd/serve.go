@@ -86,9 +86,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// log says whether it did, rather than with the first such request;
 	// a config whose functions need it is not ready without it.
 	var unready error
+	var languages []string
 	if needs := codeExecFunctions(cfg); len(needs) > 0 || cfg.Inline.Allows("code_exec") {
-		if _, err := code.Runner(); err != nil && len(needs) > 0 {
+		runner, err := code.Runner()
+		if err != nil && len(needs) > 0 {
 			unready = fmt.Errorf("code_exec function(s) %s need the sandbox, which could not start: %v", strings.Join(needs, ", "), err)
+		}
+		if pool, ok := runner.(interface{ Languages() []string }); ok && err == nil {
+			languages = pool.Languages()
 		}
 	}
 	memoryLimit, err := limitMemory(cfg.Limits)
@@ -99,7 +104,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer runCode.Close() // before the sandbox closes: its runs use it
 	srv, err := server.New(server.Options{
 		Config: cfg, Kinds: code.Registry(), Workers: *workers, WorkerNice: *workerNice, Log: log, Registry: reg,
-		Auth: auth, RunCode: runCode, TLS: tlsConfig, Unready: unready,
+		Auth: auth, RunCode: runCode, TLS: tlsConfig, Unready: unready, Languages: languages,
 	})
 	if err != nil {
 		return err

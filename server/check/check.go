@@ -163,6 +163,8 @@ type Report struct {
 	Samples *SamplesReport `json:"samples,omitempty"`
 	// Live holds what the live server said, if one was checked.
 	Live *LiveReport `json:"live,omitempty"`
+	// Languages says which code_exec languages this machine can run.
+	Languages *Languages `json:"code_exec_languages,omitempty"`
 	// Findings are the failures and warnings, in the order they were found.
 	Findings []Finding `json:"findings"`
 	// Failures and Warnings count the findings of each severity.

@@ -30,6 +30,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if l := r.Live; l != nil {
 		l.writeLine(&b)
 	}
+	if ls := r.Languages; ls != nil {
+		ls.writeLine(&b)
+	}
 	if len(r.Findings) > 0 {
 		b.WriteByte('\n')
 		for _, f := range r.Findings {

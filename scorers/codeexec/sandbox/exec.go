@@ -276,7 +276,7 @@ func (p *Pool) request(s *slot, lang *poolLanguage, j Job) (*request, error) {
 		source = j.Build.source
 		req.Files = append(req.Files, j.Build.files...)
 	} else {
-		req.Files = append(req.Files, wireFile{Name: lang.SourceName(source), Data: []byte(source), Mode: 0o600})
+		req.Files = append(req.Files, wireFile{Name: lang.SourceName(source), Data: lang.sourceFile(source), Mode: 0o600})
 	}
 	argv := lang.runArgv(source, j.Limits.MemoryMB)
 	for k, in := range j.Inputs {
@@ -350,10 +350,11 @@ func (p *Pool) compileRequest(s *slot, lang *poolLanguage, job CompileJob) (*req
 		},
 		Launcher: p.launcher, Env: env(lang.Language, true), Collect: lang.Artefacts, Keep: true,
 		Markers: compileMemoryMarkers, TimeMarkers: compileTimeMarkers, Back: maxCompilerOutput,
-		Files: []wireFile{{Name: src, Data: []byte(job.Source), Mode: 0o600}},
+		Files: []wireFile{{Name: src, Data: lang.sourceFile(job.Source), Mode: 0o600}},
 		Tests: []wireTest{p.wireTest(lang.Language, argv, lim, lim.CPUSeconds, lim.WallSeconds)},
 	}
 	req.Tests[0].Output = compilerOutputKB << 10
+	req.Tests[0].FileSize = int64(lang.ProgramKB) << 10
 	req.Limits.Total = 2 * compilerOutputKB << 10
 	for _, name := range slices.Sorted(maps.Keys(job.Files)) {
 		if err := CheckFileName(name); err != nil {

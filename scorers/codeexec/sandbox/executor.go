@@ -246,8 +246,12 @@ func (e *executor) runTest(req *request, t *wireTest, wall time.Duration, atDead
 	if t.Memory > 0 {
 		as = t.Memory
 	}
+	fsize := t.Output
+	if t.FileSize > 0 {
+		fsize = t.FileSize
+	}
 	argv := append([]string{req.Launcher,
-		strconv.FormatInt(cpu, 10), strconv.FormatInt(t.Output, 10), "256", strconv.FormatInt(t.Stack, 10),
+		strconv.FormatInt(cpu, 10), strconv.FormatInt(fsize, 10), "256", strconv.FormatInt(t.Stack, 10),
 		strconv.Itoa(t.Procs), strconv.FormatInt(as, 10), strconv.Itoa(req.UID)}, t.Argv...)
 	attr := &syscall.ProcAttr{
 		Dir: workDir, Env: req.Env,

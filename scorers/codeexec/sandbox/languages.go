@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,6 +17,21 @@ import (
 type Language struct {
 	// Name is the language's name in configs and requests: "cpp".
 	Name string
+	// SandboxFusion is the language's name in SandboxFusion's /run_code
+	// ("nodejs", "R", "D_ut"); it counts as an alias (any case).
+	SandboxFusion string
+	// Default marks the languages make deps installs without
+	// CODE_EXEC_LANGUAGES (the Makefile's CODE_EXEC_PACKAGES); the others
+	// are CODE_EXEC_LANGUAGES=all.
+	Default bool
+	// Probe is the program the pool runs at start in the language (none
+	// for python): it tries the ways out of the sandbox the language
+	// offers and prints one line per attempt, its name and "closed" or
+	// "open" (probe.go). The four first languages' are in languageProbes.
+	Probe string
+	// SourceText, when set, is what is written to Source for a program
+	// (PHP's opening tag, added when the program has none).
+	SourceText func(source string) string
 	// Aliases are the other names a fenced code block may carry (```c++);
 	// the name itself always counts.
 	Aliases []string
@@ -28,6 +44,9 @@ type Language struct {
 	// Artefacts are the files (path.Match patterns) a compile leaves that
 	// Run needs.
 	Artefacts []string
+	// ProgramKB, when set, bounds each file a compile writes, in place of
+	// the compiler's output limit (1 MiB): a Go or Rust program is bigger.
+	ProgramKB int
 	// Run is the argv that runs the program in the work dir; {memory_mb}
 	// stands for the test's memory limit in MB and {class} for the
 	// program's main class (ClassName). Nil for the in-process language.
@@ -38,6 +57,10 @@ type Language struct {
 	InProcess bool
 	// Package is the Debian package that provides the toolchain.
 	Package string
+	// Libraries are Debian packages of libraries programs may use, as
+	// SandboxFusion's runtime has them (luaunit, Test::Deep, lodash):
+	// make deps installs them with Package; the language runs without.
+	Libraries []string
 	// Toolchain are the files that must exist for the language to run.
 	Toolchain []string
 	// CompileLimits bound one compile (the compiler and everything it
@@ -94,7 +117,13 @@ const (
 func (l *Language) Compiled() bool { return l.Compile != nil }
 
 // Names is the language's name and aliases.
-func (l *Language) Names() []string { return append([]string{l.Name}, l.Aliases...) }
+func (l *Language) Names() []string {
+	names := append([]string{l.Name}, l.Aliases...)
+	if sf := strings.ToLower(l.SandboxFusion); sf != "" && !slices.Contains(names, sf) {
+		names = append(names, sf)
+	}
+	return names
+}
 
 // Available says whether the language's toolchain is installed on this
 // machine; the error names what is missing and the package to install.
@@ -106,8 +135,12 @@ func (l *Language) Available() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s is not installed (%s missing): install the Debian package %s (make deps does, as root)",
-			l.Name, strings.Join(missing, ", "), l.Package)
+		more := ""
+		if !l.Default {
+			more = " CODE_EXEC_LANGUAGES=" + l.Name
+		}
+		return fmt.Errorf("%s is not installed (%s missing): install the Debian package %s (make deps%s does, as root)",
+			l.Name, strings.Join(missing, ", "), l.Package, more)
 	}
 	return nil
 }
@@ -118,6 +151,14 @@ func (l *Language) SourceName(source string) string {
 		return l.ClassName(source) + ".java"
 	}
 	return l.Source
+}
+
+// sourceFile is what is written to SourceName for the program source.
+func (l *Language) sourceFile(source string) []byte {
+	if l.SourceText != nil {
+		source = l.SourceText(source)
+	}
+	return []byte(source)
 }
 
 // runArgv is the argv that runs a program of the language, for a test with
@@ -139,15 +180,15 @@ func (l *Language) runArgv(source string, memoryMB int) []string {
 // sandbox runs every language on it whose toolchain is installed.
 func Languages() []*Language {
 	compileLimits := Limits{CPUSeconds: 10, WallSeconds: 20, MemoryMB: 1024, OutputKB: compilerOutputKB, Processes: 16}
-	return []*Language{
+	return append([]*Language{
 		{
-			Name: "python", Aliases: []string{"py", "python3"}, Source: "main.py", InProcess: true,
+			Name: "python", SandboxFusion: "python", Default: true, Aliases: []string{"py", "python3"}, Source: "main.py", InProcess: true,
 			Package: "python3", Toolchain: []string{"/usr/bin/python3"},
 			RunLimits: DefaultLimits(), Memory: AddressSpace,
 			MemoryMarkers: []string{"MemoryError"},
 		},
 		{
-			Name: "cpp", Aliases: []string{"c++", "cc", "cxx", "c++17", "cpp17"}, Source: "main.cpp",
+			Name: "cpp", SandboxFusion: "cpp", Default: true, Aliases: []string{"c++", "cc", "cxx", "c++17", "cpp17"}, Source: "main.cpp",
 			Compile:   []string{"/usr/bin/g++", "-std=gnu++17", "-O2", "-pipe", "-o", "main", "main.cpp"},
 			Artefacts: []string{"main"},
 			Run:       []string{"./main"},
@@ -159,7 +200,7 @@ func Languages() []*Language {
 			PrecompiledHeaders: []string{"bits/stdc++.h", "iostream"}, PrecompileFlags: []string{"-std=gnu++17", "-O2"},
 		},
 		{
-			Name: "java", Source: "Main.java", ClassName: javaClass,
+			Name: "java", SandboxFusion: "java", Default: true, Source: "Main.java", ClassName: javaClass,
 			// One compiler thread, the serial collector and no performance
 			// data file: fewer threads (each counts as a process) and no
 			// writes outside the work dir.
@@ -175,7 +216,7 @@ func Languages() []*Language {
 			MemoryMarkers: []string{"java.lang.OutOfMemoryError"},
 		},
 		{
-			Name: "javascript", Aliases: []string{"js", "node", "nodejs"}, Source: "main.js",
+			Name: "javascript", SandboxFusion: "nodejs", Default: true, Aliases: []string{"js", "node", "nodejs"}, Source: "main.js",
 			// Four V8 platform threads, and OpenSSL's configuration (under
 			// /etc) not read at all.
 			Run:     []string{"/usr/bin/node", "--max-old-space-size={memory_mb}", "--v8-pool-size=2", "--stack-size=65500", "main.js"},
@@ -184,7 +225,7 @@ func Languages() []*Language {
 			Memory:    Cgroup, Env: []string{"OPENSSL_CONF=/dev/null"},
 			MemoryMarkers: []string{"JavaScript heap out of memory"},
 		},
-	}
+	}, moreLanguages(compileLimits)...)
 }
 
 // LookupLanguage finds a language of the table by name or alias (any

@@ -70,6 +70,9 @@ func (p *Pool) probeLanguages(ctx context.Context) error {
 			continue
 		}
 		src, ok := languageProbes[name]
+		if lang.Probe != "" {
+			src, ok = lang.Probe, true
+		}
 		if !ok {
 			return fmt.Errorf("sandbox probe: no probe program for %s", name)
 		}

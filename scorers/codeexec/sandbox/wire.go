@@ -89,6 +89,10 @@ type wireTest struct {
 	Stack  int64      `json:"stack"`
 	Output int64      `json:"output"`
 	Procs  int        `json:"procs"`
+	// FileSize, when set, bounds every file the test writes
+	// (RLIMIT_FSIZE) in place of Output: a compile whose program is
+	// bigger than its messages may be. Its streams still end it at Output.
+	FileSize int64 `json:"file_size,omitempty"`
 }
 
 type reply struct {

@@ -1,0 +1,126 @@
+package sandbox_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rewardd/rewardd/internal/sandboxtest"
+	"github.com/rewardd/rewardd/scorers/codeexec/sandbox"
+)
+
+// moreLanguagesPool starts a one-slot pool that runs lang, or skips the
+// test naming the Debian package to install.
+func moreLanguagesPool(t *testing.T, lang string) *sandbox.Pool {
+	t.Helper()
+	sandboxtest.SkipUnlessRoot(t)
+	sandboxtest.SkipUnlessAvailable(t, lang)
+	return startPool(t, sandbox.Config{Slots: 1, Languages: []string{lang}})
+}
+
+// TestMoreLanguages: in every language beyond the first four whose
+// toolchain is installed (the pool's start has run its probe), a program
+// that echoes its stdin passes, one that does not compile fails to (or,
+// not compiled, is a runtime error), one that raises is a runtime error,
+// one that loops runs out of time.
+func TestMoreLanguages(t *testing.T) {
+	programs := sandboxtest.MoreLanguagePrograms()
+	for _, l := range sandbox.Languages() {
+		progs, ok := programs[l.Name]
+		if l.Default {
+			continue
+		}
+		t.Run(l.Name, func(t *testing.T) {
+			if !ok {
+				t.Fatalf("%s has no programs in sandboxtest.MoreLanguagePrograms: every language of the table needs its table test and hostile suite", l.Name)
+			}
+			p := moreLanguagesPool(t, l.Name)
+			in := "21\nhello, wörld\n"
+			job := langJob(t, p, l.Name, progs.Echo, in, "")
+			job.KeepOutput = true
+			for k, tr := range run(t, p, job).Tests {
+				if tr.Status != sandbox.Ran || string(tr.Stdout) != job.Inputs[k] {
+					t.Errorf("echo of %q: %s (%s) %q, want it to run and print its input", job.Inputs[k], tr.Status, tr.Detail, tr.Stdout)
+				}
+			}
+
+			if l.Compiled() {
+				b, err := p.Compile(t.Context(), sandbox.CompileJob{Language: l.Name, Source: progs.CompileError, Limits: l.CompileLimits})
+				if err != nil || b.Status != sandbox.Failed || b.Output == "" {
+					t.Errorf("compile error: %+v, %v; want Failed with the compiler's messages", b, err)
+				}
+			} else {
+				tr := run(t, p, langJob(t, p, l.Name, progs.CompileError, "")).Tests[0]
+				oneOfStatus(t, tr, sandbox.RuntimeError)
+			}
+
+			tr := run(t, p, langJob(t, p, l.Name, progs.RuntimeError, "")).Tests[0]
+			oneOfStatus(t, tr, sandbox.RuntimeError)
+
+			job = langJob(t, p, l.Name, progs.Loop, "")
+			job.Limits.CPUSeconds, job.Limits.WallSeconds = 1, 4
+			tr = run(t, p, job).Tests[0]
+			oneOfStatus(t, tr, sandbox.Timeout)
+		})
+	}
+}
+
+// TestHostileMoreLanguages: in every language beyond the first four whose
+// toolchain is installed, a fork bomb, a memory bomb, a connection to the
+// host, a write outside the work dir and a flood of output each end as
+// the program's failure, leave nothing behind and the slot scoring right.
+func TestHostileMoreLanguages(t *testing.T) {
+	lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 256, OutputKB: 64, Processes: 32}
+	programs := sandboxtest.MoreLanguagePrograms()
+	for _, l := range sandbox.Languages() {
+		progs, ok := programs[l.Name]
+		if l.Default || !ok {
+			continue // TestMoreLanguages fails a language without programs
+		}
+		t.Run(l.Name, func(t *testing.T) {
+			h := &hostileLang{hostileSlot: newHostileSlot(t, moreLanguagesPool(t, l.Name)), lang: l.Name}
+			after := func(t *testing.T) {
+				t.Helper()
+				h.hostileSlot.after(t)
+				job := langJob(t, h.p, l.Name, progs.Echo, "42\n")
+				job.Check = func(_ int, out []byte) bool { return strings.TrimSpace(string(out)) == "42" }
+				if tr := run(t, h.p, job).Tests[0]; tr.Status != sandbox.Passed {
+					t.Errorf("the slot no longer runs %s right: %s (%s)", l.Name, tr.Status, tr.Detail)
+				}
+			}
+			t.Run("fork bomb", func(t *testing.T) {
+				tr := h.run(t, progs.ForkBomb, lim)
+				oneOfStatus(t, tr, sandbox.Timeout, sandbox.RuntimeError, sandbox.Memory, sandbox.Crashed)
+				after(t)
+			})
+			t.Run("memory bomb", func(t *testing.T) {
+				tr := h.run(t, progs.MemoryBomb, lim)
+				oneOfStatus(t, tr, sandbox.Memory)
+				after(t)
+			})
+			t.Run("network", func(t *testing.T) {
+				port, check := listener(t)
+				tr := h.run(t, sub(progs.Network, "PORT", port), lim)
+				out := string(tr.Stdout)
+				noneOf(t, out, "OPEN")
+				wantBlocked(t, out, 1)
+				check()
+				after(t)
+			})
+			t.Run("write outside the work dir", func(t *testing.T) {
+				outside := hostPath(t, "/var/tmp", l.Name)
+				tr := h.run(t, sub(progs.WriteOutside, "OUTSIDE", strconv.Quote(outside)), lim)
+				out := string(tr.Stdout)
+				noneOf(t, out, "OPEN")
+				wantBlocked(t, out, 1)
+				assertAbsent(t, outside)
+				after(t)
+			})
+			t.Run("infinite output", func(t *testing.T) {
+				tr := h.run(t, progs.Flood, lim)
+				oneOfStatus(t, tr, sandbox.Output)
+				after(t)
+			})
+		})
+	}
+}
