@@ -124,6 +124,9 @@ type poolLanguage struct {
 	*Language
 	// pch is the directory of the precompiled headers, "" without them.
 	pch string
+	// version is the compiler's version (BuildKey), "" for a language
+	// that runs its source.
+	version string
 }
 
 // maxTests bounds the tests of one submission.
