@@ -86,6 +86,13 @@ func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, e
 		}
 		pl.version = version
 	}
+	if l.CompilerArchive {
+		archive, err := buildCompilerArchive(ctx, p.cfg.CacheDir, l, pl.version)
+		if err != nil {
+			return nil, err
+		}
+		pl.archive = archive
+	}
 	if len(l.PrecompiledHeaders) > 0 {
 		dir, err := buildPCH(ctx, p.cfg.CacheDir, l)
 		if err != nil {
@@ -342,6 +349,9 @@ func compileArgv(lang *poolLanguage, job CompileJob) []string {
 	}
 	if lang.pch != "" {
 		argv = slices.Insert(argv, 1, "-I"+lang.pch)
+	}
+	if lang.archive != "" {
+		argv = slices.Insert(argv, 1, "-J-XX:SharedArchiveFile="+lang.archive)
 	}
 	return argv
 }

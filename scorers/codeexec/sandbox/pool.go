@@ -127,6 +127,8 @@ type poolLanguage struct {
 	// version is the compiler's version (BuildKey), "" for a language
 	// that runs its source.
 	version string
+	// archive is the compiler's class-data archive, "" without one.
+	archive string
 }
 
 // maxTests bounds the tests of one submission.
