@@ -42,11 +42,11 @@ public class Main {
 `
 
 // buildCompilerArchive returns the path of lang's compiler's class-data
-// archive, dumping it if this machine has none for this compiler version
-// and these flags.
-func buildCompilerArchive(ctx context.Context, cacheDir string, lang *Language, version string) (string, error) {
+// archive, dumping it if this machine has none for this compiler
+// (toolchainID) and these flags.
+func buildCompilerArchive(ctx context.Context, cacheDir string, lang *Language) (string, error) {
 	flags := slices.DeleteFunc(slices.Clone(lang.Compile[1:]), func(a string) bool { return !strings.HasPrefix(a, "-J") })
-	dir := filepath.Join(cacheDir, "cds-"+lang.Name+"-"+hash([]byte(version), []byte(strings.Join(flags, "\x00"))))
+	dir := filepath.Join(cacheDir, "cds-"+lang.Name+"-"+hash([]byte(toolchainID(lang.Compile[0])), []byte(strings.Join(flags, "\x00"))))
 	err := buildOnce(dir, func(tmp string) error {
 		work := filepath.Join(tmp, "work")
 		if err := os.MkdirAll(work, 0o755); err != nil {

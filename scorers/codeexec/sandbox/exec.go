@@ -79,15 +79,8 @@ func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, e
 		}
 		p.launcher = launcher
 	}
-	if l.Compiled() {
-		version, err := toolchainVersion(ctx, l)
-		if err != nil {
-			return nil, err
-		}
-		pl.version = version
-	}
 	if l.CompilerArchive {
-		archive, err := buildCompilerArchive(ctx, p.cfg.CacheDir, l, pl.version)
+		archive, err := buildCompilerArchive(ctx, p.cfg.CacheDir, l)
 		if err != nil {
 			return nil, err
 		}

@@ -124,9 +124,6 @@ type poolLanguage struct {
 	*Language
 	// pch is the directory of the precompiled headers, "" without them.
 	pch string
-	// version is the compiler's version (BuildKey), "" for a language
-	// that runs its source.
-	version string
 	// archive is the compiler's class-data archive, "" without one.
 	archive string
 }
