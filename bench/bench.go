@@ -47,8 +47,9 @@ type Options struct {
 	// HumanEval: whose function body is replaced by `return None`; for
 	// Stdio: whose program is one that fails some cases).
 	Wrong float64
-	// BatchSize is rollouts per request (0: LongBatchSize for Long, else
-	// Defaults().BatchSize); GroupSize completions per prompt.
+	// BatchSize is rollouts per request (0: LongBatchSize for Long,
+	// CPBatchSize for CP, else Defaults().BatchSize); GroupSize
+	// completions per prompt (0: CPGroupSize for CP, else Defaults()'s).
 	BatchSize, GroupSize int
 	// Clients is the number of concurrent clients, each with its own
 	// connection, each sending its next request when the last is answered.
@@ -213,6 +214,9 @@ func (o *Options) fillDefaults() {
 		if o.BatchSize == 0 {
 			o.BatchSize = CPBatchSize
 		}
+		if o.GroupSize == 0 {
+			o.GroupSize = CPGroupSize
+		}
 	}
 	if o.Scenario == Long {
 		if o.BatchSize == 0 {
@@ -271,8 +275,9 @@ func (o *Options) checkFunctions() error {
 	switch {
 	case code && o.CompletionLength > 0:
 		return fmt.Errorf("the %s scenario sends programs as they are: no completion length", o.Scenario)
-	case o.Scenario == CP && (len(o.Functions) != 2 || o.Functions[0] != CPFunctions["cpp"] || o.Functions[1] != CPFunctions["python"]):
-		return fmt.Errorf("the cp scenario asks for %s and %s, a function per language (got %s)", CPFunctions["cpp"], CPFunctions["python"], strings.Join(o.Functions, ", "))
+	case o.Scenario == CP && !slices.Equal(o.Functions, cpFunctions(o.Functions)):
+		return fmt.Errorf("the cp scenario asks for %s, %s or both in that order, a function per language (got %s)",
+			CPFunctions["cpp"], CPFunctions["python"], strings.Join(o.Functions, ", "))
 	case code && o.Scenario != CP && o.Python != "" && len(o.Functions) != 1:
 		return fmt.Errorf("the naive runner baseline scores one code_exec function; ask for one (got %s), or run without the baseline",
 			strings.Join(o.Functions, ", "))

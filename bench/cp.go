@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -34,9 +35,25 @@ var (
 	CPFunctions = map[string]string{"cpp": "cp_cpp", "python": "cp_python"}
 )
 
+// cpFunctions are the functions of CPFunctions among asked, in the order
+// of CPLanguages.
+func cpFunctions(asked []string) []string {
+	var fns []string
+	for _, lang := range CPLanguages {
+		if slices.Contains(asked, CPFunctions[lang]) {
+			fns = append(fns, CPFunctions[lang])
+		}
+	}
+	return fns
+}
+
 // CPBatchSize is the cp scenario's default batch size: a request of
-// submissions that take a second each to compile and run.
-const CPBatchSize = 16
+// submissions that take a second each to compile and run. CPGroupSize is
+// its default group size: every accepted solution once, no group.
+const (
+	CPBatchSize = 16
+	CPGroupSize = 1
+)
 
 // CPConfig is the config of the in-process server for the cp scenario when
 // none is given: per language, a code_exec function that runs every test
@@ -116,12 +133,22 @@ func readCP(path string) ([]*cpProblem, error) {
 }
 
 // withLanguage returns the cp scenario for the accepted solutions in
-// language, in file order.
+// language, in file order. With a group size G above 1, the rollouts are
+// GRPO groups instead: G rollouts per problem, its accepted solutions in
+// turn, so that a problem with fewer than G of them repeats programs
+// within its group, as a policy's samples repeat.
 func (s *scenario) withLanguage(language string) (*scenario, error) {
 	c := *s
 	c.lang, c.cp = language, nil
 	for _, p := range s.cpProblems {
-		for _, src := range p.Solutions[language] {
+		sols := p.Solutions[language]
+		if s.group > 1 && len(sols) > 0 {
+			for k := range s.group {
+				c.cp = append(c.cp, cpSubmission{problem: p, source: sols[k%len(sols)]})
+			}
+			continue
+		}
+		for _, src := range sols {
 			c.cp = append(c.cp, cpSubmission{problem: p, source: src})
 		}
 	}
@@ -260,7 +287,8 @@ type CPResult struct {
 	Runs []*Result `json:"runs"`
 }
 
-// RunCP runs the cp scenario: for each language of CPLanguages, the load
+// RunCP runs the cp scenario: for each language of CPLanguages whose
+// function opts.Functions asks for (both by default), the load
 // of its accepted solutions on the in-process server (or opts.Addr), and
 // the naive runner on the same batches. Without Requests and Duration,
 // every solution is sent once.
@@ -274,6 +302,9 @@ func RunCP(ctx context.Context, opts Options) (*CPResult, error) {
 	all := s.sc
 	res := &CPResult{}
 	for _, lang := range CPLanguages {
+		if !slices.Contains(opts.Functions, CPFunctions[lang]) {
+			continue
+		}
 		sc, err := all.withLanguage(lang)
 		if err != nil {
 			return nil, err

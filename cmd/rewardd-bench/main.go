@@ -90,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	f.data = fs.String("data", "", "the scenario's data (default "+d.Data+", "+bench.HumanEvalData+" for humaneval, "+bench.CPData+" for cp)")
 	f.wrong = fs.Float64("wrong", d.Wrong, "share of rollouts whose final answer is made wrong (humaneval: whose body is replaced by \"return None\")")
 	f.batchSize = fs.Int("batch-size", d.BatchSize, fmt.Sprintf("rollouts per request (long: %d, cp: %d)", bench.LongBatchSize, bench.CPBatchSize))
-	f.groupSize = fs.Int("group-size", d.GroupSize, "completions per prompt (GRPO group)")
+	f.groupSize = fs.Int("group-size", d.GroupSize, fmt.Sprintf("completions per prompt (GRPO group; cp: %d, every solution once, and above 1 that many rollouts per problem, its accepted solutions in turn)", bench.CPGroupSize))
 	f.clients = fs.Int("clients", d.Clients, "concurrent clients, each with its own connection")
 	f.duration = fs.Duration("duration", d.Duration, "how long to send (per sweep point with --sweep; cp: per language, and without it every solution once)")
 	f.requests = fs.Int("requests", 0, "send this many requests in all instead of running for --duration")
@@ -244,6 +244,9 @@ func (f *flags) loadOptions(stderr io.Writer) bench.Options {
 	}
 	if !f.set["batch-size"] {
 		opts.BatchSize = 0
+	}
+	if !f.set["group-size"] {
+		opts.GroupSize = 0
 	}
 	if !f.set["e2e-rows"] {
 		opts.E2ERows = 0

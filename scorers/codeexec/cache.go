@@ -3,6 +3,7 @@ package codeexec
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -70,6 +71,27 @@ func (c *buildCache) get(ctx context.Context, key string, compile func() (*sandb
 	e.build, e.err = compile()
 	finished = true
 	return e.build, e.err
+}
+
+// compile is get for a compile made under ctx: a compile that ended with
+// the cancellation of the caller that started it (not this one's) is
+// started again for this caller, up to twice.
+func (c *buildCache) compile(ctx context.Context, key string, compile func() (*sandbox.Build, error)) (*sandbox.Build, error) {
+	for attempt := 1; ; attempt++ {
+		b, err := c.get(ctx, key, compile)
+		if attempt < 3 && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			continue // not ours: the cache has dropped it
+		}
+		return b, err
+	}
+}
+
+// buildKeyer is a Runner that can say what a compile makes (*sandbox.Pool:
+// the language, the compiler's flags and version, the source, …), so that
+// builds are kept across requests under that key. With a Runner that
+// cannot, a program is compiled once per request (scorers.Memo) only.
+type buildKeyer interface {
+	BuildKey(job sandbox.CompileJob) (string, error)
 }
 
 // settle keeps a finished entry, or drops it when it is not to be kept

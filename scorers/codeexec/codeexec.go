@@ -204,16 +204,23 @@ type Scorer struct {
 	runner  Runner
 	// unavailable is why there is no runner.
 	unavailable error
-	// checkers are the compiled special checkers, shared by the functions
-	// of one Kind.
-	checkers *buildCache
+	// checkers are the compiled special checkers, and builds the compiled
+	// submissions, shared by the functions of one Kind.
+	checkers, builds *buildCache
 }
 
+// The bounds of the compiled submissions a Kind keeps: 17–28 KB each for
+// the C++ solutions of cp_problems.
+const (
+	keptBuilds     = 1024
+	keptBuildBytes = 64 << 20
+)
+
 // Kind is the code_exec factory for a scorers.Registry: functions get their
-// runner from sb, and share compiled special checkers.
+// runner from sb, and share compiled special checkers and submissions.
 func Kind(sb Sandbox) scorers.Factory {
-	checkers := newBuildCache(256, 0)
-	return scorers.Kind(func(p Params) (*Scorer, error) { return newScorer(p, sb, checkers) })
+	checkers, builds := newBuildCache(256, 0), newBuildCache(keptBuilds, keptBuildBytes)
+	return scorers.Kind(func(p Params) (*Scorer, error) { return newScorer(p, sb, checkers, builds) })
 }
 
 // New checks p, fills in its defaults, and asks sb for the runner. A sandbox
@@ -221,9 +228,11 @@ func Kind(sb Sandbox) scorers.Factory {
 // and every rollout it scores is an Error that says why (fail closed). A
 // language whose toolchain is missing is a configuration error on key
 // language, naming the package to install.
-func New(p Params, sb Sandbox) (*Scorer, error) { return newScorer(p, sb, newBuildCache(64, 0)) }
+func New(p Params, sb Sandbox) (*Scorer, error) {
+	return newScorer(p, sb, newBuildCache(64, 0), newBuildCache(keptBuilds, keptBuildBytes))
+}
 
-func newScorer(p Params, sb Sandbox, checkers *buildCache) (*Scorer, error) {
+func newScorer(p Params, sb Sandbox, checkers, builds *buildCache) (*Scorer, error) {
 	lang, err := p.fill()
 	if err != nil {
 		return nil, err
@@ -231,7 +240,7 @@ func newScorer(p Params, sb Sandbox, checkers *buildCache) (*Scorer, error) {
 	if err := lang.Available(); err != nil {
 		return nil, &scorers.ParamError{Key: "language", Err: err}
 	}
-	s := &Scorer{p: p, lang: lang, checkers: checkers}
+	s := &Scorer{p: p, lang: lang, checkers: checkers, builds: builds}
 	if p.TestStyle == string(sandbox.IO) {
 		s.checker, _ = parseChecker(p.Checker) // checked by fill
 	}

@@ -292,16 +292,15 @@ func (e *Executor) exec(ctx context.Context, r Runner, lang *sandbox.Language, j
 // started. A compile that ended with that other call's cancellation is
 // started again for this one.
 func (e *Executor) build(ctx context.Context, r Runner, lang *sandbox.Language, job ExecJob, limits sandbox.Limits) (*sandbox.Build, error) {
+	cj := sandbox.CompileJob{Language: lang.Name, Source: job.Source, Files: job.Files, Limits: limits}
 	key := buildKey(lang, job, limits)
-	for attempt := 1; ; attempt++ {
-		b, err := e.builds.get(ctx, key, func() (*sandbox.Build, error) {
-			return r.Compile(ctx, sandbox.CompileJob{Language: lang.Name, Source: job.Source, Files: job.Files, Limits: limits})
-		})
-		if attempt < 3 && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-			continue // not ours: the cache has dropped it
+	if k, ok := r.(buildKeyer); ok {
+		var err error
+		if key, err = k.BuildKey(cj); err != nil {
+			return nil, err
 		}
-		return b, err
 	}
+	return e.builds.compile(ctx, key, func() (*sandbox.Build, error) { return r.Compile(ctx, cj) })
 }
 
 // runKey identifies what a run does: its program (its buildKey, with the

@@ -302,12 +302,25 @@ type checkerError struct{ err error }
 func (e *checkerError) Error() string { return e.err.Error() }
 
 // build compiles code once per request (scorers.Memo), however many
-// rollouts repeat it.
+// rollouts repeat it, and, when the runner can say what a compile makes
+// (buildKeyer), once while the program stays among the builds the Kind's
+// functions share across requests: the rollouts of a GRPO group that
+// repeat a program in another request, or in a later step, reuse its
+// build. Only the compile is kept; every test still runs.
 func (s *Scorer) build(ctx context.Context, code string) (*sandbox.Build, error) {
+	job := sandbox.CompileJob{Language: s.lang.Name, Source: code, Limits: s.p.CompileLimits}
 	sum := sha256.Sum256([]byte(code))
 	key := fmt.Sprintf("codeexec/build/%s/%v/%x", s.lang.Name, s.p.CompileLimits, sum)
 	return scorers.Memo(ctx, key, func() (*sandbox.Build, error) {
-		return s.runner.Compile(ctx, sandbox.CompileJob{Language: s.lang.Name, Source: code, Limits: s.p.CompileLimits})
+		k, ok := s.runner.(buildKeyer)
+		if !ok {
+			return s.runner.Compile(ctx, job)
+		}
+		bk, err := k.BuildKey(job)
+		if err != nil {
+			return nil, err
+		}
+		return s.builds.compile(ctx, bk, func() (*sandbox.Build, error) { return s.runner.Compile(ctx, job) })
 	})
 }
 

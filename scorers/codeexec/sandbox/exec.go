@@ -79,6 +79,13 @@ func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, e
 		}
 		p.launcher = launcher
 	}
+	if l.CompilerArchive {
+		archive, err := buildCompilerArchive(ctx, p.cfg.CacheDir, l)
+		if err != nil {
+			return nil, err
+		}
+		pl.archive = archive
+	}
 	if len(l.PrecompiledHeaders) > 0 {
 		dir, err := buildPCH(ctx, p.cfg.CacheDir, l)
 		if err != nil {
@@ -323,9 +330,8 @@ func (p *Pool) compileIn(ctx context.Context, s *slot, lang *poolLanguage, job C
 	return buildOf(lang, job, rep, cgOOM)
 }
 
-// compileRequest is the fork server's request to compile job's program in
-// slot s: the compiler's command line, the source and job's other files.
-func (p *Pool) compileRequest(s *slot, lang *poolLanguage, job CompileJob) (*request, error) {
+// compileArgv is the compiler's command line for job's program.
+func compileArgv(lang *poolLanguage, job CompileJob) []string {
 	src := lang.SourceName(job.Source)
 	argv := slices.Clone(lang.Compile)
 	for i, a := range argv {
@@ -337,6 +343,17 @@ func (p *Pool) compileRequest(s *slot, lang *poolLanguage, job CompileJob) (*req
 	if lang.pch != "" {
 		argv = slices.Insert(argv, 1, "-I"+lang.pch)
 	}
+	if lang.archive != "" {
+		argv = slices.Insert(argv, 1, "-J-XX:SharedArchiveFile="+lang.archive)
+	}
+	return argv
+}
+
+// compileRequest is the fork server's request to compile job's program in
+// slot s: the compiler's command line, the source and job's other files.
+func (p *Pool) compileRequest(s *slot, lang *poolLanguage, job CompileJob) (*request, error) {
+	src := lang.SourceName(job.Source)
+	argv := compileArgv(lang, job)
 	uid := s.uid
 	if job.Judge {
 		uid = s.judge

@@ -90,6 +90,9 @@ type Language struct {
 	// without parsing it, and any other program as without them.
 	PrecompiledHeaders []string
 	PrecompileFlags    []string
+	// CompilerArchive says the compiler is a JVM whose classes the pool
+	// archives once per machine and every compile maps (cds.go).
+	CompilerArchive bool
 }
 
 // MemoryBound is how a language's memory limit is enforced.
@@ -209,7 +212,7 @@ func Languages() []*Language {
 			Artefacts: []string{"*.class"},
 			Run: []string{"/usr/bin/java", "-ea", "-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 				"-XX:-UsePerfData", "-XX:CICompilerCount=1", "-Xshare:auto", "-cp", ".", "{class}"},
-			Package: "openjdk-17-jdk-headless", Toolchain: []string{"/usr/bin/javac", "/usr/bin/java"},
+			Package: "openjdk-17-jdk-headless", Toolchain: []string{"/usr/bin/javac", "/usr/bin/java"}, CompilerArchive: true,
 			CompileLimits: Limits{CPUSeconds: 20, WallSeconds: 30, MemoryMB: 1024, OutputKB: compilerOutputKB, Processes: 64},
 			RunLimits:     Limits{CPUSeconds: 4, WallSeconds: 10, MemoryMB: 512, OutputKB: 1024, Processes: defaultProcesses},
 			Memory:        Cgroup, ReadPaths: []string{"/etc/java-17-openjdk"},

@@ -120,6 +120,8 @@ type poolLanguage struct {
 	*Language
 	// pch is the directory of the precompiled headers, "" without them.
 	pch string
+	// archive is the compiler's class-data archive, "" without one.
+	archive string
 }
 
 // maxTests bounds the tests of one submission.
