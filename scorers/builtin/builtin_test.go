@@ -168,7 +168,7 @@ var kinds = map[string]kindCase{
 		params: "test_style: io\n",
 		rng:    scorertest.Unit, fields: []string{"tests"},
 		bad: []scorertest.BadParams{
-			{Name: "unknown language", Src: "test_style: assert\nlanguage: rust\n", Want: []string{"language:2"}},
+			{Name: "unknown language", Src: "test_style: assert\nlanguage: brainfuck\n", Want: []string{"language:2"}},
 			{Name: "no test style", Src: "language: python\n", Want: []string{"test_style:1"}},
 			{Name: "bad test style", Src: "test_style: unit\n", Want: []string{"test_style:1"}},
 			{Name: "bad scoring", Src: "test_style: io\nscoring: most\n", Want: []string{"scoring:2"}},
