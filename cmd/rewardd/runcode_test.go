@@ -231,8 +231,19 @@ func TestRunCode(t *testing.T) {
 		t.Errorf("/metrics does not count /run_code requests under method http_run_code")
 	}
 	if !strings.Contains(metrics, `rewardd_sandbox_executions_total{result="sandbox_error"} 0`+"\n") {
-		t.Errorf("/metrics counts sandbox errors")
+		t.Errorf("/metrics counts sandbox errors; the server's warnings and errors:\n%s", warnings(srv.logText()))
 	}
+}
+
+// warnings are the lines of a server's log at level warn or above.
+func warnings(logs string) string {
+	var out []string
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, `"level":"warn"`) || strings.Contains(line, `"level":"error"`) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // postRunCode posts body to url and returns the HTTP status and the
