@@ -154,9 +154,9 @@ def collect(pid, r, results, first, job, req, over):
     """Read the child's facts until it exits, a test runs out of its slot
     time or of its CPU time (the child's own, by its CPU-time clock; the
     first test's counts from the child's fork, as a process's CPU time
-    does), the submission's
-    runs out or over(k), asked as each test k ends, says the tests printed
-    more than they may. Returns the index of the
+    does), the child of the submission's CPU limit (since its fork: a
+    process's), the submission's slot time runs out or over(k), asked as
+    each test k ends, says the tests printed more than they may. Returns the index of the
     test it was running when it stopped, and why it stopped early:
     "deadline" (the submission's slot time ran out), "total", or ""."""
     pidfd = os.pidfd_open(pid)
@@ -188,6 +188,17 @@ def collect(pid, r, results, first, job, req, over):
             if not timeout:
                 killed("deadline", job.slot())
                 return current, "deadline"
+            # The submission's CPU limit, the process's since its fork, on
+            # its clock (the kernel's RLIMIT_CPU, charged by the tick, is
+            # a backstop a second above: confine).
+            try:
+                used = time.clock_gettime(clock)
+            except OSError:  # it exited: the pidfd says so
+                used = 0.0
+            if used >= lim["cpu"]:
+                killed("wall", job.slot())
+                return current, ""
+            timeout = min(timeout, max(0.005, lim["cpu"] - used))
             if test:
                 left = test.left(test_wall, test_cpu)
                 if left:
@@ -335,7 +346,8 @@ def confine(lim, uid, keep, err):
     _signal.signal(_signal.SIGALRM, _signal.SIG_DFL)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     cpu = max(1, int(lim["cpu"] + 0.999))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    # A backstop: the zygote ends the process at lim["cpu"] (collect).
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu + 1, cpu + 2))
     resource.setrlimit(resource.RLIMIT_FSIZE, (lim["output"], lim["output"]))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     if uid >= 0:
