@@ -202,10 +202,7 @@ def collect(pid, r, results, first, job, req, over):
             if test:
                 left = test.left(test_wall, test_cpu)
                 if left:
-                    try:
-                        spent = time.clock_gettime(clock) - test_c0[0]
-                    except OSError:  # it exited: the pidfd says so
-                        spent = 0.0
+                    spent = used - test_c0[0] if used else 0.0
                     left = 0.0 if spent >= test_cpu else min(left, max(0.005, test_cpu - spent))
                 if not left:
                     killed("wall", test.slot())
