@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -18,14 +19,14 @@ type Metrics struct {
 }
 
 // executionResults are the values of the result label, fixed up front.
-var executionResults = []string{"passed", "failed", "timeout", "memory", "crashed", "test_error", "sandbox_error"}
+var executionResults = []string{"passed", "failed", "timeout", "memory", "crashed", "test_error", "canceled", "sandbox_error"}
 
 // NewMetrics registers the sandbox metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rewardd_sandbox_executions_total",
-			Help: "Submissions run by code_exec, by result: passed (every test), failed, timeout, memory, crashed (the worst of its tests), test_error (the row's own tests are broken: the dataset's fault) or sandbox_error (the sandbox could not run it).",
+			Help: "Submissions run by code_exec, by result: passed (every test), failed, timeout, memory, crashed (the worst of its tests), test_error (the row's own tests are broken: the dataset's fault), canceled (the caller gave up before the verdict) or sandbox_error (the sandbox could not run it).",
 		}, []string{"result"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "rewardd_sandbox_execution_duration_seconds",
@@ -64,7 +65,10 @@ func (m *Metrics) restarted() {
 	}
 }
 
-func (m *Metrics) executed(res Result, err error, d time.Duration) {
+// executed counts one submission. A run whose caller gave up (ctx ended:
+// the request's deadline, the client gone) is "canceled", not the
+// sandbox's failure.
+func (m *Metrics) executed(ctx context.Context, res Result, err error, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -75,6 +79,8 @@ func (m *Metrics) executed(res Result, err error, d time.Duration) {
 		label = res.outcome()
 	case errors.As(err, &broken):
 		label = "test_error"
+	case ctx.Err() != nil:
+		label = "canceled"
 	}
 	m.executions.WithLabelValues(label).Inc()
 	m.duration.Observe(d.Seconds())

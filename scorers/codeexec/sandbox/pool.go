@@ -319,7 +319,7 @@ func (p *Pool) Run(ctx context.Context, job Job) (Result, error) {
 		start := time.Now()
 		var err error
 		res, err = p.runIn(ctx, s, lang, job)
-		m.executed(res, err, time.Since(start))
+		m.executed(ctx, res, err, time.Since(start))
 		return err
 	})
 	return res, err

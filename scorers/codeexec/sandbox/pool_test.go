@@ -391,14 +391,25 @@ func TestMetrics(t *testing.T) {
 	if _, err := p.Run(context.Background(), broken); err == nil {
 		t.Fatal("broken test code: no error")
 	}
+	// A run its caller gives up on is canceled, not the sandbox's error:
+	// counted as sandbox_error, /run_code's clients that time out looked
+	// like sandbox failures.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	sleeper := io("import time\ntime.sleep(5)\n", "")
+	sleeper.Limits.WallSeconds = 10
+	if _, err := p.Run(ctx, sleeper); err == nil {
+		t.Fatal("a run whose context ended: no error")
+	}
 	// An invalid job never reaches a slot and is not counted.
 	if _, err := p.Run(context.Background(), sandbox.Job{Style: "nope"}); err == nil {
 		t.Fatal("invalid job: no error")
 	}
 
 	const want = `
-# HELP rewardd_sandbox_executions_total Submissions run by code_exec, by result: passed (every test), failed, timeout, memory, crashed (the worst of its tests), test_error (the row's own tests are broken: the dataset's fault) or sandbox_error (the sandbox could not run it).
+# HELP rewardd_sandbox_executions_total Submissions run by code_exec, by result: passed (every test), failed, timeout, memory, crashed (the worst of its tests), test_error (the row's own tests are broken: the dataset's fault), canceled (the caller gave up before the verdict) or sandbox_error (the sandbox could not run it).
 # TYPE rewardd_sandbox_executions_total counter
+rewardd_sandbox_executions_total{result="canceled"} 1
 rewardd_sandbox_executions_total{result="crashed"} 1
 rewardd_sandbox_executions_total{result="failed"} 3
 rewardd_sandbox_executions_total{result="memory"} 1
@@ -420,7 +431,7 @@ rewardd_sandbox_slots_busy 0
 		"rewardd_sandbox_restarts_total", "rewardd_sandbox_slots", "rewardd_sandbox_slots_busy"); err != nil {
 		t.Error(err)
 	}
-	checkRegistered(t, reg, 9)
+	checkRegistered(t, reg, 10)
 }
 
 // checkRegistered: reg has every sandbox metric, passing promlint, and the
