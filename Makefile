@@ -16,7 +16,7 @@ CODE_EXEC_PACKAGES := gcc g++ openjdk-17-jdk-headless nodejs
 # The other languages, language=package[,library...], installed by make deps when
 # CODE_EXEC_LANGUAGES names them (a list, commas or spaces) or is all; make
 # test-languages runs their tests. A test holds both lists to the table.
-CODE_EXEC_MORE := go=golang-go rust=rustc bash=bash typescript=node-typescript,node-lodash php=php-cli ruby=ruby perl=perl,libtest-deep-perl,libdata-compare-perl lua=lua5.4,lua-unit r=r-base-core
+CODE_EXEC_MORE := go=golang-go rust=rustc bash=bash typescript=node-typescript,node-lodash php=php-cli ruby=ruby perl=perl,libtest-deep-perl,libdata-compare-perl lua=lua5.4,lua-unit r=r-base-core pytest=python3-pytest go_test=golang-go,golang-github-stretchr-testify-dev junit=junit5
 CODE_EXEC_LANGUAGES ?=
 comma := ,
 CODE_EXEC_WANTED := $(subst $(comma), ,$(CODE_EXEC_LANGUAGES))
@@ -164,8 +164,8 @@ test-readme: ## Run every sh block of README.md and clients/python/README.md (as
 
 .PHONY: test-languages
 test-languages: ## Run the tests of the languages beyond the default four (install them: CODE_EXEC_LANGUAGES=all make deps)
-	go test $(GO_TEST_FLAGS) -run '^(TestMoreLanguages|TestHostileMoreLanguages)$$' -v ./scorers/codeexec/sandbox/
-	go test $(GO_TEST_FLAGS) -run '^(TestRunCodeLanguages|TestSandboxFusionRunnerTests)$$' -v ./cmd/rewardd/
+	go test $(GO_TEST_FLAGS) -run '^(TestMoreLanguages|TestHostileMoreLanguages|TestRunners|TestHostileRunners)$$' -v ./scorers/codeexec/sandbox/
+	go test $(GO_TEST_FLAGS) -run '^(TestRunCodeLanguages|TestRunCodeRunners|TestSandboxFusionRunnerTests)$$' -v ./cmd/rewardd/
 
 .PHONY: test-cp
 test-cp: ## Run code_exec and POST /run_code on all of ../shared/data/cp_problems.jsonl: 460 accepted and 124 wrong solutions; /run_code at verl's settings on it and HumanEval

@@ -276,6 +276,9 @@ func (p *Params) fill() (*sandbox.Language, error) {
 		lang, _ = sandbox.LookupLanguage("python") // to check the rest
 	}
 	p.Language = lang.Name
+	if lang.Runner {
+		bad.Addf("language", "%s is a test runner, which POST /run_code runs as SandboxFusion does; code_exec's tests run programs: name the language the program is in", lang.Name)
+	}
 	switch p.TestStyle {
 	case string(sandbox.IO):
 		if p.TestsField == "" {

@@ -532,7 +532,8 @@ func TestRowTimeLimit(t *testing.T) {
 }
 
 // TestLanguageParams: a language the sandbox does not run, or does not
-// know, is refused when the function compiles, on key language.
+// know, or a test runner, is refused when the function compiles, on key
+// language.
 func TestLanguageParams(t *testing.T) {
 	p := pool(t) // python only
 	for _, c := range []struct {
@@ -543,6 +544,7 @@ func TestLanguageParams(t *testing.T) {
 		{codeexec.Params{Language: "cpp", TestStyle: "io"}, "language", "does not run cpp"},
 		{codeexec.Params{Language: "cobol", TestStyle: "io"}, "language", `unknown language "cobol"`},
 		{codeexec.Params{Language: "cpp", TestStyle: "assert"}, "test_style", "assert tests are python's"},
+		{codeexec.Params{Language: "pytest", TestStyle: "io"}, "language", "pytest is a test runner"},
 		{codeexec.Params{TestStyle: "io", Checker: "special"}, "checker", "special checkers are C++"},
 		{codeexec.Params{TestStyle: "io", Checker: "float:x"}, "checker", "tolerance"},
 		{codeexec.Params{TestStyle: "io", FirstN: new(3)}, "first_n", "scoring: first_n"},

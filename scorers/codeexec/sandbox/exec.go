@@ -93,6 +93,13 @@ func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, e
 		}
 		pl.pch = dir
 	}
+	if l.CacheEnv != "" {
+		dir, err := warmCache(ctx, p.cfg.CacheDir, l)
+		if err != nil {
+			return nil, err
+		}
+		pl.env = []string{l.CacheEnv + "=" + dir}
+	}
 	return pl, nil
 }
 
@@ -276,7 +283,7 @@ func (p *Pool) request(s *slot, lang *poolLanguage, j Job) (*request, error) {
 		return req, nil
 	}
 	req.Style, req.Code, req.Inputs = "exec", "", []string{}
-	req.Launcher, req.Env, req.Markers = p.launcher, env(lang.Language, false), lang.MemoryMarkers
+	req.Launcher, req.Env, req.Markers = p.launcher, append(env(lang.Language, false), lang.env...), lang.MemoryMarkers
 
 	source := j.Code
 	if lang.Compiled() {
@@ -310,6 +317,9 @@ func (p *Pool) wireTest(l *Language, argv []string, lim Limits, cpu, wall float6
 	}
 	if l.Memory == AddressSpace {
 		t.Memory = int64(lim.MemoryMB) << 20
+	}
+	if !l.Compiled() && l.ProgramKB > 0 {
+		t.FileSize = int64(l.ProgramKB) << 10 // a runner that builds as it runs
 	}
 	return t
 }
@@ -482,7 +492,7 @@ func (j *Job) testLimit(lang *poolLanguage) testLimit {
 	tl := testLimit{
 		style: j.Style, cpu: cpu, wall: wall, output: int64(j.Limits.OutputKB) << 10,
 		totalKB: int(j.Limits.totalOutput() >> 10), submission: j.Limits, perTestCPU: j.TestCPUSeconds > 0,
-		memoryMarks: lang.MemoryMarkers,
+		memoryMarks: lang.MemoryMarkers, runner: lang.Runner,
 	}
 	if j.Style == Assert {
 		tl.cpu = j.Limits.CPUSeconds

@@ -49,6 +49,9 @@ type testLimit struct {
 	memoryMarks []string
 	timeMarks   []string
 	program     string // what was started (for "could not start")
+	// runner: the program is a test runner, which reports a process of
+	// its that died (go test's test binary) as a failed test.
+	runner bool
 }
 
 // judge turns fact f of one test into its result; over says the test went
@@ -125,6 +128,8 @@ func judge(f fact, tl testLimit, cgOOM bool) (r TestResult, over bool, err error
 	switch {
 	case cgOOM && died:
 		return set(Memory, "memory limit reached (the slot's cgroup)")
+	case cgOOM && tl.runner && f.End == endExit && f.Status != 0:
+		return set(Memory, "memory limit reached (the slot's cgroup killed a process of the runner's)")
 	case f.End == endNoExec && (f.Errno == int(syscall.ENOMEM) || f.Errno == int(syscall.E2BIG)):
 		return set(Memory, "the program does not fit in the memory limit (exec: "+syscall.Errno(f.Errno).Error()+")")
 	case f.End == endRaise && f.Exc == "MemoryError":

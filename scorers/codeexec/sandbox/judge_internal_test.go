@@ -17,6 +17,8 @@ func TestJudge(t *testing.T) {
 	perTest.perTestCPU, perTest.cpu = true, 1.5
 	resident := io
 	resident.residentKB = 256 << 10
+	runner := io
+	runner.runner = true
 	assert := testLimit{style: Assert, cpu: 2, wall: 6, output: 1 << 20, submission: DefaultLimits()}
 	for _, c := range []struct {
 		name   string
@@ -52,6 +54,9 @@ func TestJudge(t *testing.T) {
 		{"an OOM kill past the CPU limit, before the hard limit", fact{End: endExit, Status: killed(syscall.SIGKILL), CPU: 1.7}, perTest, true, Memory, "memory limit reached (the slot's cgroup)", -1, 9},
 		{"an OOM kill of a python test", fact{End: endDied, Status: killed(syscall.SIGKILL)}, io, true, Memory, "memory limit reached (the slot's cgroup)", -1, 9},
 		{"a cgroup OOM does not turn an exit 0 into MLE", fact{End: endExit}, io, true, Ran, "", 0, 0},
+		{"a runner reports its test binary killed by the cgroup", fact{End: endExit, Status: exited(1)}, runner, true, Memory, "memory limit reached (the slot's cgroup killed a process of the runner's)", 1, 0},
+		{"a runner's failed test, no OOM", fact{End: endExit, Status: exited(1)}, runner, false, RuntimeError, "exit status 1", 1, 0},
+		{"a program that is no runner exits 1 after an OOM kill", fact{End: endExit, Status: exited(1)}, io, true, RuntimeError, "exit status 1", 1, 0},
 		{"exec ENOMEM", fact{End: endNoExec, Errno: int(syscall.ENOMEM)}, io, false, Memory, "the program does not fit in the memory limit (exec: cannot allocate memory)", -1, 0},
 		{"MemoryError", fact{End: endRaise, Exc: "MemoryError"}, io, false, Memory, "MemoryError (memory limit reached)", -1, 0},
 		{"bad_alloc on stderr", fact{End: endExit, Status: killed(syscall.SIGABRT), Marked: []string{"std::bad_alloc"}}, io, false, Memory, "out of memory (killed by signal SIGABRT)", -1, 6},

@@ -46,6 +46,9 @@ type Language struct {
 	Artefacts []string
 	// ProgramKB, when set, bounds each file a compile writes, in place of
 	// the compiler's output limit (1 MiB): a Go or Rust program is bigger.
+	// For a language that is not compiled (go_test, which builds as it
+	// runs) it bounds each file a run writes, in place of the output
+	// limit; the run's output is still held to the output limit.
 	ProgramKB int
 	// Run is the argv that runs the program in the work dir; {memory_mb}
 	// stands for the test's memory limit in MB and {class} for the
@@ -93,6 +96,22 @@ type Language struct {
 	// CompilerArchive says the compiler is a JVM whose classes the pool
 	// archives once per machine and every compile maps (cds.go).
 	CompilerArchive bool
+	// Runner marks a test runner (SandboxFusion's pytest, go_test, junit):
+	// the program is a file of tests, which the runner finds and runs; it
+	// passes when the runner exits 0, which it does when every test passed.
+	// It reads no stdin and prints the runner's report.
+	Runner bool
+	// ProbePrefix, when set, marks the lines of the probe's output that
+	// are its own: a runner prints its report too. ProbeArgs are added to
+	// Run for the probe (go test's -v: it shows a passing test's output).
+	ProbePrefix string
+	ProbeArgs   []string
+	// CacheEnv, when set, is the environment variable that points the
+	// toolchain at its build cache, which the pool fills once per machine,
+	// outside the sandbox, by running Warm (as Source, with Run) and which
+	// programs only read (warm.go).
+	CacheEnv string
+	Warm     string
 }
 
 // MemoryBound is how a language's memory limit is enforced.
@@ -228,7 +247,7 @@ func Languages() []*Language {
 			Memory:    Cgroup, Env: []string{"OPENSSL_CONF=/dev/null"},
 			MemoryMarkers: []string{"JavaScript heap out of memory"},
 		},
-	}, moreLanguages(compileLimits)...)
+	}, append(moreLanguages(compileLimits), runnerLanguages(compileLimits)...)...)
 }
 
 // LookupLanguage finds a language of the table by name or alias (any

@@ -63,7 +63,7 @@ func commandLine(argv []string, source string) string {
 			a = path.Base(a)
 		case strings.Contains(a, "\n"):
 			a = "<script: " + source + " → main.js>"
-		case strings.ContainsAny(a, " "):
+		case strings.ContainsAny(a, " *?"):
 			a = "'" + a + "'"
 		}
 		words[i] = strings.ReplaceAll(a, "{source}", source)
@@ -85,6 +85,8 @@ func differences(l *Language, defaultCompile Limits) string {
 		if l.ProgramKB > 0 {
 			d = append(d, fmt.Sprintf("program files up to %d MiB", l.ProgramKB>>10))
 		}
+	} else if l.ProgramKB > 0 {
+		d = append(d, fmt.Sprintf("files the run writes up to %d MiB", l.ProgramKB>>10))
 	}
 	if len(d) == 0 {
 		return "—"

@@ -27,8 +27,8 @@ func TestMoreLanguages(t *testing.T) {
 	programs := sandboxtest.MoreLanguagePrograms()
 	for _, l := range sandbox.Languages() {
 		progs, ok := programs[l.Name]
-		if l.Default {
-			continue
+		if l.Default || l.Runner {
+			continue // a runner's are TestRunners
 		}
 		t.Run(l.Name, func(t *testing.T) {
 			if !ok {
@@ -74,8 +74,8 @@ func TestHostileMoreLanguages(t *testing.T) {
 	programs := sandboxtest.MoreLanguagePrograms()
 	for _, l := range sandbox.Languages() {
 		progs, ok := programs[l.Name]
-		if l.Default || !ok {
-			continue // TestMoreLanguages fails a language without programs
+		if l.Default || l.Runner || !ok {
+			continue // TestMoreLanguages fails a language without programs; a runner's are TestHostileRunners
 		}
 		t.Run(l.Name, func(t *testing.T) {
 			h := &hostileLang{hostileSlot: newHostileSlot(t, moreLanguagesPool(t, l.Name)), lang: l.Name}

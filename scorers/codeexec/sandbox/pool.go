@@ -122,6 +122,9 @@ type poolLanguage struct {
 	pch string
 	// archive is the compiler's class-data archive, "" without one.
 	archive string
+	// env is added to the environment of its programs (the build
+	// cache's path).
+	env []string
 }
 
 // maxTests bounds the tests of one submission.

@@ -77,6 +77,9 @@ func (p *Pool) probeLanguages(ctx context.Context) error {
 			return fmt.Errorf("sandbox probe: no probe program for %s", name)
 		}
 		job := Job{Language: name, Style: IO, Inputs: []string{""}, Limits: lang.RunLimits}
+		if lang.ProbeArgs != nil {
+			job.Args = [][]string{lang.ProbeArgs}
+		}
 		if lang.Compiled() {
 			b, err := p.compileIn(ctx, s, lang, CompileJob{Language: name, Source: src, Limits: lang.CompileLimits})
 			if err != nil {
@@ -97,8 +100,16 @@ func (p *Pool) probeLanguages(ctx context.Context) error {
 		if t.Status != Ran {
 			return fmt.Errorf("sandbox probe: the %s probe did not run: %s %s", name, t.Status, t.Detail)
 		}
-		var open []string
-		lines := strings.Split(strings.TrimSpace(string(t.Stdout)), "\n")
+		var open, lines []string
+		for _, line := range strings.Split(strings.TrimSpace(string(t.Stdout)), "\n") {
+			if lang.ProbePrefix != "" {
+				var ok bool
+				if line, ok = strings.CutPrefix(line, lang.ProbePrefix); !ok {
+					continue // the runner's report
+				}
+			}
+			lines = append(lines, line)
+		}
 		for _, line := range lines {
 			if what, state, _ := strings.Cut(line, " "); state != "closed" {
 				open = append(open, what)
