@@ -69,9 +69,9 @@ func TestRunCodeFetchFiles(t *testing.T) {
 	}
 
 	hostile := map[string]string{
-		"python": "import os\nos.symlink('/etc/shadow', 'shadow')\nos.symlink('../../../../../etc/passwd', 'up')\n" +
+		"python": "import os\nos.symlink('/etc/shadow', 'shadow')\nos.symlink('../../../../../etc/passwd', 'up')\nos.symlink('/etc', 'etc')\n" +
 			"os.mkfifo('fifo')\nos.mkdir('dir')\nopen('ok.txt', 'w').write('ok')\n",
-		"bash": "ln -s /etc/shadow shadow && ln -s ../../../../../etc/passwd up && mkfifo fifo && mkdir dir && printf ok > ok.txt",
+		"bash": "ln -s /etc/shadow shadow && ln -s ../../../../../etc/passwd up && ln -s /etc etc && mkfifo fifo && mkdir dir && printf ok > ok.txt",
 	}
 	// A 1 GiB sparse file: the program cannot make one (a file may not
 	// grow past the output limit, RLIMIT_FSIZE); it fails, and the empty
@@ -85,14 +85,14 @@ func TestRunCodeFetchFiles(t *testing.T) {
 		t.Run(language+" hostile", func(t *testing.T) {
 			requireLanguage(t, language)
 			code, a, out := call(t, map[string]any{"code": hostile[language], "language": language, "run_timeout": 10,
-				"fetch_files": []string{"shadow", "up", "fifo", "dir", "ok.txt"}})
+				"fetch_files": []string{"shadow", "up", "etc/passwd", "fifo", "dir", "ok.txt"}})
 			if code != http.StatusOK || a == nil || a.Status != "Success" {
 				t.Fatalf("HTTP %d %.500s, want Success", code, out)
 			}
 			if fmt.Sprint(a.Files) != fmt.Sprint(map[string]any{"ok.txt": b64("ok")}) {
 				t.Errorf("files %v, want ok.txt only", a.Files)
 			}
-			for name, why := range map[string]string{"shadow": "not read", "up": "not read", "fifo": "not a regular file (a fifo)", "dir": "not a regular file (a directory)"} {
+			for name, why := range map[string]string{"shadow": "not read", "up": "not read", "etc/passwd": "not read", "fifo": "not a regular file (a fifo)", "dir": "not a regular file (a directory)"} {
 				if !strings.Contains(a.Message, fmt.Sprintf("%q is left out: %s", name, why)) {
 					t.Errorf("message %q does not say %s is left out (%s)", a.Message, name, why)
 				}
@@ -138,6 +138,31 @@ func TestRunCodeFetchFiles(t *testing.T) {
 	}
 	if got := metric(t, srv, "rewardd_sandbox_restarts_total"); got != restarts {
 		t.Errorf("rewardd_sandbox_restarts_total went from %s to %s", restarts, got)
+	}
+}
+
+// TestRunCodeFetchFilesUnsafe: without the sandbox (--unsafe-no-sandbox)
+// fetch_files reads the same files, from the unconfined servers' work
+// dirs, in python and C++.
+func TestRunCodeFetchFilesUnsafe(t *testing.T) {
+	srv := startServer(t, "--config", writeConfig(t, languagesConfig), "--unsafe-no-sandbox", "--workers", "1")
+	defer srv.stop(t)
+	url := "http://" + srv.httpAddr + "/run_code"
+	for language, code := range map[string]string{
+		"python": "import os\nos.symlink('/etc/passwd', 'up')\nopen('out/r.txt', 'w').write(open('in.txt').read() + '!')",
+		"cpp":    "#include <fstream>\n#include <unistd.h>\nint main() { symlink(\"/etc/passwd\", \"up\"); std::ofstream(\"out/r.txt\") << \"hi!\"; }\n",
+	} {
+		requireLanguage(t, language)
+		body, err := json.Marshal(map[string]any{"code": code, "language": language, "files": map[string]any{"in.txt": "aGk=", "out/keep": ""},
+			"fetch_files": []string{"out/r.txt", "up"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, a, out := postRunCode(t, url, body)
+		if code != http.StatusOK || a == nil || a.Status != "Success" || fmt.Sprint(a.Files) != fmt.Sprint(map[string]any{"out/r.txt": "aGkh"}) ||
+			!strings.Contains(a.Message, `"up" is left out: not read`) {
+			t.Errorf("%s: HTTP %d %.500s, want Success with out/r.txt (\"hi!\") and up left out", language, code, out)
+		}
 	}
 }
 

@@ -32,6 +32,7 @@ func TestFetchFiles(t *testing.T) {
 	write("big2", big)
 	for link, target := range map[string]string{
 		"shadow":   "/etc/shadow",
+		"etc":      "/etc",
 		"up":       "../../../../etc/passwd",
 		"inside":   "a.txt",
 		"dangling": "nowhere",
@@ -54,7 +55,7 @@ func TestFetchFiles(t *testing.T) {
 	sparse.Close()
 
 	names := []string{"a.txt", "sub/b.bin", "empty", "a.txt", "missing", "sub/missing", "a.txt/x",
-		"shadow", "up", "inside", "dangling", "loop", "fifo", "sparse", "sub", "big1", "big2"}
+		"shadow", "up", "etc/passwd", "inside", "dangling", "loop", "fifo", "sparse", "sub", "big1", "big2"}
 	files, leftOut, err := fetchFiles(dir, names)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func TestFetchFiles(t *testing.T) {
 	}
 	// Left out with a reason: each names what it is, not what it points to.
 	reasons := map[string]string{
-		"shadow": "not read", "up": "not read", "loop": "symbolic link",
+		"shadow": "not read", "up": "not read", "etc/passwd": "not read", "loop": "symbolic link",
 		"fifo": "a fifo", "sub": "a directory", "sparse": "over the 8 MiB", "big2": "over what is left",
 	}
 	for name, part := range reasons {
