@@ -150,6 +150,7 @@ func (a *jsonAPI) runCode(w http.ResponseWriter, r *http.Request, body []byte) e
 		out = runCodeResponse{Status: runSandboxError, Message: "the sandbox could not run the program (the server's log says why): try again", Files: map[string]string{}}
 	default:
 		out = runCodeAnswer(res, job)
+		notes = append(notes, runCodeFetched(&out, res)...)
 	}
 	out.Message = strings.Join(slices.DeleteFunc(append([]string{out.Message}, notes...), func(m string) bool { return m == "" }), "; ")
 	writeJSON(w, out)
@@ -180,8 +181,8 @@ func (a *jsonAPI) runCodeJob(in *runCodeRequest) (job codeexec.ExecJob, notes []
 	if err != nil {
 		return job, nil, err
 	}
-	if len(in.FetchFiles) > 0 {
-		return job, nil, invalid("request body: fetch_files: rewardd's /run_code sends no files back; ask for none")
+	if job.FetchFiles, err = runCodeFetchFiles(in); err != nil {
+		return job, nil, err
 	}
 	caps := a.svc.Config().Inline.CodeExecLimits
 	job.Language, job.Source = lang.Name, *in.Code
@@ -307,13 +308,13 @@ func seconds(key string, v *float64) (float64, error) {
 // request, base64 again, while it is written), and its stdout and stderr,
 // up to the output limit each, three times over (as the sandbox sends
 // them, in base64, while they are decoded; decoded; in the answer's JSON
-// while it is written).
+// while it is written), and the files it fetches (runCodeFetchCost).
 func runCodeCost(job codeexec.ExecJob) int64 {
 	input := int64(len(job.Source) + len(job.Stdin))
 	for _, data := range job.Files {
 		input += int64(len(data))
 	}
-	return 3*input + 2*3*int64(job.Limits.OutputKB)<<10
+	return 3*input + 2*3*int64(job.Limits.OutputKB)<<10 + runCodeFetchCost(job)
 }
 
 // runCodeAnswer is the answer for what the executor did with job.

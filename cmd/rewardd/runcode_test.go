@@ -846,7 +846,7 @@ func TestRunCodeRefused(t *testing.T) {
 		{`{"language": "python"}`, `\"code\" is missing`},
 		{`{"code": "x", "language": "python", "memory_limit_MB": 16}`, "memory_limit_MB 16: at least 32"},
 		{`{"code": "x", "language": "python", "run_timeout": -1}`, "run_timeout -1"},
-		{`{"code": "x", "language": "python", "fetch_files": ["out.txt"]}`, "fetch_files"},
+		{`{"code": "x", "language": "python", "fetch_files": ["../out.txt"]}`, `fetch_files[0]: file name \"../out.txt\"`},
 		{`{"code": "x", "language": "python", "files": {"../x": ""}}`, `file name \"../x\"`},
 		{`{"code": "x", "language": "python", "files": {"a": "%%%"}}`, "not base64"},
 		{`[1]`, "want a JSON object"},

@@ -16,9 +16,10 @@ import (
 // sandboxFusionKnownFailures are SandboxFusion's runner tests that rewardd
 // fails, each with why.
 var sandboxFusionKnownFailures = map[string]string{
-	"test_java_external_jar":  "a .jar among the request's files is not put on the class path: rewardd compiles and runs Java with -cp . only",
-	"test_nodejs_lodash_dep":  "lodash: SandboxFusion's image has npm packages; rewardd's javascript has none (its typescript has Debian's node-lodash)",
-	"test_python_fetch_files": "fetch_files: rewardd's /run_code sends no files back, and refuses a request that asks for some (400)",
+	"test_java_external_jar": "a .jar among the request's files is not put on the class path: rewardd compiles and runs Java with -cp . only",
+	"test_nodejs_lodash_dep": "lodash: SandboxFusion's image has npm packages; rewardd's javascript has none (its typescript has Debian's node-lodash)",
+	"test_python_fetch_files": "its program writes /mnt/b, outside the work dir, and fetches it by its absolute path: rewardd's sandbox lets a program write " +
+		"its work dir only, and fetch_files takes paths inside it (a 400 otherwise); its a.txt, fetched alone, passes (TestRunCodeFetchFiles)",
 	// These two fail or pass by milliseconds, as the machine is loaded.
 	"test_ruby_timeout": sleepsTheLimit,
 	"test_r_timeout":    sleepsTheLimit,

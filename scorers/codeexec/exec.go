@@ -149,6 +149,10 @@ type ExecJob struct {
 	// CompileLimits bound the compile of a compiled language's program;
 	// zero fields take the language's.
 	CompileLimits sandbox.Limits
+	// FetchFiles are files read back from the work dir after the run,
+	// however it ended (sandbox.Job.FetchFiles); none when the program
+	// did not compile.
+	FetchFiles []string
 }
 
 // ExecResult is what happened to an ExecJob.
@@ -160,6 +164,10 @@ type ExecResult struct {
 	// Run is the run, with what the program wrote in Stdout and Stderr;
 	// nil when the program did not compile.
 	Run *sandbox.TestResult
+	// Files are the job's FetchFiles the run left, FilesLeftOut why each
+	// other one it left is not among them (sandbox.Result.Files).
+	Files        map[string][]byte
+	FilesLeftOut map[string]string
 }
 
 // Exec compiles (once, see Executor) and runs job's program, or waits for
@@ -262,6 +270,7 @@ func (e *Executor) exec(ctx context.Context, r Runner, lang *sandbox.Language, j
 	run := sandbox.Job{
 		Language: lang.Name, Style: sandbox.IO, Inputs: []string{job.Stdin}, Files: job.Files,
 		Limits: job.Limits, TestCPUSeconds: job.Limits.CPUSeconds, TestWallSeconds: job.RunWallSeconds, KeepOutput: true,
+		FetchFiles: job.FetchFiles,
 	}
 	if lang.Compiled() {
 		limits := job.CompileLimits.WithDefaults(lang.CompileLimits)
@@ -285,6 +294,7 @@ func (e *Executor) exec(ctx context.Context, r Runner, lang *sandbox.Language, j
 		return res, fmt.Errorf("sandbox: %d results for one run", len(out.Tests))
 	}
 	res.Run = &out.Tests[0]
+	res.Files, res.FilesLeftOut = out.Files, out.FilesLeftOut
 	return res, nil
 }
 
@@ -304,10 +314,14 @@ func (e *Executor) build(ctx context.Context, r Runner, lang *sandbox.Language, 
 }
 
 // runKey identifies what a run does: its program (its buildKey, with the
-// job's own compile limits), its limits and its stdin.
+// job's own compile limits), its limits, its stdin and the files it
+// fetches.
 func runKey(lang *sandbox.Language, job ExecJob) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%v\x00%d\x00%s", buildKey(lang, job, job.CompileLimits), job.Limits, len(job.Stdin), job.Stdin)
+	for _, name := range job.FetchFiles {
+		fmt.Fprintf(h, "\x00%d\x00%s", len(name), name)
+	}
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 

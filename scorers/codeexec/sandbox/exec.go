@@ -167,8 +167,8 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 	switch {
 	case lang.InProcess && (j.Build != nil || j.Args != nil || j.TestFiles != nil):
 		return nil, fmt.Errorf("a %s job has its source in Code: no Build, Args or TestFiles", lang.Name)
-	case j.Style == Assert && j.Files != nil:
-		return nil, errors.New("an assert job takes no Files")
+	case j.Style == Assert && (j.Files != nil || j.FetchFiles != nil):
+		return nil, errors.New("an assert job takes no Files or FetchFiles")
 	case j.Style != Assert && (j.Prompt != "" || j.Helpers != ""):
 		return nil, errors.New("a Prompt and Helpers are for assert jobs")
 	case lang.Compiled() && !j.Build.OK():
@@ -199,6 +199,9 @@ func (p *Pool) validate(j *Job) (*poolLanguage, error) {
 		for _, data := range files {
 			input += len(data)
 		}
+	}
+	if err := checkFetchFiles(j.FetchFiles); err != nil {
+		return nil, err
 	}
 	if input > MaxInputMB<<20 {
 		return nil, fmt.Errorf("the job's program, stdin and files come to %d bytes, over the %d MiB one job may take (sandbox.MaxInputMB)", input, MaxInputMB)

@@ -182,6 +182,10 @@ type Job struct {
 	// TestFiles, when set, has one entry per IO test: files written into
 	// the work dir just before that test (not for python).
 	TestFiles []map[string][]byte
+	// FetchFiles are files read back from the work dir once the job's
+	// last test has ended, however it ended (by name, as Files are named;
+	// at most MaxFetchFiles): Result.Files.
+	FetchFiles []string
 	// Check says whether test k's output is right (IO only). It runs in Go:
 	// expected outputs never enter the sandbox. Without a Check, a test
 	// whose program ran to its end and exited 0 is Ran, and its output is
@@ -308,6 +312,13 @@ type Result struct {
 	// Limits.TotalOutputKB (with Job.OutputBefore): the test that crossed
 	// it is Output, and the tests after it were not run (Skipped).
 	OverOutput bool
+	// Files are those of Job.FetchFiles that the job left in its work dir
+	// as regular files (fetchFiles: read inside the work dir, within
+	// MaxFetchFileBytes each and MaxFetchBytes together), by name. A name
+	// that is not there is in neither Files nor FilesLeftOut;
+	// FilesLeftOut says why each other one is not in Files.
+	Files        map[string][]byte
+	FilesLeftOut map[string]string
 }
 
 // Passed counts the tests that passed.

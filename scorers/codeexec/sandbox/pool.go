@@ -392,7 +392,18 @@ func (p *Pool) runIn(ctx context.Context, s *slot, lang *poolLanguage, job Job) 
 	if err != nil {
 		return Result{}, err
 	}
-	return job.result(rep, lang, cgOOM)
+	res, err := job.result(rep, lang, cgOOM)
+	if err != nil || len(job.FetchFiles) == 0 {
+		return res, err
+	}
+	dir, err := p.workRoot(s, lang)
+	if err == nil {
+		res.Files, res.FilesLeftOut, err = fetchFiles(dir, job.FetchFiles)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: fetch files: %w", err)
+	}
+	return res, nil
 }
 
 // roundTrip sends req to slot s and returns its reply, trying once more on
