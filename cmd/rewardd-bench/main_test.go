@@ -247,3 +247,29 @@ func TestBenchServers(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeComparison: a code scenario's side-by-side table pairs each
+// round's CPU per submission with the first server's.
+func TestCodeComparison(t *testing.T) {
+	run := func(ms, perCPU float64) *bench.Result {
+		return &bench.Result{Code: &bench.CodeResult{CPUMsPerSubmission: ms}, Ratios: &bench.Ratios{PerCPUSecond: perCPU}}
+	}
+	servers := []*binaryServer{
+		{name: "old", runs: []*bench.Result{run(2.0, 5), run(2.2, 4.5)}},
+		{name: "new", runs: []*bench.Result{run(1.5, 6.5), run(1.98, 5)}},
+	}
+	var out strings.Builder
+	if err := writeCodeComparison(&out, servers); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1.500 1.980", "0.750 0.900", "0.825", "6.50× 5.00×"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	servers[0].runs[0].Code = nil
+	if err := writeCodeComparison(&out, servers); err != nil || out.Len() != 0 {
+		t.Errorf("a scenario without code results wrote %q, %v; want nothing", out.String(), err)
+	}
+}
