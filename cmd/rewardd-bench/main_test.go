@@ -273,3 +273,29 @@ func TestCodeComparison(t *testing.T) {
 		t.Errorf("a scenario without code results wrote %q, %v; want nothing", out.String(), err)
 	}
 }
+
+// TestServersHumanEval: --servers runs the humaneval scenario against two
+// rewardd processes started with the scenario's config, and compares
+// their CPU per submission, read from their process trees.
+func TestServersHumanEval(t *testing.T) {
+	sandboxtest.SkipUnlessRoot(t)
+	const data = "../../../shared/data/humaneval.jsonl"
+	if _, err := os.Stat(data); err != nil {
+		t.Skipf("HumanEval data not found (CI has ../shared beside the repo): %v", err)
+	}
+	rewardd, err := clitest.Build("../rewardd", t.TempDir(), "rewardd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, exit := runBench(t, "--scenario", "humaneval", "--data", data, "--servers", "a="+rewardd+",b="+rewardd,
+		"--rounds", "1", "--requests", "1", "--batch-size", "8", "--clients", "1", "--warmup", "0", "--baseline=false")
+	if exit != 0 {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", exit, stdout, stderr)
+	}
+	for _, want := range []string{"1 sent = 1 OK + 0 failed", "CPU per submission by process (server PID", "programs (the zygotes' children)",
+		"CPU per submission (the server's process tree"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
