@@ -33,6 +33,12 @@ type CPUPart struct {
 	UserMs      float64 `json:"user_ms"`
 	SysMs       float64 `json:"sys_ms"`
 	MinorFaults float64 `json:"minor_faults"`
+	// ShortLived says the part's processes each live less than the
+	// kernel's tick: the kernel splits a process's time between user and
+	// system by the ticks that found it in each, and gives all of it to
+	// user when none did, so only UserMs+SysMs means anything (perf
+	// splits it; bench/README.md).
+	ShortLived bool `json:"short_lived,omitempty"`
 }
 
 // The parts of a CPUBreakdown, in the order they are printed.
@@ -184,7 +190,7 @@ func breakdown(before, after treeSnapshot, submissions int64, root string) *CPUB
 		b.Parts = append(b.Parts, CPUPart{
 			Name: name, Processes: counts[name],
 			UserMs: float64(s.utime) * 10 / per, SysMs: float64(s.stime) * 10 / per, // USER_HZ: 100
-			MinorFaults: float64(s.minflt) / per,
+			MinorFaults: float64(s.minflt) / per, ShortLived: name == partPrograms,
 		})
 	}
 	return b

@@ -127,6 +127,11 @@ func (r *Result) writeCode(p printer) {
 				if part.Processes > 0 {
 					n = fmt.Sprintf(" ×%d", part.Processes)
 				}
+				if part.ShortLived {
+					p("\t  %-34s user+sys %.3f ms (each lives under a tick: the kernel's split means nothing)  minor faults %.0f",
+						part.Name+n, part.UserMs+part.SysMs, part.MinorFaults)
+					continue
+				}
 				p("\t  %-34s user %.3f ms  sys %.3f ms  minor faults %.0f", part.Name+n, part.UserMs, part.SysMs, part.MinorFaults)
 			}
 			p("\t  %-34s %.3f ms", "total", b.Total())
