@@ -305,7 +305,7 @@ func (s *session) codeOutcome(r *Result, m *measurement, opts Options) {
 		c.Latency, c.LatencyCDF = &l, cdf(took, 100)
 	}
 	if root := s.treeRoot(opts); root != 0 {
-		what := "this process"
+		what := "this process (the server and the load generator)"
 		if !s.target.inProc {
 			what = fmt.Sprintf("server PID %d", root)
 		}
