@@ -252,7 +252,8 @@ func TestBenchServers(t *testing.T) {
 // round's CPU per submission with the first server's.
 func TestCodeComparison(t *testing.T) {
 	run := func(ms, perCPU float64) *bench.Result {
-		return &bench.Result{Code: &bench.CodeResult{CPUMsPerSubmission: ms}, Ratios: &bench.Ratios{PerCPUSecond: perCPU}}
+		return &bench.Result{Code: &bench.CodeResult{CPUMsPerSubmission: ms, Breakdown: &bench.CPUBreakdown{}},
+			Ratios: &bench.Ratios{PerCPUSecond: perCPU}}
 	}
 	servers := []*binaryServer{
 		{name: "old", runs: []*bench.Result{run(2.0, 5), run(2.2, 4.5)}},
@@ -266,6 +267,12 @@ func TestCodeComparison(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("comparison lacks %q:\n%s", want, out.String())
 		}
+	}
+	// A first server whose CPU read 0 ticks has no ratios, and says so.
+	out.Reset()
+	servers[0].runs[0].Code.CPUMsPerSubmission, servers[0].runs[1].Code.CPUMsPerSubmission = 0, 0
+	if err := writeCodeComparison(&out, servers); err != nil || !strings.Contains(out.String(), "0.000 0.000") || strings.Contains(out.String(), "Inf") {
+		t.Errorf("with a first server at 0 ms: %q, %v", out.String(), err)
 	}
 	out.Reset()
 	servers[0].runs[0].Code = nil

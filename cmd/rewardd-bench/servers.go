@@ -226,7 +226,9 @@ func writeCodeComparison(w io.Writer, servers []*binaryServer) error {
 		}
 		return r.Code.CPUMsPerSubmission
 	}
-	if len(first.runs) == 0 || cpu(first.runs[0]) == 0 {
+	// A run's CPU is counted by the kernel's 10 ms tick: a short one may
+	// read 0, which is printed, not taken for a missing figure.
+	if len(first.runs) == 0 || first.runs[0].Code == nil || first.runs[0].Code.Breakdown == nil {
 		return nil
 	}
 	fmt.Fprintf(w, "\nCPU per submission (the server's process tree: rewardd and its sandboxes), by round; ratio = the server's ÷ %s's, paired by round\n", first.name)
@@ -236,12 +238,16 @@ func writeCodeComparison(w io.Writer, servers []*binaryServer) error {
 		var ms, vsFirst, perCPU []float64
 		for i, r := range s.runs {
 			ms = append(ms, cpu(r))
-			vsFirst = append(vsFirst, cpu(r)/cpu(first.runs[i]))
+			if base := cpu(first.runs[i]); base > 0 {
+				vsFirst = append(vsFirst, cpu(r)/base)
+			}
 			if r.Ratios != nil && r.Ratios.PerCPUSecond > 0 {
 				perCPU = append(perCPU, r.Ratios.PerCPUSecond)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t%.3f\t%s\t\n", s.name, list(ms, "%.3f"), median(ms), list(vsFirst, "%.3f"), median(vsFirst),
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t%s\t%s\t\n", s.name, list(ms, "%.3f"), median(ms),
+			orNone(vsFirst, func(v []float64) string { return list(v, "%.3f") }),
+			orNone(vsFirst, func(v []float64) string { return fmt.Sprintf("%.3f", median(v)) }),
 			orNone(perCPU, func(v []float64) string { return list(v, "%.2f×") }))
 	}
 	return tw.Flush()
