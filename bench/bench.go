@@ -103,6 +103,10 @@ type Options struct {
 	// Trace receives a runtime execution trace of the measured load (Run
 	// only): where a slow request waited, on what, and for how long.
 	Trace io.Writer
+	// ServerPID is the process id of the server at Addr when it runs on
+	// this machine: a code scenario then reads its CPU and its sandboxes'
+	// from /proc, as for the in-process server.
+	ServerPID int
 }
 
 // BaselineFunctions are the functions of the embedded default config, all
@@ -705,7 +709,7 @@ func (s *session) point(ctx context.Context, opts Options, kind pointKind) (*Res
 	}
 	s.processFigures(r, m)
 	if code {
-		s.codeOutcome(r, m.lr, m.took, m.after.cpu-m.before.cpu+m.children, m.cpu)
+		s.codeOutcome(r, m, opts)
 	}
 	if err := s.compare(ctx, opts, kind, l, m.reasons, r); err != nil {
 		return nil, err
@@ -776,6 +780,7 @@ type measurement struct {
 	lr                   *loadResult
 	before, after        usage
 	cpu, children        time.Duration
+	tree0, tree1         treeSnapshot
 	reset                bool
 	bounds               []float64
 	requests0, requests1 []uint64
@@ -793,6 +798,10 @@ func (s *session) measure(ctx context.Context, opts Options, kind pointKind, l *
 	if timer != nil {
 		timer.start()
 	}
+	root := s.treeRoot(opts)
+	if root != 0 {
+		m.tree0 = snapshotTree(root)
+	}
 	cpu0, children0 := machineCPU(), childrenCPU()
 	stop, err := startProfiles(opts, kind)
 	if err != nil {
@@ -802,6 +811,9 @@ func (s *session) measure(ctx context.Context, opts Options, kind pointKind, l *
 	stop()
 	m.after = readUsage()
 	m.cpu, m.children = machineCPU()-cpu0, childrenCPU()-children0
+	if root != 0 {
+		m.tree1 = snapshotTree(root)
+	}
 	_, m.requests1 = s.target.requestBuckets()
 	if opts.MemProfile != nil && kind == pointFull {
 		// The profile counts what was allocated up to the last

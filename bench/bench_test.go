@@ -280,6 +280,23 @@ func testHumanEvalAgrees(t *testing.T, reg scorers.Registry) {
 	if !strings.Contains(text, "16 of 16 rollouts with the same score") {
 		t.Errorf("text report does not state the agreement")
 	}
+	// The CPU breakdown counts the two slots' servers and the programs
+	// the zygotes forked.
+	parts := map[string]CPUPart{}
+	if c.Breakdown != nil {
+		for _, p := range c.Breakdown.Parts {
+			parts[p.Name] = p
+		}
+	}
+	if parts[partRunner].Processes != 2 || parts[partZygote].Processes != 2 || parts[partGo].Processes != 1 {
+		t.Errorf("CPU breakdown %+v, want this process, 2 runners and 2 zygotes", c.Breakdown)
+	}
+	if _, ok := parts[partPrograms]; !ok {
+		t.Errorf("CPU breakdown %+v has no programs part", c.Breakdown)
+	}
+	if !strings.Contains(text, "CPU per submission by process") {
+		t.Errorf("text report does not show the CPU breakdown:\n%s", text)
+	}
 	checkSVG(t, r.WriteSVG)
 }
 

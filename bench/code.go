@@ -55,6 +55,9 @@ type CodeResult struct {
 	// figures are not clean.
 	MachineCPUSeconds float64 `json:"machine_cpu_seconds,omitempty"`
 	OtherCPUSeconds   float64 `json:"other_cpu_seconds,omitempty"`
+	// Breakdown is CPUSeconds process by process, per submission (nil
+	// for a remote server whose process id is not known).
+	Breakdown *CPUBreakdown `json:"cpu_breakdown,omitempty"`
 	// Errors counts rollouts a code function scored ERROR in the measured
 	// phase (the sandbox could not run them); ErrorExamples are the first
 	// few messages.
@@ -272,9 +275,22 @@ func (s *session) checkRunsPrograms(ctx context.Context) error {
 	return nil
 }
 
-// codeOutcome fills r.Code from the load, the timer, and the CPU of this
-// process tree (own: for an in-process server) and of the machine.
-func (s *session) codeOutcome(r *Result, lr *loadResult, took []time.Duration, own, machine time.Duration) {
+// treeRoot is the process whose tree runs the server and its sandboxes:
+// this one for the in-process server, opts.ServerPID for one at Addr, 0
+// when it is not known.
+func (s *session) treeRoot(opts Options) int {
+	if s.target.inProc {
+		return os.Getpid()
+	}
+	return opts.ServerPID
+}
+
+// codeOutcome fills r.Code from the load, the timer, and the CPU of the
+// server's process tree (this process's, for an in-process server) and of
+// the machine.
+func (s *session) codeOutcome(r *Result, m *measurement, opts Options) {
+	lr, took, machine := m.lr, m.took, m.cpu
+	own := m.after.cpu - m.before.cpu + m.children
 	c := &CodeResult{SubmissionsPerSecond: r.EvaluationsPerSecond, MachineCPUSeconds: machine.Seconds()}
 	for _, call := range lr.calls {
 		if call.code == codes.OK.String() {
@@ -288,7 +304,17 @@ func (s *session) codeOutcome(r *Result, lr *loadResult, took []time.Duration, o
 		l := latencyOf(took)
 		c.Latency, c.LatencyCDF = &l, cdf(took, 100)
 	}
-	if s.target.inProc {
+	if root := s.treeRoot(opts); root != 0 {
+		what := "this process (the server and the load generator)"
+		if !s.target.inProc {
+			what = fmt.Sprintf("server PID %d", root)
+		}
+		c.Breakdown = breakdown(m.tree0, m.tree1, r.Evaluations, what)
+		if !s.target.inProc && c.Breakdown != nil {
+			own = time.Duration(c.Breakdown.Total() * float64(r.Evaluations) * float64(time.Millisecond))
+		}
+	}
+	if s.target.inProc || c.Breakdown != nil {
 		c.CPUSeconds = own.Seconds()
 		c.OtherCPUSeconds = max(0, machine.Seconds()-c.CPUSeconds)
 		if r.Evaluations > 0 {

@@ -120,6 +120,25 @@ func (r *Result) writeCode(p printer) {
 			p("\tCPU of rewardd and its sandboxes: %.2f s (%.2f cores), %.1f ms per submission; the machine's busy CPU %.2f s, of which %.2f s not ours",
 				c.CPUSeconds, ratio(c.CPUSeconds, r.ElapsedSeconds), c.CPUMsPerSubmission, c.MachineCPUSeconds, c.OtherCPUSeconds)
 		}
+		if b := c.Breakdown; b != nil {
+			p("\tCPU per submission by process (%s and its children, from /proc: utime, stime, minflt; programs: the zygotes' reaped children):", b.Root)
+			for _, part := range b.Parts {
+				n := ""
+				if part.Processes > 0 {
+					n = fmt.Sprintf(" ×%d", part.Processes)
+				}
+				if part.ShortLived {
+					p("\t  %-34s user+sys %.3f ms (each lives under a tick: the kernel's split means nothing)  minor faults %.0f",
+						part.Name+n, part.UserMs+part.SysMs, part.MinorFaults)
+					continue
+				}
+				p("\t  %-34s user %.3f ms  sys %.3f ms  minor faults %.0f", part.Name+n, part.UserMs, part.SysMs, part.MinorFaults)
+			}
+			p("\t  %-34s %.3f ms", "total", b.Total())
+			if b.Exited > 0 {
+				p("\t  (%d sandbox servers exited during the run: their CPU is not in these parts)", b.Exited)
+			}
+		}
 		if c.Errors > 0 {
 			p("\t%d rollouts scored ERROR (the sandbox could not run them), e.g.:", c.Errors)
 			for _, e := range c.ErrorExamples {

@@ -16,8 +16,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -150,7 +150,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err := remote(&opts, "", ""); err != nil {
 			return err
 		}
-		return benchError(sideBySide(ctx, opts, servers, *f.configPath, *f.rounds, stdout, stderr))
+		configPath, cleanup, err := f.serversConfig()
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		return benchError(sideBySide(ctx, opts, servers, configPath, *f.rounds, stdout, stderr))
 	}
 	if *f.addr == "" {
 		log, err := cli.NewLogger("warn", stderr)
@@ -202,8 +207,8 @@ func (f *flags) checkLoad() error {
 	case set["requests"] && *f.requests < 1:
 		return cli.Usagef("--requests must be at least 1")
 	case *f.servers != "" && (*f.addr != "" || set["workers"] || *f.sweep != "" || *f.out != "" || *f.svg != "" ||
-		*f.cpuProfile != "" || *f.memProfile != "" || *f.traceFile != "" || slices.Contains([]string{bench.HumanEval, bench.Stdio, bench.CP}, *f.scenario)):
-		return cli.Usagef("--servers starts each binary (with --config when given): not with --addr, --workers, --sweep, --out, --svg, profiles or a code scenario")
+		*f.cpuProfile != "" || *f.memProfile != "" || *f.traceFile != "" || *f.scenario == bench.CP):
+		return cli.Usagef("--servers starts each binary (with --config when given): not with --addr, --workers, --sweep, --out, --svg, profiles or the cp scenario")
 	case *f.servers == "" && set["rounds"]:
 		return cli.Usagef("--rounds goes with --servers")
 	case set["rounds"] && *f.rounds < 1:
@@ -277,6 +282,27 @@ func (f *flags) config(code *cli.CodeSandbox) (*config.Config, error) {
 		return config.Load(name, yaml, code.Registry())
 	}
 	return cli.LoadConfig(*f.configPath, code.Registry())
+}
+
+// serversConfig is the config file the --servers binaries start with:
+// --config, else the scenario's own (humaneval, stdio: one code_exec
+// function) written to a temporary file that cleanup removes, else none
+// (their embedded default).
+func (f *flags) serversConfig() (path string, cleanup func(), err error) {
+	name, yaml := bench.ScenarioConfig(*f.scenario)
+	if *f.configPath != "" || yaml == nil {
+		return *f.configPath, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "rewardd-bench-config")
+	if err != nil {
+		return "", nil, err
+	}
+	path = filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, yaml, 0o600); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("write the config of %s: %w", name, err)
+	}
+	return path, func() { os.RemoveAll(dir) }, nil
 }
 
 // remote fills in the options' dial options and token for a remote server.

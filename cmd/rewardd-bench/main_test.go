@@ -247,3 +247,62 @@ func TestBenchServers(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeComparison: a code scenario's side-by-side table pairs each
+// round's CPU per submission with the first server's.
+func TestCodeComparison(t *testing.T) {
+	run := func(ms, perCPU float64) *bench.Result {
+		return &bench.Result{Code: &bench.CodeResult{CPUMsPerSubmission: ms, Breakdown: &bench.CPUBreakdown{}},
+			Ratios: &bench.Ratios{PerCPUSecond: perCPU}}
+	}
+	servers := []*binaryServer{
+		{name: "old", runs: []*bench.Result{run(2.0, 5), run(2.2, 4.5)}},
+		{name: "new", runs: []*bench.Result{run(1.5, 6.5), run(1.98, 5)}},
+	}
+	var out strings.Builder
+	if err := writeCodeComparison(&out, servers); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1.500 1.980", "0.750 0.900", "0.825", "6.50× 5.00×"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out.String())
+		}
+	}
+	// A first server whose CPU read 0 ticks has no ratios, and says so.
+	out.Reset()
+	servers[0].runs[0].Code.CPUMsPerSubmission, servers[0].runs[1].Code.CPUMsPerSubmission = 0, 0
+	if err := writeCodeComparison(&out, servers); err != nil || !strings.Contains(out.String(), "0.000 0.000") || strings.Contains(out.String(), "Inf") {
+		t.Errorf("with a first server at 0 ms: %q, %v", out.String(), err)
+	}
+	out.Reset()
+	servers[0].runs[0].Code = nil
+	if err := writeCodeComparison(&out, servers); err != nil || out.Len() != 0 {
+		t.Errorf("a scenario without code results wrote %q, %v; want nothing", out.String(), err)
+	}
+}
+
+// TestServersHumanEval: --servers runs the humaneval scenario against two
+// rewardd processes started with the scenario's config, and compares
+// their CPU per submission, read from their process trees.
+func TestServersHumanEval(t *testing.T) {
+	sandboxtest.SkipUnlessRoot(t)
+	const data = "../../../shared/data/humaneval.jsonl"
+	if _, err := os.Stat(data); err != nil {
+		t.Skipf("HumanEval data not found (CI has ../shared beside the repo): %v", err)
+	}
+	rewardd, err := clitest.Build("../rewardd", t.TempDir(), "rewardd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, exit := runBench(t, "--scenario", "humaneval", "--data", data, "--servers", "a="+rewardd+",b="+rewardd,
+		"--rounds", "1", "--requests", "1", "--batch-size", "8", "--clients", "1", "--warmup", "0", "--baseline=false")
+	if exit != 0 {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", exit, stdout, stderr)
+	}
+	for _, want := range []string{"1 sent = 1 OK + 0 failed", "CPU per submission by process (server PID", "programs (the zygotes' children)",
+		"CPU per submission (the server's process tree"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}

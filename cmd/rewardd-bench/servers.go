@@ -113,7 +113,7 @@ func (s *binaryServer) run(ctx context.Context, opts bench.Options, configPath s
 		return nil, fmt.Errorf("the server did not say where it serves (exit: %v); its log:\n%s", err, st.log)
 	}
 	s.engine = st.engine
-	opts.Addr = st.grpcAddr
+	opts.Addr, opts.ServerPID = st.grpcAddr, cmd.Process.Pid
 	res, runErr := bench.Run(ctx, opts)
 	if err := stop(); err != nil && runErr == nil && !isTerminated(err) {
 		runErr = fmt.Errorf("the server's exit: %w", err)
@@ -208,6 +208,47 @@ func writeComparison(w io.Writer, servers []*binaryServer) error {
 			orNone(vsPython, func(v []float64) string { return list(v, "%.2f×") }),
 			orNone(e2e, func(v []float64) string { return list(v, "%.2f×") }),
 			list(vsFirst, "%.2f×"), median(vsFirst))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeCodeComparison(w, servers)
+}
+
+// writeCodeComparison writes, for a code scenario, each server's CPU per
+// submission by round (its process tree's, from /proc) and against the
+// first server's, paired by round.
+func writeCodeComparison(w io.Writer, servers []*binaryServer) error {
+	first := servers[0]
+	cpu := func(r *bench.Result) float64 {
+		if r.Code == nil {
+			return 0
+		}
+		return r.Code.CPUMsPerSubmission
+	}
+	// A run's CPU is counted by the kernel's 10 ms tick: a short one may
+	// read 0, which is printed, not taken for a missing figure.
+	if len(first.runs) == 0 || first.runs[0].Code == nil || first.runs[0].Code.Breakdown == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\nCPU per submission (the server's process tree: rewardd and its sandboxes), by round; ratio = the server's ÷ %s's, paired by round\n", first.name)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "server\tms by round\tmedian\t÷ "+first.name+", by round\tmedian\tper CPU second ÷ Python, by round\t")
+	for _, s := range servers {
+		var ms, vsFirst, perCPU []float64
+		for i, r := range s.runs {
+			ms = append(ms, cpu(r))
+			if base := cpu(first.runs[i]); base > 0 {
+				vsFirst = append(vsFirst, cpu(r)/base)
+			}
+			if r.Ratios != nil && r.Ratios.PerCPUSecond > 0 {
+				perCPU = append(perCPU, r.Ratios.PerCPUSecond)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t%s\t%s\t\n", s.name, list(ms, "%.3f"), median(ms),
+			orNone(vsFirst, func(v []float64) string { return list(v, "%.3f") }),
+			orNone(vsFirst, func(v []float64) string { return fmt.Sprintf("%.3f", median(v)) }),
+			orNone(perCPU, func(v []float64) string { return list(v, "%.2f×") }))
 	}
 	return tw.Flush()
 }
