@@ -124,13 +124,7 @@ var SandboxFusionOnly = map[string]string{
 	"pytest":        "not yet: pytest's runner is not built",
 	"junit":         "not yet: JUnit's runner is not built",
 	"jest":          "not yet: jest is not packaged by Debian bookworm",
-	"csharp":        "not yet: C# (mono) is not built",
-	"scala":         "not yet: scala is not built",
 	"kotlin_script": "not yet: kotlin (Debian's is 1.3) is not built",
-	"d_ut":          "not yet: D (ldc's) programs died of SIGSEGV in the sandbox once they had allocated a few MB, with no message (its garbage collector, which reads the main thread's stack from /proc, closed here, is suspected, not confirmed)",
-	"racket":        "not yet: racket is not built",
-	"sql":           "not yet: sql (sqlite3) is not built",
-	"verilog":       "not yet: verilog (iverilog) is not built",
 }
 
 // tsModule is Debian's TypeScript (node-typescript).

@@ -122,6 +122,9 @@ type poolLanguage struct {
 	pch string
 	// archive is the compiler's class-data archive, "" without one.
 	archive string
+	// preload is the library preloaded into the language's compiles and
+	// runs (mainstack.c, for MainStack), "" without one.
+	preload string
 }
 
 // maxTests bounds the tests of one submission.
