@@ -19,6 +19,17 @@ func extraLanguagePrograms() map[string]Programs {
 			Network:      "using System.Net.Sockets;\npublic class Program {\n    public static void Main() {\n        try {\n            var s = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);\n            s.Connect(\"127.0.0.1\", PORT);\n            Console.WriteLine(\"OPEN connect\");\n        } catch (Exception e) { Console.WriteLine(\"blocked connect \" + e.GetType().Name); }\n    }\n}\n",
 			WriteOutside: "public class Program {\n    public static void Main() {\n        try { File.WriteAllText(OUTSIDE, \"x\"); Console.WriteLine(\"OPEN write\"); }\n        catch (Exception e) { Console.WriteLine(\"blocked write \" + e.GetType().Name); }\n    }\n}\n",
 		},
+		"kotlin_script": {
+			Echo:         "System.out.write(System.`in`.readBytes())\nSystem.out.flush()\n",
+			CompileError: "val x: Int = \"a\"\n",
+			RuntimeError: "throw Exception(\"no\")\n",
+			Loop:         "while (true) {}\n",
+			ForkBomb:     "while (true) try { ProcessBuilder(\"/usr/bin/java\", \"-version\").start() } catch (e: Throwable) {}\n",
+			MemoryBomb:   "val l = ArrayList<ByteArray>()\nwhile (true) { val b = ByteArray(1 shl 20); java.util.Arrays.fill(b, 1); l.add(b) }\n",
+			Flood:        "val b = (\"y\".repeat(65535) + \"\\n\").toByteArray()\nwhile (true) System.out.write(b, 0, b.size)\n",
+			Network:      "try { java.net.Socket(\"127.0.0.1\", PORT); println(\"OPEN connect\") } catch (e: Exception) { println(\"blocked connect \" + e) }\n",
+			WriteOutside: "try { java.io.File(OUTSIDE).writeText(\"x\"); println(\"OPEN write\") } catch (e: Exception) { println(\"blocked write \" + e) }\n",
+		},
 		"scala": {
 			Echo:         "object Main {\n  def main(args: Array[String]): Unit = {\n    val b = new Array[Byte](65536)\n    var n = System.in.read(b)\n    while (n > 0) { System.out.write(b, 0, n); n = System.in.read(b) }\n    System.out.flush()\n  }\n}\n",
 			CompileError: "object Main {\n  def main(args: Array[String]): Unit = { val x: Int = \"a\" }\n}\n",

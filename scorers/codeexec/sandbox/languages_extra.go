@@ -3,14 +3,14 @@ package sandbox
 import "regexp"
 
 // extraLanguages are the rest of SandboxFusion's languages that Debian
-// bookworm packages: C# (Mono), Scala, SQL (sqlite3), Racket, Verilog
-// (Icarus) and D (LDC), under SandboxFusion's names, with its compile and
+// bookworm packages: C# (Mono), Kotlin scripts, Scala, SQL (sqlite3),
+// Racket, Verilog (Icarus) and D (LDC), under SandboxFusion's names, with its compile and
 // run commands where Debian's toolchain has them. As moreLanguages', their
 // toolchains are optional and their programs are in
 // internal/sandboxtest/programs_extra.go.
 func extraLanguages(compileLimits Limits) []*Language {
-	// Compilers that are JVM or Mono programs run many threads, each a
-	// process to RLIMIT_NPROC.
+	// Compilers that are Mono programs run many threads, each a process
+	// to RLIMIT_NPROC.
 	threaded := compileLimits
 	threaded.CPUSeconds, threaded.WallSeconds, threaded.Processes = 20, 30, 64
 	jvmRun := Limits{CPUSeconds: 4, WallSeconds: 10, MemoryMB: 512, OutputKB: 1024, Processes: defaultProcesses}
@@ -32,6 +32,22 @@ func extraLanguages(compileLimits Limits) []*Language {
 			MemoryMarkers: []string{"System.OutOfMemoryException", "Out of memory"},
 			SourceText:    csharpUsings, MainStack: true,
 			Probe: csharpProbe,
+		},
+		{
+			Name: "kotlin_script", SandboxFusion: "kotlin_script", Aliases: []string{"kts"}, Source: "main.kts",
+			// SandboxFusion's kotlin main.kts, with kotlinc's JVM started
+			// directly: Debian's kotlin (1.3) runs no script, its kotlinc
+			// -script does. The script is compiled as it runs: about 2 s of
+			// CPU before the program's first line, counted in its time.
+			Run: []string{"/usr/bin/java", "-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+				"-XX:-UsePerfData", "-XX:CICompilerCount=1", "-Dkotlin.home=" + kotlinHome,
+				"-cp", kotlinHome + "/lib/kotlin-preloader.jar", "org.jetbrains.kotlin.preloading.Preloader",
+				"-cp", kotlinHome + "/lib/kotlin-compiler.jar", "org.jetbrains.kotlin.cli.jvm.K2JVMCompiler", "-script", "main.kts"},
+			Package: "kotlin", Toolchain: []string{"/usr/bin/java", kotlinHome + "/lib/kotlin-compiler.jar"},
+			RunLimits: Limits{CPUSeconds: 10, WallSeconds: 20, MemoryMB: 512, OutputKB: 1024, Processes: defaultProcesses},
+			Memory:    Cgroup, ReadPaths: []string{"/etc/java-17-openjdk"},
+			MemoryMarkers: []string{"java.lang.OutOfMemoryError"},
+			Probe:         kotlinProbe,
 		},
 		{
 			Name: "scala", SandboxFusion: "scala", Source: "main.scala", ClassName: scalaObject,
@@ -101,6 +117,9 @@ func extraLanguages(compileLimits Limits) []*Language {
 	}
 }
 
+// kotlinHome is Debian's Kotlin (1.3).
+const kotlinHome = "/usr/share/kotlin/kotlinc"
+
 // scalaLib holds Debian's Scala (2.11) jars.
 const scalaLib = "/usr/share/scala-2.11/lib"
 
@@ -152,6 +171,15 @@ const scalaProbe = `object Main {
     t("write_outside_workdir") { new java.io.FileOutputStream("/var/tmp/rewardd-sandbox-probe").close() }
   }
 }
+`
+
+const kotlinProbe = `fun t(name: String, f: () -> Unit) =
+    println(name + " " + (try { f(); "open" } catch (e: Throwable) { "closed" }))
+t("tcp") { java.net.ServerSocket(0).close() }
+t("udp") { java.net.DatagramSocket().close() }
+t("host_files") { java.io.FileInputStream("/etc/passwd").close() }
+t("proc") { java.io.FileInputStream("/proc/self/status").close() }
+t("write_outside_workdir") { java.io.FileOutputStream("/var/tmp/rewardd-sandbox-probe").close() }
 `
 
 const sqlProbe = `SELECT 'host_files ' || CASE WHEN readfile('/etc/passwd') IS NULL THEN 'closed' ELSE 'open' END;

@@ -115,16 +115,15 @@ func moreLanguages(compileLimits Limits) []*Language {
 // run, each with why: /run_code answers them as SandboxFusion answers a
 // language it does not know, with the reason.
 var SandboxFusionOnly = map[string]string{
-	"cuda":          "needs a GPU",
-	"python_gpu":    "needs a GPU",
-	"julia":         "Debian bookworm does not package julia",
-	"swift":         "Debian bookworm does not package the Swift language (its swift is OpenStack's)",
-	"lean":          "Debian bookworm does not package Lean 4 (its elan downloads it)",
-	"go_test":       "not yet: go's test runner (go test) is not built",
-	"pytest":        "not yet: pytest's runner is not built",
-	"junit":         "not yet: JUnit's runner is not built",
-	"jest":          "not yet: jest is not packaged by Debian bookworm",
-	"kotlin_script": "not yet: kotlin (Debian's is 1.3) is not built",
+	"cuda":       "needs a GPU",
+	"python_gpu": "needs a GPU",
+	"julia":      "Debian bookworm does not package julia",
+	"swift":      "Debian bookworm does not package the Swift language (its swift is OpenStack's)",
+	"lean":       "Debian bookworm does not package Lean 4 (its elan downloads it)",
+	"go_test":    "not yet: go's test runner (go test) is not built",
+	"pytest":     "not yet: pytest's runner is not built",
+	"junit":      "not yet: JUnit's runner is not built",
+	"jest":       "not yet: jest is not packaged by Debian bookworm",
 }
 
 // tsModule is Debian's TypeScript (node-typescript).
