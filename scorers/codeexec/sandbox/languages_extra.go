@@ -4,9 +4,9 @@ import "regexp"
 
 // extraLanguages are the rest of SandboxFusion's languages that Debian
 // bookworm packages: C# (Mono), Kotlin scripts, Scala, SQL (sqlite3),
-// Racket, Verilog (Icarus) and D (LDC), under SandboxFusion's names, with its compile and
-// run commands where Debian's toolchain has them. As moreLanguages', their
-// toolchains are optional and their programs are in
+// Racket, Verilog (Icarus) and D (LDC), under SandboxFusion's names, with
+// its compile and run commands where Debian's toolchain has them. As
+// moreLanguages', their toolchains are optional and their programs are in
 // internal/sandboxtest/programs_extra.go.
 func extraLanguages(compileLimits Limits) []*Language {
 	// Compilers that are Mono programs run many threads, each a process
@@ -30,8 +30,9 @@ func extraLanguages(compileLimits Limits) []*Language {
 			// Mono's shared area would be a file in /dev/shm.
 			Env:           []string{"MONO_DISABLE_SHARED_AREA=1"},
 			MemoryMarkers: []string{"System.OutOfMemoryException", "Out of memory"},
-			SourceText:    csharpUsings, MainStack: true,
-			Probe: csharpProbe,
+			SourceText:    csharpUsings,
+			MainStack:     true,
+			Probe:         csharpProbe,
 		},
 		{
 			Name: "kotlin_script", SandboxFusion: "kotlin_script", Aliases: []string{"kts"}, Source: "main.kts",
@@ -109,10 +110,10 @@ func extraLanguages(compileLimits Limits) []*Language {
 			// ldc2 links with cc.
 			Package: "ldc", Toolchain: []string{"/usr/bin/ldc2", cCompiler},
 			CompileLimits: compileLimits,
-			RunLimits:     DefaultLimits(), Memory: Resident,
-			MemoryMarkers: []string{"core.exception.OutOfMemoryError"}, ReadPaths: []string{"/etc/ldc2.conf"},
-			MainStack: true,
-			Probe:     dProbe,
+			RunLimits:     DefaultLimits(), Memory: Resident, ReadPaths: []string{"/etc/ldc2.conf"},
+			MemoryMarkers: []string{"core.exception.OutOfMemoryError"},
+			MainStack:     true,
+			Probe:         dProbe,
 		},
 	}
 }
