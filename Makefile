@@ -16,7 +16,7 @@ CODE_EXEC_PACKAGES := gcc g++ openjdk-17-jdk-headless nodejs
 # The other languages, language=package[,library...], installed by make deps when
 # CODE_EXEC_LANGUAGES names them (a list, commas or spaces) or is all; make
 # test-languages runs their tests. A test holds both lists to the table.
-CODE_EXEC_MORE := go=golang-go rust=rustc bash=bash typescript=node-typescript,node-lodash php=php-cli ruby=ruby perl=perl,libtest-deep-perl,libdata-compare-perl lua=lua5.4,lua-unit r=r-base-core pytest=python3-pytest go_test=golang-go,golang-github-stretchr-testify-dev junit=junit5
+CODE_EXEC_MORE := go=golang-go rust=rustc bash=bash typescript=node-typescript,node-lodash php=php-cli ruby=ruby perl=perl,libtest-deep-perl,libdata-compare-perl lua=lua5.4,lua-unit r=r-base-core csharp=mono-mcs kotlin_script=kotlin scala=scala sql=sqlite3 racket=racket verilog=iverilog d=ldc pytest=python3-pytest go_test=golang-go,golang-github-stretchr-testify-dev junit=junit5
 CODE_EXEC_LANGUAGES ?=
 comma := ,
 CODE_EXEC_WANTED := $(subst $(comma), ,$(CODE_EXEC_LANGUAGES))

@@ -130,7 +130,14 @@ func runCodeLanguage(t *testing.T, url string, l *sandbox.Language, p sandboxtes
 }
 
 func codeExecLanguage(t *testing.T, srv *process, l *sandbox.Language, p sandboxtest.Programs) {
-	params, err := structpb.NewStruct(map[string]any{"language": l.Name, "test_style": "io", "time_limit_seconds": 1})
+	// 1 s of CPU per test; half its default for a language whose programs
+	// start slowly (a default above 4 s: kotlin compiles its script as it
+	// runs).
+	timeLimit := 1.0
+	if l.RunLimits.CPUSeconds > 4 {
+		timeLimit = l.RunLimits.CPUSeconds / 2
+	}
+	params, err := structpb.NewStruct(map[string]any{"language": l.Name, "test_style": "io", "time_limit_seconds": timeLimit})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,9 +123,13 @@ func startServerEnv(t *testing.T, env []string, args ...string) *process {
 			s.cmd.Wait()
 			t.Fatalf("%v; logs:\n%s", err, s.logText())
 		}
-	case <-time.After(time.Minute):
+	// A bound on a hang, not a timing: the sandbox's start compiles and
+	// runs a probe in every language installed (sixteen besides python
+	// with CODE_EXEC_LANGUAGES=all, Scala's compiler alone seconds of CPU),
+	// which took over a minute under -race at load average 20.
+	case <-time.After(5 * time.Minute):
 		s.cmd.Process.Kill()
-		t.Fatalf("rewardd did not log 'serving' within a minute; logs:\n%s", s.logText())
+		t.Fatalf("rewardd did not log 'serving' within five minutes; logs:\n%s", s.logText())
 	}
 	t.Cleanup(func() { s.stop(t) })
 	return s

@@ -1,5 +1,7 @@
 package sandboxtest
 
+import "maps"
+
 // Programs are one language's programs for its table tests (the
 // sandbox's, /run_code's and code_exec's) and its hostile suite. In the
 // hostile ones OUTSIDE stands for a host path the program must not
@@ -26,9 +28,9 @@ type Programs struct {
 }
 
 // MoreLanguagePrograms are the programs of every language beyond the first
-// four (the sandbox's languages_more.go), by name.
+// four (the sandbox's languages_more.go and languages_extra.go), by name.
 func MoreLanguagePrograms() map[string]Programs {
-	return map[string]Programs{
+	programs := map[string]Programs{
 		"go": {
 			Echo:         "package main\n\nimport (\n\t\"io\"\n\t\"os\"\n)\n\nfunc main() { io.Copy(os.Stdout, os.Stdin) }\n",
 			CompileError: "package main\n\nfunc main() { x := 1 }\n",
@@ -129,4 +131,6 @@ func MoreLanguagePrograms() map[string]Programs {
 			WriteOutside: "r <- tryCatch({ writeLines(\"x\", OUTSIDE); \"OPEN write\" },\n  error = function(e) paste(\"blocked write\", conditionMessage(e)), warning = function(w) paste(\"blocked write\", conditionMessage(w)))\ncat(r, \"\\n\", sep = \"\")\n",
 		},
 	}
+	maps.Copy(programs, extraLanguagePrograms())
+	return programs
 }

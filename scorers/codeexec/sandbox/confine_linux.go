@@ -175,7 +175,14 @@ func landlock(readPaths []string) error {
 		if err != nil {
 			return fmt.Errorf("open %s: %w", r.path, err)
 		}
-		err = ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: r.access & fs, ParentFd: pfd}, 0)
+		access := r.access & fs
+		var st unix.Stat_t
+		if err := unix.Fstat(pfd, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			// A file (a toolchain's configuration file among readPaths)
+			// takes only the rights that apply to files.
+			access &= ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+		}
+		err = ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: access, ParentFd: pfd}, 0)
 		unix.Close(pfd)
 		if err != nil {
 			return fmt.Errorf("allow %s: %w", r.path, err)

@@ -86,6 +86,13 @@ func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, e
 		}
 		pl.archive = archive
 	}
+	if l.MainStack {
+		lib, err := buildMainStack(ctx, p.cfg.CacheDir)
+		if err != nil {
+			return nil, err
+		}
+		pl.preload = lib
+	}
 	if len(l.PrecompiledHeaders) > 0 {
 		dir, err := buildPCH(ctx, p.cfg.CacheDir, l)
 		if err != nil {
@@ -249,12 +256,17 @@ func (j *Job) testLimits() (cpu, wall float64) {
 
 // env is the environment of exec'd programs; compilers get the C locale
 // (plain ASCII quotes in their messages).
-func env(l *Language, compiler bool) []string {
+func env(l *poolLanguage, compiler bool) []string {
 	lang := "LANG=C.UTF-8"
 	if compiler {
 		lang = "LC_ALL=C"
 	}
-	return append([]string{"PATH=/usr/bin:/bin", lang, "HOME=" + workDir, "TMPDIR=" + workDir}, l.Env...)
+	e := append([]string{"PATH=/usr/bin:/bin", lang, "HOME=" + workDir, "TMPDIR=" + workDir}, l.Env...)
+	e = append(e, l.env...)
+	if l.preload != "" {
+		e = append(e, "LD_PRELOAD="+l.preload)
+	}
+	return e
 }
 
 // request is the harness's request for job in slot s.
@@ -286,7 +298,7 @@ func (p *Pool) request(s *slot, lang *poolLanguage, j Job) (*request, error) {
 		return req, nil
 	}
 	req.Style, req.Code, req.Inputs = "exec", "", []string{}
-	req.Launcher, req.Env, req.Markers = p.launcher, append(env(lang.Language, false), lang.env...), lang.MemoryMarkers
+	req.Launcher, req.Env, req.Markers = p.launcher, env(lang, false), lang.MemoryMarkers
 
 	source := j.Code
 	if lang.Compiled() {
@@ -378,7 +390,7 @@ func (p *Pool) compileRequest(s *slot, lang *poolLanguage, job CompileJob) (*req
 			CPU: lim.CPUSeconds, Wall: lim.WallSeconds, Memory: int64(lim.MemoryMB) << 20,
 			Output: int64(lim.OutputKB) << 10, Procs: lim.Processes, Total: lim.totalOutput(),
 		},
-		Launcher: p.launcher, Env: env(lang.Language, true), Collect: lang.Artefacts, Keep: true,
+		Launcher: p.launcher, Env: env(lang, true), Collect: lang.Artefacts, Keep: true,
 		Markers: compileMemoryMarkers, TimeMarkers: compileTimeMarkers, Back: maxCompilerOutput,
 		Files: []wireFile{{Name: src, Data: lang.sourceFile(job.Source), Mode: 0o600}},
 		Tests: []wireTest{p.wireTest(lang.Language, argv, lim, lim.CPUSeconds, lim.WallSeconds)},

@@ -33,7 +33,8 @@ import (
 //
 // Its descriptors: 3 requests, 4 replies (each a frame: a 4-byte
 // big-endian length and a JSON body), 5 and 6 the slot's cpu.pressure and
-// cpu.stat (slottime.go).
+// cpu.stat, 7 and 8 the cpu.pressure and cgroup.procs of the slot's run
+// cgroup, which every launcher joins (slottime.go).
 
 // fullEvery is how often a running test's streams are looked at: a stream
 // filled to its limit ends the test (readRecord).
@@ -48,14 +49,18 @@ const (
 )
 
 // launcherSteps name the launcher's steps in a setup failure.
-var launcherSteps = []string{1: "arguments", "rlimits", "groups", "gid", "uid", "fork", "signals"}
+var launcherSteps = []string{1: "arguments", "rlimits", "groups", "gid", "uid", "fork", "signals", "cgroup"}
 
 // executor is the state of a running executor.
 type executor struct {
 	in    *bufio.Reader
 	out   *os.File
 	clock accounting
-	pid1  bool
+	// run is the clock of a test: the slot's CPU time, and the waiting of
+	// the run cgroup's processes only (the slot's without one).
+	run      accounting
+	runProcs *os.File
+	pid1     bool
 	// exact: the slot's CPU time is known, and ends a test at its CPU
 	// limit (readRecord); the launcher's rlimit is then a backstop.
 	exact bool
@@ -64,14 +69,21 @@ type executor struct {
 // executorMain serves exec requests until the pool closes the request
 // pipe; it returns the process's exit status.
 func executorMain() int {
-	for _, fd := range []int{3, 4, 5, 6} {
+	for _, fd := range []int{3, 4, 5, 6, 7, 8} {
 		unix.CloseOnExec(fd)
 	}
 	e := &executor{
-		in:    bufio.NewReaderSize(os.NewFile(3, "requests"), 64<<10),
-		out:   os.NewFile(4, "replies"),
-		clock: accounting{pressure: os.NewFile(5, "cpu.pressure"), cpu: os.NewFile(6, "cpu.stat"), inSlot: true},
-		pid1:  os.Getpid() == 1,
+		in:       bufio.NewReaderSize(os.NewFile(3, "requests"), 64<<10),
+		out:      os.NewFile(4, "replies"),
+		clock:    accounting{pressure: os.NewFile(5, "cpu.pressure"), cpu: os.NewFile(6, "cpu.stat"), inSlot: true},
+		runProcs: os.NewFile(8, "run/cgroup.procs"),
+		pid1:     os.Getpid() == 1,
+	}
+	e.run = e.clock
+	if runPressure := os.NewFile(7, "run/cpu.pressure"); runPressure != nil {
+		if _, ok := readMicros(runPressure, "total="); ok {
+			e.run.pressure = runPressure
+		}
 	}
 	e.exact = e.clock.exact()
 	if e.pid1 {
@@ -255,13 +267,13 @@ func (e *executor) runTest(req *request, t *wireTest, wall time.Duration, atDead
 		strconv.Itoa(t.Procs), strconv.FormatInt(as, 10), strconv.Itoa(req.UID)}, t.Argv...)
 	attr := &syscall.ProcAttr{
 		Dir: workDir, Env: req.Env,
-		Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd(), recW.Fd()},
+		Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd(), recW.Fd(), e.runProcs.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: !e.pid1},
 	}
 	if !e.pid1 {
 		attr.Dir = unsafeWork()
 	}
-	w := e.clock.watch()
+	w := e.run.watch()
 	pid, err := syscall.ForkExec(req.Launcher, argv, attr)
 	recW.Close()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -84,7 +85,8 @@ type Language struct {
 	// mean the runtime ran out of memory (the JVM's OutOfMemoryError).
 	MemoryMarkers []string
 	// ClassName, when set, finds the name of the main class in the source
-	// (Java), which names Source ({class}.java) and fills {class} in Run.
+	// (Java, Scala), which fills {class} in Run and, in Java, names Source
+	// ({class}.java).
 	ClassName func(source string) string
 	// PrecompiledHeaders are headers the pool precompiles once per machine
 	// (bits/stdc++.h, iostream), with PrecompileFlags, and puts before the
@@ -112,6 +114,13 @@ type Language struct {
 	// programs only read (warm.go).
 	CacheEnv string
 	Warm     string
+	// MainStack says the language's runtime asks glibc for the main
+	// thread's stack (pthread_getattr_np), which glibc reads from
+	// /proc/self/maps, closed in the sandbox: the pool builds
+	// launcher/mainstack.c once per machine and preloads it into the
+	// language's compiles and runs, which answers from the process's own
+	// memory instead.
+	MainStack bool
 }
 
 // MemoryBound is how a language's memory limit is enforced.
@@ -169,7 +178,8 @@ func (l *Language) Available() error {
 
 // SourceName is the file the program's source is written to.
 func (l *Language) SourceName(source string) string {
-	if l.ClassName != nil {
+	if l.ClassName != nil && path.Ext(l.Source) == ".java" {
+		// Java's source file is named by its public class.
 		return l.ClassName(source) + ".java"
 	}
 	return l.Source
@@ -247,7 +257,7 @@ func Languages() []*Language {
 			Memory:    Cgroup, Env: []string{"OPENSSL_CONF=/dev/null"},
 			MemoryMarkers: []string{"JavaScript heap out of memory"},
 		},
-	}, append(moreLanguages(compileLimits), runnerLanguages(compileLimits)...)...)
+	}, append(append(moreLanguages(compileLimits), extraLanguages(compileLimits)...), runnerLanguages(compileLimits)...)...)
 }
 
 // LookupLanguage finds a language of the table by name or alias (any

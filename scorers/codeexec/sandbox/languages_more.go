@@ -115,19 +115,12 @@ func moreLanguages(compileLimits Limits) []*Language {
 // run, each with why: /run_code answers them as SandboxFusion answers a
 // language it does not know, with the reason.
 var SandboxFusionOnly = map[string]string{
-	"cuda":          "needs a GPU",
-	"python_gpu":    "needs a GPU",
-	"julia":         "Debian bookworm does not package julia",
-	"swift":         "Debian bookworm does not package the Swift language (its swift is OpenStack's)",
-	"lean":          "Debian bookworm does not package Lean 4 (its elan downloads it)",
-	"jest":          "Debian bookworm's jest cannot be installed: its node-jest-worker depends on node-types-node, which bookworm does not have",
-	"csharp":        "not yet: C# (mono) is not built",
-	"scala":         "not yet: scala is not built",
-	"kotlin_script": "not yet: kotlin (Debian's is 1.3) is not built",
-	"d_ut":          "not yet: D (ldc's) programs died of SIGSEGV in the sandbox once they had allocated a few MB, with no message (its garbage collector, which reads the main thread's stack from /proc, closed here, is suspected, not confirmed)",
-	"racket":        "not yet: racket is not built",
-	"sql":           "not yet: sql (sqlite3) is not built",
-	"verilog":       "not yet: verilog (iverilog) is not built",
+	"cuda":       "needs a GPU",
+	"python_gpu": "needs a GPU",
+	"julia":      "Debian bookworm does not package julia",
+	"swift":      "Debian bookworm does not package the Swift language (its swift is OpenStack's)",
+	"lean":       "Debian bookworm does not package Lean 4 (its elan downloads it)",
+	"jest":       "Debian bookworm's jest cannot be installed: its node-jest-worker depends on node-types-node, which bookworm does not have",
 }
 
 // tsModule is Debian's TypeScript (node-typescript).

@@ -125,6 +125,9 @@ type poolLanguage struct {
 	// env is added to the environment of its programs (the build
 	// cache's path).
 	env []string
+	// preload is the library preloaded into the language's compiles and
+	// runs (mainstack.c, for MainStack), "" without one.
+	preload string
 }
 
 // maxTests bounds the tests of one submission.
@@ -600,8 +603,13 @@ func (p *Pool) start(ctx context.Context, s *slot) (err error) {
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
+	run, err := s.clock.runFiles()
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
 	if s.clock == nil {
 		defer clock[0].Close()
+		defer run[0].Close()
 	}
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -633,6 +641,9 @@ func (p *Pool) start(ctx context.Context, s *slot) (err error) {
 	var servers []*exec.Cmd
 	launch := func(c *exec.Cmd, files ...*os.File) error {
 		c.ExtraFiles = append(files, clock...)
+		if c == s.executor {
+			c.ExtraFiles = append(c.ExtraFiles, run...)
+		}
 		if err := c.Start(); err != nil {
 			return fmt.Errorf("sandbox: start fork server: %w", err)
 		}

@@ -42,10 +42,17 @@ type slotClocks struct {
 }
 
 // slotClock is one slot's cgroup v2: the processes of its servers (and so
-// of its programs), and its pressure and CPU accounting.
+// of its programs), and its pressure and CPU accounting. Its child "run"
+// holds the exec'd programs (the launcher moves itself there before it
+// forks the program): the pressure there is the programs' own waiting,
+// without the executor's, which wakes while a program sleeps and, on a
+// loaded machine, waits for a CPU each time.
 type slotClock struct {
 	dir           string
 	pressure, cpu *os.File
+	// runPressure is the run cgroup's cpu.pressure, runProcs its
+	// cgroup.procs opened for writing.
+	runPressure, runProcs *os.File
 }
 
 // newSlotClocks makes the pool's cgroup v2 directory under this process's
@@ -111,6 +118,19 @@ func (c *slotClocks) slot(i int) (*slotClock, error) {
 		s.pressure.Close()
 		return nil, err
 	}
+	run := filepath.Join(s.dir, "run")
+	if err := os.Mkdir(run, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		s.remove()
+		return nil, err
+	}
+	if s.runPressure, err = os.Open(filepath.Join(run, "cpu.pressure")); err != nil {
+		s.remove()
+		return nil, err
+	}
+	if s.runProcs, err = os.OpenFile(filepath.Join(run, "cgroup.procs"), os.O_WRONLY, 0); err != nil {
+		s.remove()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -122,8 +142,12 @@ func (s *slotClock) add(pid int) error {
 // remove closes the slot's files and deletes its cgroup, once the
 // processes of its last servers are gone.
 func (s *slotClock) remove() {
-	s.pressure.Close()
-	s.cpu.Close()
+	for _, f := range []*os.File{s.pressure, s.cpu, s.runPressure, s.runProcs} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	rmdir(filepath.Join(s.dir, "run"))
 	rmdir(s.dir)
 }
 
@@ -137,6 +161,21 @@ func (s *slotClock) clockFiles() ([]*os.File, error) {
 		return []*os.File{s.pressure, s.cpu}, nil
 	}
 	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	return []*os.File{null, null}, nil
+}
+
+// runFiles are what the executor, after clockFiles, measures its tests
+// by: the run cgroup's cpu.pressure, and its cgroup.procs, which the
+// launcher joins; /dev/null twice without them (the executor then
+// measures its tests by the slot's clock).
+func (s *slotClock) runFiles() ([]*os.File, error) {
+	if s != nil {
+		return []*os.File{s.runPressure, s.runProcs}, nil
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}

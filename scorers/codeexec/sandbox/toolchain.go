@@ -27,6 +27,9 @@ import (
 //go:embed launcher/launcher.c
 var launcherSource []byte
 
+//go:embed launcher/mainstack.c
+var mainStackSource []byte
+
 // DefaultCacheDir is where a pool keeps what it builds when Config.CacheDir
 // is empty: /var/cache/rewardd for root (every slot's uid must be able to
 // reach it, and root's home is closed to them), else the user's cache
@@ -62,6 +65,25 @@ func buildLauncher(ctx context.Context, cacheDir string) (string, error) {
 	})
 	if err != nil {
 		return "", fmt.Errorf("build the launcher: %w", err)
+	}
+	return path, nil
+}
+
+// buildMainStack returns the path of the library built from mainstack.c,
+// which the languages with MainStack preload, building it if this machine
+// has none yet.
+func buildMainStack(ctx context.Context, cacheDir string) (string, error) {
+	version, err := output(ctx, nil, cCompiler, "-dumpfullversion")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(cacheDir, "mainstack-"+hash(mainStackSource, []byte(version))+".so")
+	err = buildOnce(path, func(tmp string) error {
+		_, err := output(ctx, mainStackSource, cCompiler, "-O2", "-shared", "-fPIC", "-o", tmp, "-x", "c", "-")
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("build the main thread's stack library: %w", err)
 	}
 	return path, nil
 }

@@ -2,7 +2,9 @@
  *
  * The sandbox's executor starts this, as root inside the sandbox's
  * namespaces, Landlock and seccomp (all inherited), with stdin, stdout and
- * stderr on 0-2 and a pipe on 3, and the test's limits before the command:
+ * stderr on 0-2, a pipe on 3, the cgroup.procs of the cgroup the program
+ * runs in on 4 (its first step: it joins it, so that the program is
+ * counted there from its fork), and the test's limits before the command:
  *
  *   launcher CPU FSIZE NOFILE STACK NPROC AS UID PROGRAM [ARG...]
  *
@@ -37,7 +39,7 @@ extern char **environ;
 enum { EXITED = 1, EXEC_FAILED = 2, SETUP_FAILED = 3 };
 
 /* The steps before the exec, named in a SETUP_FAILED record. */
-enum { STEP_ARGS = 1, STEP_RLIMIT, STEP_GROUPS, STEP_GID, STEP_UID, STEP_FORK, STEP_SIGNALS };
+enum { STEP_ARGS = 1, STEP_RLIMIT, STEP_GROUPS, STEP_GID, STEP_UID, STEP_FORK, STEP_SIGNALS, STEP_CGROUP };
 
 /* 32 bytes, native byte order (x86-64: little-endian). */
 struct record {
@@ -95,6 +97,13 @@ int main(int argc, char **argv)
 		if (!number(argv[i + 1], &v[i]))
 			return fail(STEP_ARGS, EINVAL);
 	long long cpu = v[0], fsize = v[1], nofile = v[2], stack = v[3], nproc = v[4], as = v[5], uid = v[6];
+
+	/* "0" is the process that writes it. */
+	if (fcntl(4, F_GETFD) >= 0) {
+		if (write(4, "0", 1) != 1)
+			return fail(STEP_CGROUP, errno);
+		close(4);
+	}
 
 	/* The signals a program starts with: default actions (past the output
 	 * limit it is killed by SIGXFSZ, as it is when it writes to a closed
