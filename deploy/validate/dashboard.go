@@ -112,7 +112,7 @@ var outcomes = []string{"ok", "not_applicable", "error"}
 // sandboxResults are the values of the result label
 // (scorers/codeexec/sandbox/metrics.go executionResults; a test keeps them
 // equal).
-var sandboxResults = []string{"passed", "failed", "timeout", "memory", "crashed", "test_error", "sandbox_error"}
+var sandboxResults = []string{"passed", "failed", "timeout", "memory", "crashed", "test_error", "canceled", "sandbox_error"}
 
 var (
 	// Grafana's interval variables, replaced by a duration before parsing.
