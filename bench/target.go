@@ -72,6 +72,11 @@ func (t *target) requestBuckets() (bounds []float64, counts []uint64) {
 	return nil, nil
 }
 
+// stopGrace bounds the in-process server's shutdown, which waits for
+// requests still in progress: none when a run ends, but one a client gave
+// up on may still be in the sandbox.
+const stopGrace = 10 * time.Second
+
 // startTarget starts the in-process server (server.New, as `rewardd serve`
 // wires it, serving gRPC on loopback TCP), or names the remote one.
 func startTarget(opts *Options) (*target, error) {
@@ -92,9 +97,11 @@ func startTarget(opts *Options) (*target, error) {
 	return &target{
 		addr: lis.Addr().String(), inProc: true, workers: opts.Workers, timer: timer, metrics: srv.Metrics(),
 		dialOpts: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
+		// Every request has been answered when the bench stops the
+		// server: the grace period only lets its connections close.
 		stop: func() {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
+			ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+			defer cancel()
 			srv.Shutdown(ctx)
 			wg.Wait()
 		},
