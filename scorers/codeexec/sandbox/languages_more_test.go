@@ -44,25 +44,33 @@ func TestMoreLanguages(t *testing.T) {
 				}
 			}
 
-			if l.Compiled() {
-				b, err := p.Compile(t.Context(), sandbox.CompileJob{Language: l.Name, Source: progs.CompileError, Limits: l.CompileLimits})
-				if err != nil || b.Status != sandbox.Failed || b.Output == "" {
-					t.Errorf("compile error: %+v, %v; want Failed with the compiler's messages", b, err)
-				}
-			} else {
-				tr := run(t, p, langJob(t, p, l.Name, progs.CompileError, "")).Tests[0]
-				oneOfStatus(t, tr, sandbox.RuntimeError)
-			}
-
 			tr := run(t, p, langJob(t, p, l.Name, progs.RuntimeError, "")).Tests[0]
 			oneOfStatus(t, tr, sandbox.RuntimeError)
 
-			job = langJob(t, p, l.Name, progs.Loop, "")
-			job.Limits.CPUSeconds, job.Limits.WallSeconds = 1, 4
-			tr = run(t, p, job).Tests[0]
-			oneOfStatus(t, tr, sandbox.Timeout)
+			compileErrorAndLoop(t, p, l, progs.CompileError, progs.Loop)
 		})
 	}
+}
+
+// compileErrorAndLoop checks, in l, that compileError does not compile
+// (Failed, with the compiler's messages) or, in a language that is not
+// compiled, that its run is a runtime error; and that loop runs out of
+// time.
+func compileErrorAndLoop(t *testing.T, p *sandbox.Pool, l *sandbox.Language, compileError, loop string) {
+	t.Helper()
+	if l.Compiled() {
+		b, err := p.Compile(t.Context(), sandbox.CompileJob{Language: l.Name, Source: compileError, Limits: l.CompileLimits})
+		if err != nil || b.Status != sandbox.Failed || b.Output == "" {
+			t.Errorf("compile error: %+v, %v; want Failed with the compiler's messages", b, err)
+		}
+	} else {
+		tr := run(t, p, langJob(t, p, l.Name, compileError, "")).Tests[0]
+		oneOfStatus(t, tr, sandbox.RuntimeError)
+	}
+
+	job := langJob(t, p, l.Name, loop, "")
+	job.Limits.CPUSeconds, job.Limits.WallSeconds = 1, 4
+	oneOfStatus(t, run(t, p, job).Tests[0], sandbox.Timeout)
 }
 
 // TestHostileMoreLanguages: in every language beyond the first four whose

@@ -42,20 +42,7 @@ func TestRunners(t *testing.T) {
 				t.Errorf("failing test: the runner's report does not say it failed: %q", tr.Stdout)
 			}
 
-			if l.Compiled() {
-				b, err := p.Compile(t.Context(), sandbox.CompileJob{Language: l.Name, Source: progs.CompileError, Limits: l.CompileLimits})
-				if err != nil || b.Status != sandbox.Failed || b.Output == "" {
-					t.Errorf("compile error: %+v, %v; want Failed with the compiler's messages", b, err)
-				}
-			} else {
-				tr = run(t, p, langJob(t, p, l.Name, progs.CompileError, "")).Tests[0]
-				oneOfStatus(t, tr, sandbox.RuntimeError)
-			}
-
-			job = langJob(t, p, l.Name, progs.Loop, "")
-			job.Limits.CPUSeconds, job.Limits.WallSeconds = 1, 4
-			tr = run(t, p, job).Tests[0]
-			oneOfStatus(t, tr, sandbox.Timeout)
+			compileErrorAndLoop(t, p, l, progs.CompileError, progs.Loop)
 		})
 	}
 }
