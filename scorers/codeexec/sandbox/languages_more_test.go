@@ -75,8 +75,9 @@ func compileErrorAndLoop(t *testing.T, p *sandbox.Pool, l *sandbox.Language, com
 
 // TestHostileMoreLanguages: in every language beyond the first four whose
 // toolchain is installed, a fork bomb, a memory bomb, a connection to the
-// host, a write outside the work dir and a flood of output each end as
-// the program's failure, leave nothing behind and the slot scoring right.
+// host, a write outside the work dir, a flood of output, and a ptrace of
+// PID 1, a mount and new network and user namespaces each end as the
+// program's failure, leave nothing behind and the slot scoring right.
 func TestHostileMoreLanguages(t *testing.T) {
 	lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 256, OutputKB: 64, Processes: 32}
 	programs := sandboxtest.MoreLanguagePrograms()
@@ -114,7 +115,7 @@ func TestHostileMoreLanguages(t *testing.T) {
 			})
 			t.Run("network", func(t *testing.T) {
 				if progs.Network == "" {
-					t.Skipf("%s programs have no way to the network: no socket and no process to start", l.Name)
+					skipUnreachable(t, l.Name, "have no way to the network", progs.Unreachable)
 				}
 				port, check := listener(t)
 				tr := h.run(t, sub(progs.Network, "PORT", port), lim)
@@ -138,6 +139,41 @@ func TestHostileMoreLanguages(t *testing.T) {
 				oneOfStatus(t, tr, sandbox.Output)
 				after(t)
 			})
+			t.Run("ptrace, mount, unshare", func(t *testing.T) {
+				if progs.Namespaces == "" {
+					skipUnreachable(t, l.Name, "can neither make these system calls nor start a program that does", progs.Unreachable)
+				}
+				namespacesBlocked(t, h, progs.Namespaces, lim)
+				after(t)
+			})
 		})
+	}
+}
+
+// skipUnreachable skips a hostile subtest that lang's programs cannot
+// attempt, saying what was checked (why), or fails it when nothing says.
+func skipUnreachable(t *testing.T, lang, cannot, why string) {
+	t.Helper()
+	if why == "" {
+		t.Fatalf("%s has no program for this and no Unreachable in sandboxtest saying why: write the program, or what was checked", lang)
+	}
+	t.Skipf("%s programs %s: %s", lang, cannot, why)
+}
+
+// namespacesBlocked runs src, a program that makes each of
+// sandboxtest.NamespaceAttempts, and fails unless each attempt printed a
+// line saying it was blocked: an attempt that got through (OPEN) or
+// printed nothing fails the test.
+func namespacesBlocked(t *testing.T, h *hostileLang, src string, lim sandbox.Limits) {
+	t.Helper()
+	tr := h.run(t, src, lim)
+	out := string(tr.Stdout)
+	noneOf(t, out, "OPEN")
+	for _, name := range sandboxtest.NamespaceAttempts() {
+		if got := lines(out, "blocked "+name); len(got) != 1 {
+			t.Errorf("%d lines say %q was blocked, want 1: %s (%s), output:\n%s", len(got), name, tr.Status, tr.Detail, out)
+		} else {
+			t.Log(got[0])
+		}
 	}
 }

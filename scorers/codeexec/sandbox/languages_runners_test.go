@@ -49,9 +49,9 @@ func TestRunners(t *testing.T) {
 
 // TestHostileRunners: in every test runner whose toolchain is installed,
 // a test that forks (or starts threads) without end, allocates without
-// end, connects to the host, writes outside the work dir or prints
-// without end fails, leaves nothing behind and leaves the slot scoring
-// right. A runner may catch the memory bomb's error or the flood's
+// end, connects to the host, writes outside the work dir, prints without
+// end, or ptraces PID 1, mounts and makes new network and user namespaces
+// fails, leaves nothing behind and leaves the slot scoring right. A runner may catch the memory bomb's error or the flood's
 // failed write in the test and report a failed test: the program then
 // ends as a runtime error, within its limits all the same; go test holds
 // a test's output in its own memory until the test ends, so a flood there
@@ -110,6 +110,10 @@ func TestHostileRunners(t *testing.T) {
 				tr := h.run(t, progs.Flood, lim)
 				t.Logf("%s (%s)", tr.Status, tr.Detail)
 				oneOfStatus(t, tr, sandbox.Output, sandbox.RuntimeError, sandbox.Memory)
+				after(t)
+			})
+			t.Run("ptrace, mount, unshare", func(t *testing.T) {
+				namespacesBlocked(t, h, progs.Namespaces, lim)
 				after(t)
 			})
 		})
