@@ -117,21 +117,11 @@ func TestHostileMoreLanguages(t *testing.T) {
 				if progs.Network == "" {
 					skipUnreachable(t, l.Name, "have no way to the network", progs.Unreachable)
 				}
-				port, check := listener(t)
-				tr := h.run(t, sub(progs.Network, "PORT", port), lim)
-				out := string(tr.Stdout)
-				noneOf(t, out, "OPEN")
-				wantBlocked(t, out, 1)
-				check()
+				networkBlocked(t, h, progs.Network, lim)
 				after(t)
 			})
 			t.Run("write outside the work dir", func(t *testing.T) {
-				outside := hostPath(t, "/var/tmp", l.Name)
-				tr := h.run(t, sub(progs.WriteOutside, "OUTSIDE", strconv.Quote(outside)), lim)
-				out := string(tr.Stdout)
-				noneOf(t, out, "OPEN")
-				wantBlocked(t, out, 1)
-				assertAbsent(t, outside)
+				writeOutsideBlocked(t, h, progs.WriteOutside, lim)
 				after(t)
 			})
 			t.Run("infinite output", func(t *testing.T) {
@@ -158,6 +148,30 @@ func skipUnreachable(t *testing.T, lang, cannot, why string) {
 		t.Fatalf("%s has no program for this and no Unreachable in sandboxtest saying why: write the program, or what was checked", lang)
 	}
 	t.Skipf("%s programs %s: %s", lang, cannot, why)
+}
+
+// networkBlocked runs src, a program that connects to PORT, with a
+// listener's port for it, and fails unless it printed that it was blocked
+// and nothing reached the listener.
+func networkBlocked(t *testing.T, h *hostileLang, src string, lim sandbox.Limits) {
+	t.Helper()
+	port, check := listener(t)
+	out := string(h.run(t, sub(src, "PORT", port), lim).Stdout)
+	noneOf(t, out, "OPEN")
+	wantBlocked(t, out, 1)
+	check()
+}
+
+// writeOutsideBlocked runs src, a program that writes to OUTSIDE, with a
+// path under /var/tmp for it, and fails unless it printed that it was
+// blocked and the path is not there.
+func writeOutsideBlocked(t *testing.T, h *hostileLang, src string, lim sandbox.Limits) {
+	t.Helper()
+	outside := hostPath(t, "/var/tmp", h.lang)
+	out := string(h.run(t, sub(src, "OUTSIDE", strconv.Quote(outside)), lim).Stdout)
+	noneOf(t, out, "OPEN")
+	wantBlocked(t, out, 1)
+	assertAbsent(t, outside)
 }
 
 // namespacesBlocked runs src, a program that makes each of

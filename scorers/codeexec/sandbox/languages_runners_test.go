@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 
@@ -89,21 +88,11 @@ func TestHostileRunners(t *testing.T) {
 				after(t)
 			})
 			t.Run("network", func(t *testing.T) {
-				port, check := listener(t)
-				tr := h.run(t, sub(progs.Network, "PORT", port), lim)
-				out := string(tr.Stdout)
-				noneOf(t, out, "OPEN")
-				wantBlocked(t, out, 1)
-				check()
+				networkBlocked(t, h, progs.Network, lim)
 				after(t)
 			})
 			t.Run("write outside the work dir", func(t *testing.T) {
-				outside := hostPath(t, "/var/tmp", l.Name)
-				tr := h.run(t, sub(progs.WriteOutside, "OUTSIDE", strconv.Quote(outside)), lim)
-				out := string(tr.Stdout)
-				noneOf(t, out, "OPEN")
-				wantBlocked(t, out, 1)
-				assertAbsent(t, outside)
+				writeOutsideBlocked(t, h, progs.WriteOutside, lim)
 				after(t)
 			})
 			t.Run("infinite output", func(t *testing.T) {
