@@ -50,11 +50,12 @@ func TestRunners(t *testing.T) {
 // a test that forks (or starts threads) without end, allocates without
 // end, connects to the host, writes outside the work dir, prints without
 // end, or ptraces PID 1, mounts and makes new network and user namespaces
-// fails, leaves nothing behind and leaves the slot scoring right. A runner may catch the memory bomb's error or the flood's
-// failed write in the test and report a failed test: the program then
-// ends as a runtime error, within its limits all the same; go test holds
-// a test's output in its own memory until the test ends, so a flood there
-// ends at the memory limit.
+// fails, leaves nothing behind and leaves the slot scoring right. A
+// runner may catch the memory bomb's error or the flood's failed write in
+// the test and report a failed test: the program then ends as a runtime
+// error, within its limits all the same; go test holds a test's output in
+// its own memory until the test ends, so a flood there ends at the memory
+// limit.
 func TestHostileRunners(t *testing.T) {
 	lim := sandbox.Limits{CPUSeconds: 4, WallSeconds: 10, MemoryMB: 256, OutputKB: 64, Processes: 64}
 	programs := sandboxtest.Runners()
