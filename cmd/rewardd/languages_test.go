@@ -38,20 +38,8 @@ inline:
 // 0, TLE 0).
 func TestRunCodeLanguages(t *testing.T) {
 	programs := sandboxtest.MoreLanguagePrograms()
-	var langs []*sandbox.Language
-	for _, l := range sandbox.Languages() {
-		if l.Default || l.Runner {
-			continue // a runner's are TestRunCodeRunners
-		}
-		if err := l.Available(); err != nil {
-			t.Logf("skipped: %s: %v", l.Name, err)
-			continue
-		}
-		langs = append(langs, l)
-	}
-	if len(langs) == 0 {
-		t.Skip("no language beyond the default four is installed here (CODE_EXEC_LANGUAGES=all make deps installs them)")
-	}
+	langs := installedLanguages(t, func(l *sandbox.Language) bool { return !l.Default && !l.Runner }, // a runner's are TestRunCodeRunners
+		"no language beyond the default four is installed here (CODE_EXEC_LANGUAGES=all make deps installs them)")
 	srv := startCodeServer(t, languagesConfig, "--workers", "2")
 	url := "http://" + srv.httpAddr + "/run_code"
 	if code, body := httpGet(t, "http://"+srv.httpAddr+"/readyz"); code != http.StatusOK || !strings.Contains(body, "code_exec languages: ") {
@@ -76,54 +64,104 @@ func TestRunCodeLanguages(t *testing.T) {
 	}
 }
 
-func runCodeLanguage(t *testing.T, url string, l *sandbox.Language, p sandboxtest.Programs) {
-	const stdin = "21\nhello, wörld\n"
-	post := func(code string, runTimeout float64) *sandboxFusionAnswer {
-		t.Helper()
-		body, _ := json.Marshal(map[string]any{"code": code, "language": l.SandboxFusion, "stdin": stdin,
-			"compile_timeout": 20, "run_timeout": runTimeout, "files": map[string]any{}, "fetch_files": []string{}})
-		code_, a, out := postRunCode(t, url, body)
-		if code_ != http.StatusOK || a == nil {
-			t.Fatalf("HTTP %d %s, want 200 and SandboxFusion's answer", code_, out)
+// installedLanguages are the languages of the sandbox's table that want
+// keeps and whose toolchain is installed here (the test logs each other
+// one); with none, the test is skipped saying none.
+func installedLanguages(t *testing.T, want func(*sandbox.Language) bool, none string) []*sandbox.Language {
+	t.Helper()
+	var langs []*sandbox.Language
+	for _, l := range sandbox.Languages() {
+		if !want(l) {
+			continue
 		}
-		return a
-	}
-	finished := func(what string, c *commandOutcome, zero bool) {
-		t.Helper()
-		switch {
-		case c == nil:
-			t.Errorf("%s: no result", what)
-		case c.Status != "Finished" || c.ReturnCode == nil || (*c.ReturnCode == 0) != zero:
-			t.Errorf("%s: %s, want Finished with a return code that is 0: %v", what, describeOutcome(c), zero)
+		if err := l.Available(); err != nil {
+			t.Logf("skipped: %s: %v", l.Name, err)
+			continue
 		}
+		langs = append(langs, l)
 	}
+	if len(langs) == 0 {
+		t.Skip(none)
+	}
+	return langs
+}
 
-	a := post(p.Echo, 10)
-	finished("echo: run_result", a.RunResult, true)
-	if a.Status != "Success" || a.RunResult == nil || a.RunResult.Stdout == nil || *a.RunResult.Stdout != stdin {
+func runCodeLanguage(t *testing.T, url string, l *sandbox.Language, p sandboxtest.Programs) {
+	c := runCodeClient{url: url, l: l, stdin: "21\nhello, wörld\n"}
+	a := c.post(t, p.Echo, 10)
+	wantFinished(t, "echo: run_result", a.RunResult, true)
+	if a.Status != "Success" || a.RunResult == nil || a.RunResult.Stdout == nil || *a.RunResult.Stdout != c.stdin {
 		t.Errorf("echo: %s, want Success printing its stdin", describe(a))
 	}
 
-	a = post(p.CompileError, 10)
-	if l.Compiled() {
-		finished("compile error: compile_result", a.CompileResult, false)
+	a = c.post(t, p.RuntimeError, 10)
+	wantFinished(t, "runtime error: run_result", a.RunResult, false)
+	if a.Status != "Failed" {
+		t.Errorf("runtime error: %s, want Failed", describe(a))
+	}
+
+	runCodeCompileErrorAndLoop(t, c, p.CompileError, p.Loop)
+}
+
+// runCodeClient posts programs in one language to POST /run_code as
+// SandboxFusion's clients do, each with stdin (none when empty).
+type runCodeClient struct {
+	url   string
+	l     *sandbox.Language
+	stdin string
+}
+
+// post runs code with a compile_timeout of 20 s and a run_timeout of
+// runTimeout seconds, and returns SandboxFusion's answer; anything but
+// HTTP 200 with that answer ends the test.
+func (c runCodeClient) post(t *testing.T, code string, runTimeout float64) *sandboxFusionAnswer {
+	t.Helper()
+	req := map[string]any{"code": code, "language": c.l.SandboxFusion,
+		"compile_timeout": 20, "run_timeout": runTimeout, "files": map[string]any{}, "fetch_files": []string{}}
+	if c.stdin != "" {
+		req["stdin"] = c.stdin
+	}
+	body, _ := json.Marshal(req)
+	status, a, out := postRunCode(t, c.url, body)
+	if status != http.StatusOK || a == nil {
+		t.Fatalf("HTTP %d %s, want 200 and SandboxFusion's answer", status, out)
+	}
+	return a
+}
+
+// wantFinished fails the test unless c Finished with a return code that
+// is 0 exactly when zero is.
+func wantFinished(t *testing.T, what string, c *commandOutcome, zero bool) {
+	t.Helper()
+	switch {
+	case c == nil:
+		t.Errorf("%s: no result", what)
+	case c.Status != "Finished" || c.ReturnCode == nil || (*c.ReturnCode == 0) != zero:
+		t.Errorf("%s: %s, want Finished with a return code that is 0: %v", what, describeOutcome(c), zero)
+	}
+}
+
+// runCodeCompileErrorAndLoop checks, in c's language, that compileError
+// is Failed with a compile_result that Finished non-zero with the
+// compiler's messages and no run_result or, in a language that is not
+// compiled, with a run_result that Finished non-zero; and that loop, with
+// a run_timeout of 1 s, is Failed with a run_result TimeLimitExceeded.
+func runCodeCompileErrorAndLoop(t *testing.T, c runCodeClient, compileError, loop string) {
+	t.Helper()
+	a := c.post(t, compileError, 10)
+	if c.l.Compiled() {
+		wantFinished(t, "compile error: compile_result", a.CompileResult, false)
 		if a.RunResult != nil || a.CompileResult == nil || a.CompileResult.Stderr == nil || *a.CompileResult.Stderr == "" {
 			t.Errorf("compile error: %s, want the compiler's messages and no run_result", describe(a))
 		}
 	} else {
-		finished("syntax error: run_result", a.RunResult, false)
+		wantFinished(t, "compile error: run_result", a.RunResult, false)
 	}
 	if a.Status != "Failed" {
 		t.Errorf("compile error: %s, want Failed", describe(a))
 	}
 
-	a = post(p.RuntimeError, 10)
-	finished("runtime error: run_result", a.RunResult, false)
-	if a.Status != "Failed" {
-		t.Errorf("runtime error: %s, want Failed", describe(a))
-	}
-
-	a = post(p.Loop, 1)
+	a = c.post(t, loop, 1)
 	if a.Status != "Failed" || a.RunResult == nil || a.RunResult.Status != "TimeLimitExceeded" {
 		t.Errorf("loop: %s, want Failed with a run_result TimeLimitExceeded", describe(a))
 	}

@@ -25,6 +25,12 @@ type Programs struct {
 	// Network connects to PORT and WriteOutside writes to OUTSIDE, each
 	// printing one attempt line.
 	Network, WriteOutside string
+	// Namespaces makes each of NamespaceAttempts, printing a line for
+	// each.
+	Namespaces string
+	// Unreachable says, for a language whose Network or Namespaces is
+	// empty, why: what was checked to find no way there.
+	Unreachable string
 }
 
 // MoreLanguagePrograms are the programs of every language beyond the first
@@ -132,5 +138,11 @@ func MoreLanguagePrograms() map[string]Programs {
 		},
 	}
 	maps.Copy(programs, extraLanguagePrograms())
+	for name, src := range namespacePrograms() {
+		if p, ok := programs[name]; ok {
+			p.Namespaces = src
+			programs[name] = p
+		}
+	}
 	return programs
 }

@@ -1,8 +1,8 @@
 package sandboxtest
 
 // extraLanguagePrograms are the programs of the sandbox's
-// languages_extra.go, by name. Verilog has no Network program: vvp can
-// neither open a socket nor start a process.
+// languages_extra.go, by name. Verilog has no Network and no Namespaces
+// program: its Unreachable says why.
 func extraLanguagePrograms() map[string]Programs {
 	return map[string]Programs{
 		"csharp": {
@@ -77,6 +77,10 @@ func extraLanguagePrograms() map[string]Programs {
 			MemoryBomb:   "module tb;\n  string s;\n  initial begin\n    s = \"yyyyyyyy\";\n    forever s = {s, s};\n  end\nendmodule\n",
 			Flood:        "module tb;\n  initial forever $display(\"yyyyyyyyyyyyyyy\");\nendmodule\n",
 			WriteOutside: "module tb;\n  integer f;\n  initial begin\n    f = $fopen(OUTSIDE, \"w\");\n    if (f != 0) $display(\"OPEN write\"); else $display(\"blocked write\");\n  end\nendmodule\n",
+			Unreachable: "a Verilog program makes no system call of its own and starts no process: Icarus 11 defines no $system, " +
+				"its $fopen(\"|cmd\") opens a file of that name, and neither vvp nor its VPI modules import socket, connect, " +
+				"fork, exec*, posix_spawn, popen or system (nm -D); vvp loads only the VPI modules the compile names, " +
+				"the source's strings and names escaped in test.vvp",
 		},
 		"d": {
 			Echo:         "import std.stdio;\nvoid main() {\n    foreach (ubyte[] b; stdin.byChunk(65536)) stdout.rawWrite(b);\n}\n",

@@ -21,12 +21,15 @@ type RunnerPrograms struct {
 	// Network connects to PORT and WriteOutside writes to OUTSIDE, each
 	// printing one attempt line.
 	Network, WriteOutside string
+	// Namespaces makes each of NamespaceAttempts, printing a line for
+	// each.
+	Namespaces string
 }
 
 // Runners are the programs of every test runner of the sandbox's table
 // (languages_runners.go), by name.
 func Runners() map[string]RunnerPrograms {
-	return map[string]RunnerPrograms{
+	runners := map[string]RunnerPrograms{
 		"pytest": {
 			Pass:         "def add(a, b):\n    return a + b\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\nclass TestAdd:\n    def test_zero(self, tmp_path):\n        (tmp_path / \"x\").write_text(\"0\")\n        assert add(0, int((tmp_path / \"x\").read_text())) == 0\n",
 			Fail:         "def add(a, b):\n    return a - b\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
@@ -65,6 +68,13 @@ func Runners() map[string]RunnerPrograms {
 			WriteOutside: junitHead + "public class Write {\n    @Test\n    void write() {\n        try { new java.io.FileOutputStream(OUTSIDE).close(); System.out.println(\"OPEN write\"); }\n        catch (Exception e) { System.out.println(\"blocked write \" + e); }\n    }\n}\n",
 		},
 	}
+	for name, src := range namespacePrograms() {
+		if p, ok := runners[name]; ok {
+			p.Namespaces = src
+			runners[name] = p
+		}
+	}
+	return runners
 }
 
 const junitHead = "import org.junit.jupiter.api.Test;\nimport static org.junit.jupiter.api.Assertions.*;\n\n"

@@ -44,31 +44,40 @@ func TestMoreLanguages(t *testing.T) {
 				}
 			}
 
-			if l.Compiled() {
-				b, err := p.Compile(t.Context(), sandbox.CompileJob{Language: l.Name, Source: progs.CompileError, Limits: l.CompileLimits})
-				if err != nil || b.Status != sandbox.Failed || b.Output == "" {
-					t.Errorf("compile error: %+v, %v; want Failed with the compiler's messages", b, err)
-				}
-			} else {
-				tr := run(t, p, langJob(t, p, l.Name, progs.CompileError, "")).Tests[0]
-				oneOfStatus(t, tr, sandbox.RuntimeError)
-			}
-
 			tr := run(t, p, langJob(t, p, l.Name, progs.RuntimeError, "")).Tests[0]
 			oneOfStatus(t, tr, sandbox.RuntimeError)
 
-			job = langJob(t, p, l.Name, progs.Loop, "")
-			job.Limits.CPUSeconds, job.Limits.WallSeconds = 1, 4
-			tr = run(t, p, job).Tests[0]
-			oneOfStatus(t, tr, sandbox.Timeout)
+			compileErrorAndLoop(t, p, l, progs.CompileError, progs.Loop)
 		})
 	}
 }
 
+// compileErrorAndLoop checks, in l, that compileError does not compile
+// (Failed, with the compiler's messages) or, in a language that is not
+// compiled, that its run is a runtime error; and that loop runs out of
+// time.
+func compileErrorAndLoop(t *testing.T, p *sandbox.Pool, l *sandbox.Language, compileError, loop string) {
+	t.Helper()
+	if l.Compiled() {
+		b, err := p.Compile(t.Context(), sandbox.CompileJob{Language: l.Name, Source: compileError, Limits: l.CompileLimits})
+		if err != nil || b.Status != sandbox.Failed || b.Output == "" {
+			t.Errorf("compile error: %+v, %v; want Failed with the compiler's messages", b, err)
+		}
+	} else {
+		tr := run(t, p, langJob(t, p, l.Name, compileError, "")).Tests[0]
+		oneOfStatus(t, tr, sandbox.RuntimeError)
+	}
+
+	job := langJob(t, p, l.Name, loop, "")
+	job.Limits.CPUSeconds, job.Limits.WallSeconds = 1, 4
+	oneOfStatus(t, run(t, p, job).Tests[0], sandbox.Timeout)
+}
+
 // TestHostileMoreLanguages: in every language beyond the first four whose
 // toolchain is installed, a fork bomb, a memory bomb, a connection to the
-// host, a write outside the work dir and a flood of output each end as
-// the program's failure, leave nothing behind and the slot scoring right.
+// host, a write outside the work dir, a flood of output, and a ptrace of
+// PID 1, a mount and new network and user namespaces each end as the
+// program's failure, leave nothing behind and the slot scoring right.
 func TestHostileMoreLanguages(t *testing.T) {
 	lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 256, OutputKB: 64, Processes: 32}
 	programs := sandboxtest.MoreLanguagePrograms()
@@ -106,23 +115,13 @@ func TestHostileMoreLanguages(t *testing.T) {
 			})
 			t.Run("network", func(t *testing.T) {
 				if progs.Network == "" {
-					t.Skipf("%s programs have no way to the network: no socket and no process to start", l.Name)
+					skipUnreachable(t, l.Name, "have no way to the network", progs.Unreachable)
 				}
-				port, check := listener(t)
-				tr := h.run(t, sub(progs.Network, "PORT", port), lim)
-				out := string(tr.Stdout)
-				noneOf(t, out, "OPEN")
-				wantBlocked(t, out, 1)
-				check()
+				networkBlocked(t, h, progs.Network, lim)
 				after(t)
 			})
 			t.Run("write outside the work dir", func(t *testing.T) {
-				outside := hostPath(t, "/var/tmp", l.Name)
-				tr := h.run(t, sub(progs.WriteOutside, "OUTSIDE", strconv.Quote(outside)), lim)
-				out := string(tr.Stdout)
-				noneOf(t, out, "OPEN")
-				wantBlocked(t, out, 1)
-				assertAbsent(t, outside)
+				writeOutsideBlocked(t, h, progs.WriteOutside, lim)
 				after(t)
 			})
 			t.Run("infinite output", func(t *testing.T) {
@@ -130,6 +129,65 @@ func TestHostileMoreLanguages(t *testing.T) {
 				oneOfStatus(t, tr, sandbox.Output)
 				after(t)
 			})
+			t.Run("ptrace, mount, unshare", func(t *testing.T) {
+				if progs.Namespaces == "" {
+					skipUnreachable(t, l.Name, "can neither make these system calls nor start a program that does", progs.Unreachable)
+				}
+				namespacesBlocked(t, h, progs.Namespaces, lim)
+				after(t)
+			})
 		})
+	}
+}
+
+// skipUnreachable skips a hostile subtest that lang's programs cannot
+// attempt, saying what was checked (why), or fails it when nothing says.
+func skipUnreachable(t *testing.T, lang, cannot, why string) {
+	t.Helper()
+	if why == "" {
+		t.Fatalf("%s has no program for this and no Unreachable in sandboxtest saying why: write the program, or what was checked", lang)
+	}
+	t.Skipf("%s programs %s: %s", lang, cannot, why)
+}
+
+// networkBlocked runs src, a program that connects to PORT, with a
+// listener's port for it, and fails unless it printed that it was blocked
+// and nothing reached the listener.
+func networkBlocked(t *testing.T, h *hostileLang, src string, lim sandbox.Limits) {
+	t.Helper()
+	port, check := listener(t)
+	out := string(h.run(t, sub(src, "PORT", port), lim).Stdout)
+	noneOf(t, out, "OPEN")
+	wantBlocked(t, out, 1)
+	check()
+}
+
+// writeOutsideBlocked runs src, a program that writes to OUTSIDE, with a
+// path under /var/tmp for it, and fails unless it printed that it was
+// blocked and the path is not there.
+func writeOutsideBlocked(t *testing.T, h *hostileLang, src string, lim sandbox.Limits) {
+	t.Helper()
+	outside := hostPath(t, "/var/tmp", h.lang)
+	out := string(h.run(t, sub(src, "OUTSIDE", strconv.Quote(outside)), lim).Stdout)
+	noneOf(t, out, "OPEN")
+	wantBlocked(t, out, 1)
+	assertAbsent(t, outside)
+}
+
+// namespacesBlocked runs src, a program that makes each of
+// sandboxtest.NamespaceAttempts, and fails unless each attempt printed a
+// line saying it was blocked: an attempt that got through (OPEN) or
+// printed nothing fails the test.
+func namespacesBlocked(t *testing.T, h *hostileLang, src string, lim sandbox.Limits) {
+	t.Helper()
+	tr := h.run(t, src, lim)
+	out := string(tr.Stdout)
+	noneOf(t, out, "OPEN")
+	for _, name := range sandboxtest.NamespaceAttempts() {
+		if got := lines(out, "blocked "+name); len(got) != 1 {
+			t.Errorf("%d lines say %q was blocked, want 1: %s (%s), output:\n%s", len(got), name, tr.Status, tr.Detail, out)
+		} else {
+			t.Log(got[0])
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 
@@ -42,33 +41,21 @@ func TestRunners(t *testing.T) {
 				t.Errorf("failing test: the runner's report does not say it failed: %q", tr.Stdout)
 			}
 
-			if l.Compiled() {
-				b, err := p.Compile(t.Context(), sandbox.CompileJob{Language: l.Name, Source: progs.CompileError, Limits: l.CompileLimits})
-				if err != nil || b.Status != sandbox.Failed || b.Output == "" {
-					t.Errorf("compile error: %+v, %v; want Failed with the compiler's messages", b, err)
-				}
-			} else {
-				tr = run(t, p, langJob(t, p, l.Name, progs.CompileError, "")).Tests[0]
-				oneOfStatus(t, tr, sandbox.RuntimeError)
-			}
-
-			job = langJob(t, p, l.Name, progs.Loop, "")
-			job.Limits.CPUSeconds, job.Limits.WallSeconds = 1, 4
-			tr = run(t, p, job).Tests[0]
-			oneOfStatus(t, tr, sandbox.Timeout)
+			compileErrorAndLoop(t, p, l, progs.CompileError, progs.Loop)
 		})
 	}
 }
 
 // TestHostileRunners: in every test runner whose toolchain is installed,
 // a test that forks (or starts threads) without end, allocates without
-// end, connects to the host, writes outside the work dir or prints
-// without end fails, leaves nothing behind and leaves the slot scoring
-// right. A runner may catch the memory bomb's error or the flood's
-// failed write in the test and report a failed test: the program then
-// ends as a runtime error, within its limits all the same; go test holds
-// a test's output in its own memory until the test ends, so a flood there
-// ends at the memory limit.
+// end, connects to the host, writes outside the work dir, prints without
+// end, or ptraces PID 1, mounts and makes new network and user namespaces
+// fails, leaves nothing behind and leaves the slot scoring right. A
+// runner may catch the memory bomb's error or the flood's failed write in
+// the test and report a failed test: the program then ends as a runtime
+// error, within its limits all the same; go test holds a test's output in
+// its own memory until the test ends, so a flood there ends at the memory
+// limit.
 func TestHostileRunners(t *testing.T) {
 	lim := sandbox.Limits{CPUSeconds: 4, WallSeconds: 10, MemoryMB: 256, OutputKB: 64, Processes: 64}
 	programs := sandboxtest.Runners()
@@ -102,27 +89,21 @@ func TestHostileRunners(t *testing.T) {
 				after(t)
 			})
 			t.Run("network", func(t *testing.T) {
-				port, check := listener(t)
-				tr := h.run(t, sub(progs.Network, "PORT", port), lim)
-				out := string(tr.Stdout)
-				noneOf(t, out, "OPEN")
-				wantBlocked(t, out, 1)
-				check()
+				networkBlocked(t, h, progs.Network, lim)
 				after(t)
 			})
 			t.Run("write outside the work dir", func(t *testing.T) {
-				outside := hostPath(t, "/var/tmp", l.Name)
-				tr := h.run(t, sub(progs.WriteOutside, "OUTSIDE", strconv.Quote(outside)), lim)
-				out := string(tr.Stdout)
-				noneOf(t, out, "OPEN")
-				wantBlocked(t, out, 1)
-				assertAbsent(t, outside)
+				writeOutsideBlocked(t, h, progs.WriteOutside, lim)
 				after(t)
 			})
 			t.Run("infinite output", func(t *testing.T) {
 				tr := h.run(t, progs.Flood, lim)
 				t.Logf("%s (%s)", tr.Status, tr.Detail)
 				oneOfStatus(t, tr, sandbox.Output, sandbox.RuntimeError, sandbox.Memory)
+				after(t)
+			})
+			t.Run("ptrace, mount, unshare", func(t *testing.T) {
+				namespacesBlocked(t, h, progs.Namespaces, lim)
 				after(t)
 			})
 		})
