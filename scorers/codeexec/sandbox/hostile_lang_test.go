@@ -117,10 +117,11 @@ static long raw(long n, long a, long b, long c) {
 `
 
 // TestHostileCpp: C++ programs that fork without end, allocate without
-// end, write and read host files, open sockets (through libc and through
-// raw system calls), make namespaces, use the i386 system call gate, and
-// signal their parents, the fork servers and everything; and programs
-// whose compile never ends or never fits.
+// end (in one process, and over many small ones), write and read host
+// files, open sockets (through libc and through raw system calls), make
+// namespaces, use the i386 system call gate, and signal their parents,
+// the fork servers and everything; and programs whose compile never ends
+// or never fits.
 func TestHostileCpp(t *testing.T) {
 	h := newHostileLang(t, "cpp")
 	runHostile(t, h, []hostileFamily[*hostileLang]{
