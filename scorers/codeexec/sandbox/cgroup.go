@@ -21,11 +21,22 @@ type cgroups struct {
 	memory, pids string // this pool's directories in each hierarchy
 }
 
-// slotCgroup is one slot's pair of cgroups.
+// slotCgroup is one slot's pair of cgroups. Its memory cgroup has a child,
+// "run", that holds the exec'd programs (the launcher joins it through
+// runProcs before it forks the program) under a limit of their own below
+// the slot's: the kernel's OOM killer then chooses among the programs
+// only, never the slot's servers, however small each of the program's
+// processes is. The slot's limit stays the bound of everything in it
+// (the Python programs, forked from the zygote, are in the slot itself,
+// each bounded by its address space).
 type slotCgroup struct {
 	memory, pids string
+	// runMemory is the run child's directory, runProcs its cgroup.procs
+	// opened for writing.
+	runMemory string
+	runProcs  *os.File
 	// limits last written, to write only when a job's differ.
-	memLimit, pidsMax int64
+	memLimit, runLimit, pidsMax int64
 }
 
 // newCgroups makes this pool's cgroup directories under the process's own
@@ -84,12 +95,29 @@ func ownCgroups() (map[string]string, error) {
 // slot makes slot i's cgroups.
 func (c *cgroups) slot(i int) (*slotCgroup, error) {
 	s := &slotCgroup{memory: filepath.Join(c.memory, strconv.Itoa(i)), pids: filepath.Join(c.pids, strconv.Itoa(i))}
-	for _, dir := range []string{s.memory, s.pids} {
+	s.runMemory = filepath.Join(s.memory, "run")
+	for _, dir := range []string{s.memory, s.pids, s.runMemory} {
 		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			s.remove()
 			return nil, err
 		}
 	}
+	var err error
+	if s.runProcs, err = os.OpenFile(filepath.Join(s.runMemory, "cgroup.procs"), os.O_WRONLY, 0); err != nil {
+		s.remove()
+		return nil, err
+	}
 	return s, nil
+}
+
+// runFile is the run child's cgroup.procs, which every launcher joins
+// (launcher.c); /dev/null without cgroups (s nil), which the caller
+// closes once the executor has it.
+func (s *slotCgroup) runFile() (*os.File, error) {
+	if s != nil {
+		return s.runProcs, nil
+	}
+	return os.OpenFile(os.DevNull, os.O_RDWR, 0)
 }
 
 // add moves process pid (the runner, or the zygote before it forks) into
@@ -103,33 +131,43 @@ func (s *slotCgroup) add(pid int) error {
 	return nil
 }
 
-// limit sets the slot's bounds for a job: its memory limit plus room for
-// the servers and the tmpfs, and its processes plus the servers' tasks
+// limit sets the slot's bounds for a job. The slot's memory limit is the
+// job's memory limit plus room for the servers and the tmpfs; its run
+// child's is the job's memory limit plus the tmpfs's, so that the
+// programs run out of memory there first, and the OOM killer chooses
+// among them. The slot's processes are the job's plus the servers' tasks
 // (the executor's are the Go runtime's threads) and the launcher.
 //
-// tight bounds the job's programs by l.MemoryMB itself instead, above
-// what the slot holds now and cannot give back (its processes' memory and
-// shared memory, the kernel's): for a language whose memory limit is the
+// tight bounds the run child by l.MemoryMB itself instead, above what run
+// holds now and cannot give back (its processes' memory and shared
+// memory, the kernel's): for a language whose memory limit is the
 // cgroup's (Resident).
 func (s *slotCgroup) limit(l Limits, tight bool) error {
 	mem := int64(l.MemoryMB+tmpfsMB+3*serverMB) << 20
+	if mem != s.memLimit {
+		if err := os.WriteFile(filepath.Join(s.memory, "memory.limit_in_bytes"), []byte(strconv.FormatInt(mem, 10)), 0); err != nil {
+			return fmt.Errorf("memory limit: %w", err)
+		}
+		s.memLimit = mem
+	}
+	run := int64(l.MemoryMB+tmpfsMB) << 20
 	if tight {
-		if held, ok := s.held(); ok {
-			mem = min(mem, held+int64(l.MemoryMB)<<20)
+		if held, ok := held(s.runMemory); ok {
+			run = min(run, held+int64(l.MemoryMB)<<20)
 		}
 	}
-	if mem != s.memLimit {
-		err := os.WriteFile(filepath.Join(s.memory, "memory.limit_in_bytes"), []byte(strconv.FormatInt(mem, 10)), 0)
+	if run != s.runLimit {
+		err := os.WriteFile(filepath.Join(s.runMemory, "memory.limit_in_bytes"), []byte(strconv.FormatInt(run, 10)), 0)
 		if err != nil && tight && errors.Is(err, syscall.EBUSY) {
-			// The slot holds more than it can give back for the tight
+			// run holds more than it can give back for the tight
 			// limit: the generous one, and the program's peak resident
 			// set is judged.
 			return s.limit(l, false)
 		}
 		if err != nil {
-			return fmt.Errorf("memory limit: %w", err)
+			return fmt.Errorf("memory limit of the programs: %w", err)
 		}
-		s.memLimit = mem
+		s.runLimit = run
 	}
 	pids := int64(l.Processes + serverTasks)
 	if pids != s.pidsMax {
@@ -141,15 +179,15 @@ func (s *slotCgroup) limit(l Limits, tight bool) error {
 	return nil
 }
 
-// held is the memory the slot's cgroup is charged for that it cannot
+// held is the memory the memory cgroup dir is charged for that it cannot
 // reclaim: its usage less its page cache (shared memory, its tmpfs and
 // memfds, stays in).
-func (s *slotCgroup) held() (int64, bool) {
-	usage, err := readInt(filepath.Join(s.memory, "memory.usage_in_bytes"))
+func held(dir string) (int64, bool) {
+	usage, err := readInt(filepath.Join(dir, "memory.usage_in_bytes"))
 	if err != nil {
 		return 0, false
 	}
-	data, err := os.ReadFile(filepath.Join(s.memory, "memory.stat"))
+	data, err := os.ReadFile(filepath.Join(dir, "memory.stat"))
 	if err != nil {
 		return 0, false
 	}
@@ -173,9 +211,20 @@ func readInt(path string) (int64, error) {
 }
 
 // ooms is how many times the kernel killed a process of the slot for
-// memory (memory.oom_control's oom_kill), or -1 when unknown.
+// memory, or -1 when unknown: the oom_kill of memory.oom_control of the
+// slot's memory cgroup and of its run child, which cgroup v1 does not add
+// to its parent's.
 func (s *slotCgroup) ooms() int64 {
-	data, err := os.ReadFile(filepath.Join(s.memory, "memory.oom_control"))
+	slot, run := oomKills(s.memory), oomKills(s.runMemory)
+	if slot < 0 || run < 0 {
+		return -1
+	}
+	return slot + run
+}
+
+// oomKills is the oom_kill of the memory cgroup dir, or -1 when unknown.
+func oomKills(dir string) int64 {
+	data, err := os.ReadFile(filepath.Join(dir, "memory.oom_control"))
 	if err != nil {
 		return -1
 	}
@@ -193,6 +242,10 @@ func (s *slotCgroup) ooms() int64 {
 // remove deletes the slot's cgroups, once the processes of its last fork
 // server are gone.
 func (s *slotCgroup) remove() {
+	if s.runProcs != nil {
+		s.runProcs.Close()
+	}
+	rmdir(s.runMemory)
 	rmdir(s.memory)
 	rmdir(s.pids)
 }

@@ -34,7 +34,9 @@ import (
 // Its descriptors: 3 requests, 4 replies (each a frame: a 4-byte
 // big-endian length and a JSON body), 5 and 6 the slot's cpu.pressure and
 // cpu.stat, 7 and 8 the cpu.pressure and cgroup.procs of the slot's run
-// cgroup, which every launcher joins (slottime.go).
+// cgroup, which every launcher joins (slottime.go), 9 the cgroup.procs of
+// the run child of the slot's memory cgroup, which every launcher joins
+// too (cgroup.go).
 
 // fullEvery is how often a running test's streams are looked at: a stream
 // filled to its limit ends the test (readRecord).
@@ -60,6 +62,9 @@ type executor struct {
 	// the run cgroup's processes only (the slot's without one).
 	run      accounting
 	runProcs *os.File
+	// memProcs is the cgroup.procs of the memory cgroup the programs run
+	// in (/dev/null without one).
+	memProcs *os.File
 	pid1     bool
 	// exact: the slot's CPU time is known, and ends a test at its CPU
 	// limit (readRecord); the launcher's rlimit is then a backstop.
@@ -69,7 +74,7 @@ type executor struct {
 // executorMain serves exec requests until the pool closes the request
 // pipe; it returns the process's exit status.
 func executorMain() int {
-	for _, fd := range []int{3, 4, 5, 6, 7, 8} {
+	for _, fd := range []int{3, 4, 5, 6, 7, 8, 9} {
 		unix.CloseOnExec(fd)
 	}
 	e := &executor{
@@ -77,6 +82,7 @@ func executorMain() int {
 		out:      os.NewFile(4, "replies"),
 		clock:    accounting{pressure: os.NewFile(5, "cpu.pressure"), cpu: os.NewFile(6, "cpu.stat"), inSlot: true},
 		runProcs: os.NewFile(8, "run/cgroup.procs"),
+		memProcs: os.NewFile(9, "memory run/cgroup.procs"),
 		pid1:     os.Getpid() == 1,
 	}
 	e.run = e.clock
@@ -267,7 +273,7 @@ func (e *executor) runTest(req *request, t *wireTest, wall time.Duration, atDead
 		strconv.Itoa(t.Procs), strconv.FormatInt(as, 10), strconv.Itoa(req.UID)}, t.Argv...)
 	attr := &syscall.ProcAttr{
 		Dir: workDir, Env: req.Env,
-		Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd(), recW.Fd(), e.runProcs.Fd()},
+		Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd(), recW.Fd(), e.runProcs.Fd(), e.memProcs.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: !e.pid1},
 	}
 	if !e.pid1 {

@@ -117,15 +117,17 @@ static long raw(long n, long a, long b, long c) {
 `
 
 // TestHostileCpp: C++ programs that fork without end, allocate without
-// end, write and read host files, open sockets (through libc and through
-// raw system calls), make namespaces, use the i386 system call gate, and
-// signal their parents, the fork servers and everything; and programs
-// whose compile never ends or never fits.
+// end (in one process, and over many small ones), write and read host
+// files, open sockets (through libc and through raw system calls), make
+// namespaces, use the i386 system call gate, and signal their parents,
+// the fork servers and everything; and programs whose compile never ends
+// or never fits.
 func TestHostileCpp(t *testing.T) {
 	h := newHostileLang(t, "cpp")
 	runHostile(t, h, []hostileFamily[*hostileLang]{
 		{"fork bomb", cppForkBomb},
 		{"memory bomb", cppMemoryBomb},
+		{"memory bomb of small processes", cppSpreadMemoryBomb},
 		{"host files", cppHostFiles},
 		{"sockets and namespaces, raw", cppSocketsAndNamespaces},
 		{"i386 system calls", cppI386Syscalls},
@@ -160,6 +162,46 @@ func cppMemoryBomb(t *testing.T, h *hostileLang) {
 	if rss > hostile.MemoryMB<<10 {
 		t.Errorf("CONTAINMENT: %d KB resident, limit %d MB", rss, hostile.MemoryMB)
 	}
+}
+
+// cppSpreadMemoryBomb: two hundred processes of 2 MiB each, and the first
+// of 4 MiB, fill more than the slot's memory cgroup allows while each is
+// smaller than any of the slot's servers: the kernel's OOM killer must
+// choose among the program's processes (it picks the largest: the first),
+// never a server, and the verdict is MLE.
+func cppSpreadMemoryBomb(t *testing.T, h *hostileLang) {
+	if on, why := h.p.Cgroups(); !on {
+		t.Skipf("no cgroups on this machine (%v): each process is bounded by its rlimits only", why)
+	}
+	src := `#include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
+// hold touches mb MiB that no process it forks inherits.
+static void hold(long mb) {
+	char *p = (char *)mmap(nullptr, mb << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	madvise(p, mb << 20, MADV_DONTFORK);
+	std::memset(p, 1, mb << 20);
+}
+int main() {
+	hold(4);
+	for (int i = 0; i < 200; i++)
+		if (fork() == 0) {
+			hold(2);
+			for (;;)
+				pause();
+		}
+	for (;;)
+		pause();
+}
+`
+	// The slot's cgroup allows 64 MB for the program, 64 MB of tmpfs and
+	// 64 MB for each server: 320 MB, which 200 processes of 2 MiB and
+	// their page tables exceed.
+	lim := sandbox.Limits{CPUSeconds: 2, WallSeconds: 6, MemoryMB: 64, OutputKB: 64, Processes: 220}
+	tr := h.run(t, src, lim)
+	oneOfStatus(t, tr, sandbox.Memory)
 }
 
 // cppHostFiles: writes and reads of host files, through libc and raw system

@@ -611,6 +611,13 @@ func (p *Pool) start(ctx context.Context, s *slot) (err error) {
 		defer clock[0].Close()
 		defer run[0].Close()
 	}
+	memRun, err := s.cg.runFile()
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if s.cg == nil {
+		defer memRun.Close()
+	}
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("sandbox: socket pair: %w", err)
@@ -642,7 +649,7 @@ func (p *Pool) start(ctx context.Context, s *slot) (err error) {
 	launch := func(c *exec.Cmd, files ...*os.File) error {
 		c.ExtraFiles = append(files, clock...)
 		if c == s.executor {
-			c.ExtraFiles = append(c.ExtraFiles, run...)
+			c.ExtraFiles = append(c.ExtraFiles, append(run, memRun)...)
 		}
 		if err := c.Start(); err != nil {
 			return fmt.Errorf("sandbox: start fork server: %w", err)

@@ -2,9 +2,10 @@
  *
  * The sandbox's executor starts this, as root inside the sandbox's
  * namespaces, Landlock and seccomp (all inherited), with stdin, stdout and
- * stderr on 0-2, a pipe on 3, the cgroup.procs of the cgroup the program
- * runs in on 4 (its first step: it joins it, so that the program is
- * counted there from its fork), and the test's limits before the command:
+ * stderr on 0-2, a pipe on 3, the cgroup.procs of the cgroups the program
+ * runs in on 4 (cgroup v2: its CPU) and 5 (cgroup v1: its memory) (its
+ * first step: it joins them, so that the program is counted there from
+ * its fork), and the test's limits before the command:
  *
  *   launcher CPU FSIZE NOFILE STACK NPROC AS UID PROGRAM [ARG...]
  *
@@ -99,10 +100,12 @@ int main(int argc, char **argv)
 	long long cpu = v[0], fsize = v[1], nofile = v[2], stack = v[3], nproc = v[4], as = v[5], uid = v[6];
 
 	/* "0" is the process that writes it. */
-	if (fcntl(4, F_GETFD) >= 0) {
-		if (write(4, "0", 1) != 1)
-			return fail(STEP_CGROUP, errno);
-		close(4);
+	for (int fd = 4; fd <= 5; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0) {
+			if (write(fd, "0", 1) != 1)
+				return fail(STEP_CGROUP, errno);
+			close(fd);
+		}
 	}
 
 	/* The signals a program starts with: default actions (past the output
