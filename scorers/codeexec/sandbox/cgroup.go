@@ -133,9 +133,12 @@ func (s *slotCgroup) add(pid int) error {
 
 // limit sets the slot's bounds for a job. The slot's memory limit is the
 // job's memory limit plus room for the servers and the tmpfs; its run
-// child's is the job's memory limit plus the tmpfs's, so that the
-// programs run out of memory there first, and the OOM killer chooses
-// among them. The slot's processes are the job's plus the servers' tasks
+// child's is the job's memory limit plus the tmpfs's and one server's, so
+// that the programs run out of memory there first, and the OOM killer
+// chooses among them, while a runtime keeps room for what it holds beyond
+// its heap flag (the JVM's classes and code, V8's young generation): the
+// two servers' room left, 128 MiB, is more than the three servers hold
+// (about 71 MB). The slot's processes are the job's plus the servers' tasks
 // (the executor's are the Go runtime's threads) and the launcher.
 //
 // tight bounds the run child by l.MemoryMB itself instead, above what run
@@ -150,7 +153,7 @@ func (s *slotCgroup) limit(l Limits, tight bool) error {
 		}
 		s.memLimit = mem
 	}
-	run := int64(l.MemoryMB+tmpfsMB) << 20
+	run := int64(l.MemoryMB+tmpfsMB+serverMB) << 20
 	if tight {
 		if held, ok := held(s.runMemory); ok {
 			run = min(run, held+int64(l.MemoryMB)<<20)
