@@ -73,6 +73,11 @@ func (c *CodeSandbox) Registry() scorers.Registry { return builtin.WithSandbox(c
 func (c *CodeSandbox) Runner() (codeexec.Runner, error) {
 	c.once.Do(func() {
 		c.pool, c.err = sandbox.Start(context.Background(), c.cfg)
+		if c.err == nil {
+			// As before the pool probed languages after Start: all of
+			// them before the command goes on.
+			c.pool.Await(context.Background(), c.pool.Probing()...)
+		}
 		switch {
 		case c.err != nil:
 			c.log.Error("CODE EXECUTION IS OFF: the sandbox could not start, every code_exec rollout will be scored ERROR", zap.Error(c.err))
