@@ -284,8 +284,10 @@ func (p *Pool) Unsafe() bool { return p.cfg.Unsafe }
 // Slots is the number of submissions the pool runs at once.
 func (p *Pool) Slots() int { return len(p.slots) }
 
-// Close waits for the runs in progress to hand their slots back, then kills
-// every fork server and waits for it. Run calls after Close fail at once.
+// Close cancels the probes still running and waits for them, waits for the
+// runs in progress to hand their slots back, then kills every fork server
+// and waits for it. Run calls after Close fail at once, and so do those
+// waiting for a probe; a language whose probe had not ended is left out.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	if p.closed {
