@@ -67,6 +67,10 @@ func TestRunCodeLanguages(t *testing.T) {
 			continue
 		}
 		t.Run(l.Name, func(t *testing.T) {
+			// Two languages at a time (-parallel: GOMAXPROCS), one
+			// server's two slots: the second core is not left idle while
+			// a program waits for its time limit or a compiler starts.
+			t.Parallel()
 			t.Run("run_code", func(t *testing.T) { runCodeLanguage(t, url, l, p) })
 			t.Run("code_exec", func(t *testing.T) { codeExecLanguage(t, srv, l, p) })
 		})
