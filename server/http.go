@@ -38,7 +38,7 @@ import (
 type readiness struct {
 	ready     atomic.Bool
 	unfit     error
-	languages []string
+	languages Languages
 }
 
 // Set marks the server ready or not.
@@ -74,8 +74,15 @@ func newHTTPHandler(svc *Service, m *transportMetrics, gatherer prometheus.Gathe
 			return
 		}
 		io.WriteString(w, "ready\n")
-		if len(ready.languages) > 0 {
-			io.WriteString(w, "code_exec languages: "+strings.Join(ready.languages, ", ")+"\n")
+		if ready.languages == nil {
+			return
+		}
+		// Probing before running: a language whose probe ends between
+		// the two reads is then in both lists, never in neither.
+		probing, running := ready.languages.Probing(), ready.languages.Languages()
+		io.WriteString(w, "code_exec languages: "+strings.Join(running, ", ")+"\n")
+		if len(probing) > 0 {
+			io.WriteString(w, "code_exec languages being probed: "+strings.Join(probing, ", ")+"\n")
 		}
 	})
 	scoring := &routeMux{ServeMux: http.NewServeMux()}

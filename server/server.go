@@ -73,9 +73,20 @@ type Options struct {
 	// it and gRPC health is NOT_SERVING, so that a load balancer or a
 	// trainer's wait for readiness does not send it work.
 	Unready error
-	// Languages are the code_exec languages this server's sandbox runs,
-	// which GET /readyz lists; nil when it has none running.
-	Languages []string
+	// Languages says which code_exec languages this server's sandbox runs
+	// (*sandbox.Pool), which GET /readyz lists; nil when it has none
+	// running.
+	Languages Languages
+}
+
+// Languages says which code_exec languages a sandbox runs. *sandbox.Pool
+// is one.
+type Languages interface {
+	// Languages are the languages it runs now, by name.
+	Languages() []string
+	// Probing are the languages whose sandbox probe has not ended yet:
+	// each then runs, or is left out.
+	Probing() []string
 }
 
 // Server is rewardd's service behind its two transports, wired once for

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os/exec"
 	"slices"
 	"strings"
@@ -113,12 +114,45 @@ func (s *binaryServer) run(ctx context.Context, opts bench.Options, configPath s
 		return nil, fmt.Errorf("the server did not say where it serves (exit: %v); its log:\n%s", err, st.log)
 	}
 	s.engine = st.engine
+	if err := probed(ctx, st.httpAddr); err != nil {
+		stop()
+		return nil, err
+	}
 	opts.Addr, opts.ServerPID = st.grpcAddr, cmd.Process.Pid
 	res, runErr := bench.Run(ctx, opts)
 	if err := stop(); err != nil && runErr == nil && !isTerminated(err) {
 		runErr = fmt.Errorf("the server's exit: %w", err)
 	}
 	return res, runErr
+}
+
+// probed waits until GET /readyz at httpAddr lists no code_exec language
+// as being probed: a server serves before the languages its config does
+// not use are probed, and their probes' CPU would count in the load's.
+func probed(ctx context.Context, httpAddr string) error {
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("GET /readyz: %w", err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("GET /readyz: %w", err)
+		}
+		if !strings.Contains(string(body), "code_exec languages being probed:") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // isTerminated reports whether err is the exit of a process that the
@@ -135,7 +169,7 @@ func isTerminated(err error) bool {
 
 // startup is what a server's first log lines say.
 type startup struct {
-	grpcAddr, engine string
+	grpcAddr, httpAddr, engine string
 	// log is what it wrote before the serving line (or before it exited).
 	log string
 }
@@ -156,6 +190,7 @@ func readStartup(r io.Reader, started chan<- startup) {
 		var line struct {
 			Msg         string `json:"msg"`
 			GRPCAddr    string `json:"grpc_addr"`
+			HTTPAddr    string `json:"http_addr"`
 			RegexEngine string `json:"regex_engine"`
 			Version     string `json:"version"`
 		}
@@ -166,7 +201,7 @@ func readStartup(r io.Reader, started chan<- startup) {
 			st.engine = line.RegexEngine
 		}
 		if line.Msg == "serving" {
-			st.grpcAddr = line.GRPCAddr
+			st.grpcAddr, st.httpAddr = line.GRPCAddr, line.HTTPAddr
 			if st.engine == "" {
 				// A build from before the engine had a line of its own:
 				// its version reads "rewardd … (…, regex engine regexp)".

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -76,6 +77,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	code := cli.NewCodeSandbox(sbFlags, *workers, sandbox.NewMetrics(reg), log)
+	code.ProbeAll()
 	defer code.Close()
 	cfg, err := cli.LoadConfig(*configPath, code.Registry())
 	if err != nil {
@@ -84,16 +86,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// When functions or requests run programs (code_exec in the config,
 	// inline code_exec, POST /run_code), the sandbox starts now, and the
 	// log says whether it did, rather than with the first such request;
-	// a config whose functions need it is not ready without it.
+	// a config whose functions need it is not ready without it. The
+	// server serves once the sandbox has probed the languages of the
+	// config's functions; the others' probes may still run (GET /readyz
+	// says which).
 	var unready error
-	var languages []string
-	if needs := codeExecFunctions(cfg); len(needs) > 0 || cfg.Inline.Allows("code_exec") {
+	var languages server.Languages
+	if needs, langs := codeExecFunctions(cfg); len(needs) > 0 || cfg.Inline.Allows("code_exec") {
 		runner, err := code.Runner()
 		if err != nil && len(needs) > 0 {
 			unready = fmt.Errorf("code_exec function(s) %s need the sandbox, which could not start: %v", strings.Join(needs, ", "), err)
 		}
-		if pool, ok := runner.(interface{ Languages() []string }); ok && err == nil {
-			languages = pool.Languages()
+		if pool, ok := runner.(*sandbox.Pool); ok && err == nil {
+			languages = pool
+			if err := pool.Await(ctx, langs...); err != nil && ctx.Err() == nil {
+				unready = fmt.Errorf("code_exec function(s) %s need languages the sandbox does not run: %v", strings.Join(needs, ", "), err)
+			}
 		}
 	}
 	memoryLimit, err := limitMemory(cfg.Limits)
@@ -133,15 +141,23 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return serveUntilDone(ctx, srv, gl, hl, log)
 }
 
-// codeExecFunctions names the config's functions that run programs.
-func codeExecFunctions(cfg *config.Config) []string {
-	var names []string
+// codeExecFunctions names the config's functions that run programs, and
+// the languages they run them in.
+func codeExecFunctions(cfg *config.Config) (names, languages []string) {
 	for _, fn := range cfg.Functions {
-		if fn.Kind == "code_exec" {
-			names = append(names, fn.Name)
+		if fn.Kind != "code_exec" {
+			continue
+		}
+		names = append(names, fn.Name)
+		if sc, ok := fn.Scorer.(interface{ Languages() []string }); ok {
+			for _, l := range sc.Languages() {
+				if !slices.Contains(languages, l) {
+					languages = append(languages, l)
+				}
+			}
 		}
 	}
-	return names
+	return names, languages
 }
 
 // serveUntilDone serves until ctx ends (a signal) or a port fails, then

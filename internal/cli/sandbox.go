@@ -48,7 +48,10 @@ type CodeSandbox struct {
 }
 
 // NewCodeSandbox returns the sandbox the flags describe, of --sandbox-slots
-// slots (default: workers), not started yet.
+// slots (default: workers), not started yet. It probes a language other
+// than python when a program first asks for it (sandbox.Config's
+// ProbeOnDemand), as a command that runs its config's functions only
+// wants; a server probes them all (ProbeAll).
 func NewCodeSandbox(f SandboxFlags, workers int, metrics *sandbox.Metrics, log *zap.Logger) *CodeSandbox {
 	slots := *f.slots
 	if slots <= 0 {
@@ -58,12 +61,25 @@ func NewCodeSandbox(f SandboxFlags, workers int, metrics *sandbox.Metrics, log *
 		slots = runtime.GOMAXPROCS(0)
 	}
 	cfg := sandbox.Config{Slots: slots, Python: *f.python, Unsafe: *f.unsafe, Metrics: metrics, CacheDir: *f.cacheDir,
-		Failures: func(err error) { log.Warn("sandbox server failed; it is replaced", zap.Error(err)) }}
+		Failures: func(err error) { log.Warn("sandbox server failed; it is replaced", zap.Error(err)) },
+		Probed: func(language string, err error) {
+			if err != nil {
+				log.Error("code_exec language off: its sandbox probe failed", zap.String("language", language), zap.Error(err))
+				return
+			}
+			log.Info("code_exec language probed", zap.String("language", language))
+		}}
 	if *f.languages != "" {
 		cfg.Languages = strings.Split(*f.languages, ",")
 	}
+	cfg.ProbeOnDemand = true
 	return &CodeSandbox{log: log, cfg: cfg}
 }
+
+// ProbeAll makes the sandbox, when it starts, probe every language it
+// runs in the background, not when a program first asks for it: a server
+// runs any language a request names. It is called before Runner.
+func (c *CodeSandbox) ProbeAll() { c.cfg.ProbeOnDemand = false }
 
 // Registry is the scorer registry whose code_exec functions use this sandbox.
 func (c *CodeSandbox) Registry() scorers.Registry { return builtin.WithSandbox(c.Runner) }
@@ -82,7 +98,7 @@ func (c *CodeSandbox) Runner() (codeexec.Runner, error) {
 		default:
 			cg, why := c.pool.Cgroups()
 			fields := []zap.Field{zap.Int("slots", c.pool.Slots()), zap.String("python", c.cfg.Python), zap.Bool("cgroups", cg),
-				zap.Strings("languages", c.pool.Languages())}
+				zap.Strings("languages", c.pool.Languages()), zap.Strings("probing", c.pool.Probing())}
 			if why != nil {
 				fields = append(fields, zap.NamedError("cgroups_unavailable", why))
 			}

@@ -17,7 +17,9 @@ type keyedRunner struct {
 	pool *sandbox.Pool
 }
 
-func (k *keyedRunner) BuildKey(job sandbox.CompileJob) (string, error) { return k.pool.BuildKey(job) }
+func (k *keyedRunner) BuildKey(ctx context.Context, job sandbox.CompileJob) (string, error) {
+	return k.pool.BuildKey(ctx, job)
+}
 
 // TestBuildsAcrossRequests: a program that comes back in another request
 // (the rest of its GRPO group, the next step) is compiled once, by the

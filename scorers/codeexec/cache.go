@@ -91,7 +91,7 @@ func (c *buildCache) compile(ctx context.Context, key string, compile func() (*s
 // builds are kept across requests under that key. With a Runner that
 // cannot, a program is compiled once per request (scorers.Memo) only.
 type buildKeyer interface {
-	BuildKey(job sandbox.CompileJob) (string, error)
+	BuildKey(ctx context.Context, job sandbox.CompileJob) (string, error)
 }
 
 // settle keeps a finished entry, or drops it when it is not to be kept

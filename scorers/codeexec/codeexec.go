@@ -430,6 +430,15 @@ func (s *Scorer) Cautions() []string {
 // Params returns the parameters s runs with, defaults filled in.
 func (s *Scorer) Params() Params { return s.p }
 
+// Languages are the languages the function runs programs in, by name: its
+// submissions' and, with a special checker, C++.
+func (s *Scorer) Languages() []string {
+	if s.lang.Name != "cpp" && (s.p.Checker == "special" || s.p.CheckerField != "") {
+		return []string{s.lang.Name, "cpp"}
+	}
+	return []string{s.lang.Name}
+}
+
 // timeLimitFactor is Params.TimeLimitFactor, which io tests have, or 1.
 func (s *Scorer) timeLimitFactor() float64 {
 	if f := s.p.TimeLimitFactor; f != nil {

@@ -306,7 +306,7 @@ func (e *Executor) build(ctx context.Context, r Runner, lang *sandbox.Language, 
 	key := buildKey(lang, job, limits)
 	if k, ok := r.(buildKeyer); ok {
 		var err error
-		if key, err = k.BuildKey(cj); err != nil {
+		if key, err = k.BuildKey(ctx, cj); err != nil {
 			return nil, err
 		}
 	}

@@ -316,7 +316,7 @@ func (s *Scorer) build(ctx context.Context, code string) (*sandbox.Build, error)
 		if !ok {
 			return s.runner.Compile(ctx, job)
 		}
-		bk, err := k.BuildKey(job)
+		bk, err := k.BuildKey(ctx, job)
 		if err != nil {
 			return nil, err
 		}

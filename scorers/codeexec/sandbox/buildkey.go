@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"maps"
@@ -17,10 +18,11 @@ import (
 // headers' directory, the class-data archive), the compiler as it is on
 // disk now (toolchainID: a toolchain upgraded under a running pool changes
 // the key), the job's limits, uid (Judge), source and files. It runs
-// nothing; the error is the one Compile would give for a language the pool
-// does not compile.
-func (p *Pool) BuildKey(job CompileJob) (string, error) {
-	lang, err := p.language(job.Language)
+// nothing, but waits, as Compile does, for the probe of a language still
+// being probed (Probing); the error is the one Compile would give for a
+// language the pool does not compile.
+func (p *Pool) BuildKey(ctx context.Context, job CompileJob) (string, error) {
+	lang, err := p.language(ctx, job.Language)
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/rewardd/rewardd/internal/sandboxtest"
@@ -19,7 +20,7 @@ func TestBuildKey(t *testing.T) {
 	base := sandbox.CompileJob{Language: "cpp", Source: "int main() {}", Files: map[string][]byte{"a.h": []byte("int a;")}}
 	key := func(j sandbox.CompileJob) string {
 		t.Helper()
-		k, err := p.BuildKey(j)
+		k, err := p.BuildKey(context.Background(), j)
 		if err != nil {
 			t.Fatalf("BuildKey(%+v): %v", j, err)
 		}
@@ -61,7 +62,7 @@ func TestBuildKey(t *testing.T) {
 			t.Errorf("another %s, the same key", name)
 		}
 	}
-	if _, err := p.BuildKey(sandbox.CompileJob{Language: "python", Source: "pass"}); err == nil {
+	if _, err := p.BuildKey(context.Background(), sandbox.CompileJob{Language: "python", Source: "pass"}); err == nil {
 		t.Error("python has a build key")
 	}
 }

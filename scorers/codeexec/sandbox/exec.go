@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"debug/elf"
 	"errors"
@@ -21,13 +22,17 @@ const judgeUIDBase = 2_000_000
 // maxCompilerOutput bounds a Build's Output.
 const maxCompilerOutput = 64 << 10
 
-// setupLanguages decides which languages the pool runs, building what they
-// need once per machine (the launcher, precompiled headers). A language
-// asked for by name that cannot run fails Start; one the table merely
-// lists is left out, with the reason in p.unsupported.
+// setupLanguages decides which languages the pool runs. Python, and every
+// language Config.Languages names, are set up now, building what they need
+// once per machine (the launcher, precompiled headers, …): one of them
+// that cannot run fails Start. With no Config.Languages, every other
+// language of the table whose toolchain is installed is pending: set up
+// and probed after Start returns (startProbes). One that cannot run is
+// left out, with the reason in p.unsupported.
 func (p *Pool) setupLanguages(ctx context.Context) error {
 	p.langs = map[string]*poolLanguage{}
 	p.unsupported = map[string]error{}
+	p.pending = map[string]*pendingLanguage{}
 	wanted := map[string]bool{"python": true}
 	for _, name := range p.cfg.Languages {
 		l, err := LookupLanguage(name)
@@ -36,41 +41,76 @@ func (p *Pool) setupLanguages(ctx context.Context) error {
 		}
 		wanted[l.Name] = true
 	}
+	var later []*Language
 	for _, l := range Languages() {
-		if p.cfg.Languages != nil && !wanted[l.Name] {
+		switch {
+		case p.cfg.Languages != nil && !wanted[l.Name]:
 			p.unsupported[l.Name] = errors.New("not enabled in this pool")
-			continue
-		}
-		pl, err := p.setupLanguage(ctx, l)
-		if err != nil {
-			if p.cfg.Languages != nil || l.InProcess {
+		case p.cfg.Languages == nil && !l.InProcess:
+			if err := p.admit(l); err != nil {
+				p.unsupported[l.Name] = err
+				continue
+			}
+			later = append(later, l)
+		default:
+			pl, err := p.setupLanguage(ctx, l)
+			if err != nil {
 				return fmt.Errorf("sandbox: %s: %w", l.Name, err)
 			}
-			p.unsupported[l.Name] = err
-			continue
+			p.langs[l.Name] = pl
 		}
-		p.langs[l.Name] = pl
+	}
+	if len(later) > 0 && p.launcher == "" {
+		// The slots' executors start with the pool: the launcher of
+		// exec'd programs cannot wait for the probes.
+		launcher, err := buildLauncher(ctx, p.cfg.CacheDir)
+		if err != nil {
+			for _, l := range later {
+				p.unsupported[l.Name] = err
+			}
+			later = nil
+		}
+		p.launcher = launcher
+	}
+	for _, l := range later {
+		p.pending[l.Name] = &pendingLanguage{lang: l, done: make(chan struct{})}
+		p.probeOrder = append(p.probeOrder, l.Name)
+	}
+	p.readOnly = p.readPaths(later)
+	return nil
+}
+
+// admit checks that l can run in this pool, as far as that costs nothing
+// (its toolchain is installed, the pool bounds its memory), and fixes how
+// its memory is bounded.
+func (p *Pool) admit(l *Language) error {
+	if err := l.Available(); err != nil {
+		return err
+	}
+	if l.InProcess {
+		return nil
+	}
+	if l.Memory == Cgroup && !p.cfg.Unsafe && p.cg == nil {
+		return fmt.Errorf("its memory is bounded by the slot's cgroup, and there is none: %v", p.cgErr)
+	}
+	if l.Memory == Resident && (p.cfg.Unsafe || p.cg == nil) {
+		l.Memory = AddressSpace
 	}
 	return nil
 }
 
+// setupLanguage admits l and builds what it needs once per machine.
 func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, error) {
-	pl := &poolLanguage{Language: l}
-	if l.InProcess {
-		if l.Name == "python" {
-			// The interpreter the fork servers run.
-			l.Toolchain = []string{p.cfg.Python}
-		}
-		return pl, l.Available()
+	if l.Name == "python" {
+		// The interpreter the fork servers run.
+		l.Toolchain = []string{p.cfg.Python}
 	}
-	if err := l.Available(); err != nil {
+	if err := p.admit(l); err != nil {
 		return nil, err
 	}
-	if l.Memory == Cgroup && !p.cfg.Unsafe && p.cg == nil {
-		return nil, fmt.Errorf("its memory is bounded by the slot's cgroup, and there is none: %v", p.cgErr)
-	}
-	if l.Memory == Resident && (p.cfg.Unsafe || p.cg == nil) {
-		l.Memory = AddressSpace
+	pl := &poolLanguage{Language: l}
+	if l.InProcess {
+		return pl, nil
 	}
 	if p.launcher == "" {
 		launcher, err := buildLauncher(ctx, p.cfg.CacheDir)
@@ -79,40 +119,48 @@ func (p *Pool) setupLanguage(ctx context.Context, l *Language) (*poolLanguage, e
 		}
 		p.launcher = launcher
 	}
+	return pl, p.prepare(ctx, pl)
+}
+
+// prepare builds, once per machine, what the admitted language l needs
+// besides the launcher: its compiler's class-data archive, the main
+// thread's stack library, precompiled headers, a warm build cache.
+func (p *Pool) prepare(ctx context.Context, l *poolLanguage) error {
 	if l.CompilerArchive {
-		archive, err := buildCompilerArchive(ctx, p.cfg.CacheDir, l)
+		archive, err := buildCompilerArchive(ctx, p.cfg.CacheDir, l.Language)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		pl.archive = archive
+		l.archive = archive
 	}
 	if l.MainStack {
 		lib, err := buildMainStack(ctx, p.cfg.CacheDir)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		pl.preload = lib
+		l.preload = lib
 	}
 	if len(l.PrecompiledHeaders) > 0 {
-		dir, err := buildPCH(ctx, p.cfg.CacheDir, l)
+		dir, err := buildPCH(ctx, p.cfg.CacheDir, l.Language)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		pl.pch = dir
+		l.pch = dir
 	}
 	if l.CacheEnv != "" {
-		dir, err := warmCache(ctx, p.cfg.CacheDir, l)
+		dir, err := warmCache(ctx, p.cfg.CacheDir, l.Language)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		pl.env = []string{l.CacheEnv + "=" + dir}
+		l.env = []string{l.CacheEnv + "=" + dir}
 	}
-	return pl, nil
+	return nil
 }
 
 // readPaths are the host paths the sandbox may read besides the system's:
-// the cache directory and the toolchains' configuration.
-func (p *Pool) readPaths() []string {
+// the cache directory and the toolchains' configuration, of the languages
+// set up and of those pending (later).
+func (p *Pool) readPaths(later []*Language) []string {
 	var paths []string
 	if p.launcher != "" {
 		paths = append(paths, p.cfg.CacheDir)
@@ -120,36 +168,103 @@ func (p *Pool) readPaths() []string {
 	for _, name := range slices.Sorted(maps.Keys(p.langs)) {
 		paths = append(paths, p.langs[name].ReadPaths...)
 	}
+	for _, l := range later {
+		paths = append(paths, l.ReadPaths...)
+	}
 	return paths
 }
 
-// Languages lists the languages the pool runs, by name.
-func (p *Pool) Languages() []string { return slices.Sorted(maps.Keys(p.langs)) }
-
-// Supports says whether the pool runs programs in language (a name or an
-// alias of Languages), and if not, why.
-func (p *Pool) Supports(language string) error {
-	_, err := p.language(language)
-	return err
+// Languages lists the languages the pool runs, by name: those whose probe
+// passed. It grows while languages are pending (Probing).
+func (p *Pool) Languages() []string {
+	p.langMu.Lock()
+	defer p.langMu.Unlock()
+	return slices.Sorted(maps.Keys(p.langs))
 }
 
-func (p *Pool) language(name string) (*poolLanguage, error) {
-	if name == "" {
-		name = "python"
+// Probing lists the languages whose probe has not ended yet, by name: each
+// then moves to Languages, or is left out with the reason Supports gives.
+func (p *Pool) Probing() []string {
+	p.langMu.Lock()
+	defer p.langMu.Unlock()
+	return slices.Sorted(maps.Keys(p.pending))
+}
+
+// Supports says whether the pool runs programs in language (a name or an
+// alias of Languages), and if not, why. It does not wait: a language still
+// being probed (Probing) is supported until its probe fails.
+func (p *Pool) Supports(language string) error {
+	l, err := LookupLanguage(cmp.Or(language, "python"))
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
 	}
-	l, err := LookupLanguage(name)
+	p.langMu.Lock()
+	defer p.langMu.Unlock()
+	if p.langs[l.Name] != nil || p.pending[l.Name] != nil {
+		return nil
+	}
+	return fmt.Errorf("sandbox: this pool does not run %s: %w", l.Name, p.unsupported[l.Name])
+}
+
+// Await waits until the probe of each of languages (names or aliases of
+// Languages) has ended, as long as ctx allows, and returns why the pool
+// does not run those it does not. A language under probe is taken before
+// the others.
+func (p *Pool) Await(ctx context.Context, languages ...string) error {
+	var errs []error
+	for _, name := range languages {
+		if _, err := p.language(ctx, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// language finds a language the pool runs by name or alias ("" is
+// python), waiting for its probe if it is pending, as long as ctx allows
+// and the pool is open; the language's probe then goes before the other
+// languages' that have not started (with Config.ProbeOnDemand, it starts).
+func (p *Pool) language(ctx context.Context, name string) (*poolLanguage, error) {
+	l, err := LookupLanguage(cmp.Or(name, "python"))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	p.langMu.Lock()
+	pending := p.pending[l.Name]
+	onDemand := false
+	if i := slices.Index(p.probeOrder, l.Name); i >= 0 {
+		// Not taken by a prober yet.
+		if p.cfg.ProbeOnDemand {
+			p.probeOrder = slices.Delete(p.probeOrder, i, i+1)
+			onDemand = true
+		} else {
+			p.probeOrder = slices.Insert(slices.Delete(p.probeOrder, i, i+1), 0, l.Name)
+		}
+	}
+	p.langMu.Unlock()
+	if onDemand {
+		p.probeOnDemand(l.Name)
+	}
+	if pending != nil {
+		select {
+		case <-pending.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("sandbox: waiting for the %s probe: %w", l.Name, ctx.Err())
+		case <-p.done:
+			return nil, errClosed
+		}
+	}
+	p.langMu.Lock()
+	defer p.langMu.Unlock()
 	if pl, ok := p.langs[l.Name]; ok {
 		return pl, nil
 	}
-	return nil, fmt.Errorf("sandbox: this pool does not run %s: %v", l.Name, p.unsupported[l.Name])
+	return nil, fmt.Errorf("sandbox: this pool does not run %s: %w", l.Name, p.unsupported[l.Name])
 }
 
 // validate checks job against its language and returns the language.
-func (p *Pool) validate(j *Job) (*poolLanguage, error) {
-	lang, err := p.language(j.Language)
+func (p *Pool) validate(ctx context.Context, j *Job) (*poolLanguage, error) {
+	lang, err := p.language(ctx, j.Language)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sourcegraph/conc"
 )
 
 // Config configures a Pool.
@@ -80,13 +82,28 @@ type Config struct {
 	CacheDir string
 	// Languages are the languages the pool runs, by name: nil means every
 	// language of the table whose toolchain is installed. Python always
-	// runs.
+	// runs. Python and the languages named here are probed before Start
+	// returns; with nil, the others are probed after (Pool.Probing).
 	Languages []string
 	// Failures, when set, is told each failure of a slot's servers (they
 	// died or stopped answering) once, with what they wrote on stderr: the
 	// errors Run and Compile return say what failed, not that (it may be a
 	// traceback), since they reach clients.
 	Failures func(error)
+	// Probed, when set, is told how each probe that Start left running
+	// (Pool.Probing) ended: err is nil when the language runs, else why
+	// it does not. It is not told of the probes Close cancels.
+	Probed func(language string, err error)
+	// ProbeOnDemand, with Languages nil, probes a language that Start
+	// leaves pending only when a job (or Await) first asks for it, not
+	// every one after Start: for a process that runs the languages of its
+	// config and no others (rewardd check, score).
+	ProbeOnDemand bool
+
+	// gate, when set, runs before each probe that Start leaves running,
+	// in its goroutine; an error fails the probe. Tests hold a probe
+	// pending with it.
+	gate func(ctx context.Context, language string) error
 }
 
 // Pool is a set of sandbox slots. Its methods are safe for concurrent use.
@@ -102,13 +119,28 @@ type Pool struct {
 	clocks   *slotClocks
 	clockErr error
 
+	// langMu guards langs, unsupported, pending and probeOrder, which the
+	// probes Start leaves running change.
+	langMu sync.Mutex
 	// langs are the languages the pool runs, by name; unsupported says
-	// why each other language of the table does not run.
+	// why each other language of the table does not run; pending are
+	// those whose probe has not ended yet (each then moves to langs or
+	// unsupported), probeOrder the order in which the probers take them.
 	langs       map[string]*poolLanguage
 	unsupported map[string]error
+	pending     map[string]*pendingLanguage
+	probeOrder  []string
+	// probers run the pending languages' probes, under probeCtx, which
+	// stopProbes cancels.
+	probers    conc.WaitGroup
+	probeCtx   context.Context
+	stopProbes context.CancelFunc
 	// launcher is the path of the launcher of exec'd programs, "" when no
 	// language needs it.
 	launcher string
+	// readOnly are the host paths, besides the system's, that the
+	// sandbox lets programs read (readPaths).
+	readOnly []string
 
 	mu     sync.Mutex
 	closed bool
@@ -140,6 +172,16 @@ var errClosed = errors.New("sandbox pool is closed")
 // ways out (network, host files, /proc, uid 0) must find each closed. If a
 // primitive is missing or a probe finds a way out, Start fails with the
 // reason and nothing is left running: code execution fails closed.
+//
+// Start probes Python and the languages Config.Languages names before it
+// returns. When Config.Languages is nil, every other language whose
+// toolchain is installed is set up and probed after Start returns, by
+// goroutines of the pool that Close cancels and waits for (with
+// Config.ProbeOnDemand, when a job first asks for it): until its probe ends
+// such a language is pending (Probing); Run and Compile wait for its probe,
+// as long as their ctx allows, and then run it or say why the pool does not
+// (a probe that finds a way out leaves its language out). A pool that must
+// run a language from its first job waits with Await.
 func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.Slots <= 0 {
 		cfg.Slots = runtime.NumCPU()
@@ -232,6 +274,7 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.Metrics != nil {
 		cfg.Metrics.slots.Set(float64(cfg.Slots))
 	}
+	p.startProbes(ctx)
 	return p, nil
 }
 
@@ -241,8 +284,10 @@ func (p *Pool) Unsafe() bool { return p.cfg.Unsafe }
 // Slots is the number of submissions the pool runs at once.
 func (p *Pool) Slots() int { return len(p.slots) }
 
-// Close waits for the runs in progress to hand their slots back, then kills
-// every fork server and waits for it. Run calls after Close fail at once.
+// Close cancels the probes still running and waits for them, waits for the
+// runs in progress to hand their slots back, then kills every fork server
+// and waits for it. Run calls after Close fail at once, and so do those
+// waiting for a probe; a language whose probe had not ended is left out.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -252,6 +297,11 @@ func (p *Pool) Close() error {
 	p.closed = true
 	close(p.done)
 	p.mu.Unlock()
+	if p.stopProbes != nil {
+		p.stopProbes()
+	}
+	p.probers.Wait()
+	p.settleUnprobed()
 	for _, s := range p.free.drain(len(p.slots)) {
 		s.kill()
 		s.removeCgroups()
@@ -309,7 +359,7 @@ func (p *Pool) Cgroups() (bool, error) {
 // ends while the program runs, the program and everything it started are
 // killed at once.
 func (p *Pool) Run(ctx context.Context, job Job) (Result, error) {
-	lang, err := p.validate(&job)
+	lang, err := p.validate(ctx, &job)
 	if err != nil {
 		return Result{}, err
 	}
@@ -336,7 +386,7 @@ func (p *Pool) Run(ctx context.Context, job Job) (Result, error) {
 // its limits, gives a Build that says so; an error means the sandbox could
 // not run the compiler (or the job is invalid, or ctx ended).
 func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Build, error) {
-	lang, err := p.language(job.Language)
+	lang, err := p.language(ctx, job.Language)
 	if err != nil {
 		return nil, err
 	}
@@ -469,8 +519,12 @@ func (p *Pool) probe(ctx context.Context) error {
 		Style: IO, Code: probeProgram, Inputs: []string{""}, Limits: DefaultLimits(),
 		Check: func(_ int, out []byte) bool { got = string(out); return true },
 	}
+	python, err := p.language(ctx, "python")
+	if err != nil {
+		return err
+	}
 	for _, s := range p.slots {
-		res, err := p.runIn(ctx, s, p.langs["python"], job)
+		res, err := p.runIn(ctx, s, python, job)
 		if err != nil {
 			return fmt.Errorf("sandbox probe: %w", err)
 		}
@@ -574,7 +628,7 @@ func (p *Pool) command(s *slot, role string) *exec.Cmd {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	default:
 		args := append(append([]string{}, p.cfg.Helper[1:]...), HelperArg, p.cfg.Python, strconv.Itoa(s.id), role)
-		args = append(args, p.readPaths()...)
+		args = append(args, p.readOnly...)
 		cmd = exec.Command(p.cfg.Helper[0], args...)
 		// The executor's runtime needs no more than one thread at a time
 		// (the Python servers exec with an environment of their own).
